@@ -1,0 +1,527 @@
+"""The game state of Shanghai Rummy: phases, legal moves, apply, scoring, clone, validate.
+
+One :class:`Game` plays a whole game of ``len(rules.contracts)`` deals. Only real decisions
+are moves; dealing, the forced stock draw after a declined upcard, the buyer's penalty card,
+reshuffles, scoring and the next deal happen inside :meth:`Game.apply`.
+
+Randomness: every deal's deck order comes from ``SeedSequence(seed, spawn_key=(deal, 0))``
+and its reshuffles from ``(deal, 1, n)``, so the same seed deals the same ten decks whatever
+the players do (duplicate evaluation relies on this).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from . import legal
+from .cards import (
+    JOKER,
+    NUM_CARD_KINDS,
+    card_points,
+    card_to_str,
+    deck_counts,
+    full_deck,
+    hand_points,
+    rank_of,
+    str_to_card,
+)
+from .melds import CONTRACTS, Meld, buys_allowed, meld_is_valid, pos_of
+from .moves import Move, MoveKind, parse_move
+from .rules import Rules
+
+HAND_SIZE = 11
+NO_PLAYER = -1
+BLIND_BONUS = -25
+BLIND_NO_JOKER_BONUS = -50
+
+
+class Phase(IntEnum):
+    DRAW = 0  # the player in turn: take the upcard, or draw (decline it)
+    BUY = 1  # a player out of turn: buy the declined upcard, or pass
+    PLAY = 2  # the player in turn after drawing: go down, lay off, swap, discard
+    GOING_DOWN = 3  # the player in turn laying down the contract, card by card
+    GAME_OVER = 4
+
+
+class InvariantError(RuntimeError):
+    """Raised by :meth:`Game.validate` when the state breaks a rule of the game."""
+
+
+@dataclass(frozen=True)
+class DealResult:
+    deal: int  # 0-based deal number
+    contract: int
+    scores: tuple[int, ...]  # this deal's score of every player
+    out_player: int  # who went out, or NO_PLAYER if the stock ran dry
+    blind: bool
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """What one player may know. Built by :meth:`Game.view`; nothing hidden reaches it."""
+
+    player: int
+    num_players: int
+    deal: int
+    contract: int
+    phase: Phase
+    to_act: int
+    turn_player: int
+    dealer: int
+    hand: tuple[int, ...]  # own hand, count vector of 53
+    hand_sizes: tuple[int, ...]
+    buys_left: tuple[int, ...]
+    down: tuple[bool, ...]
+    scores: tuple[int, ...]  # game totals before this deal
+    table: tuple[tuple[Meld, ...], ...]  # copies of every player's melds, declared jokers included
+    upcard: int  # top of the discard pile, or NO_PLAYER (-1) if empty
+    upcard_from: int  # who discarded the upcard (NO_PLAYER at the deal's start)
+    discard_counts: tuple[int, ...]  # every card in the discard pile (all were seen face up)
+    discard_size: int
+    stock_size: int
+    picked_up: tuple[tuple[int, ...], ...]  # face-up cards each player took and still holds
+    went_down_this_turn: bool
+    legal_moves: tuple[Move, ...]  # empty unless this player is to act
+
+
+class Game:
+    """A game of Shanghai Rummy. ``Game(num_players=4)`` or ``Game(Rules(...))``."""
+
+    def __init__(self, rules: Rules | None = None, **options: Any) -> None:
+        if rules is not None and not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
+        if rules is not None and options:
+            raise ValueError("pass either a Rules object or keyword options, not both")
+        self.rules = rules if rules is not None else Rules.from_options(options)
+        self.num_players = self.rules.num_players
+        self.reset()
+
+    # --- setup ------------------------------------------------------------------------------
+
+    def reset(
+        self,
+        seed: int | None = None,
+        *,
+        deck: list[str] | None = None,
+        dealer: int | None = None,
+    ) -> None:
+        """Start a new game. ``deck`` (card strings, top first) stacks the first deal."""
+        if seed is not None and (
+            not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0
+        ):
+            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        n = self.num_players
+        if dealer is not None and (not isinstance(dealer, int) or not 0 <= dealer < n):
+            raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
+        first_deck = self._check_deck(deck) if deck is not None else None
+        self.seed_entropy: int = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
+        self.scores = [0] * n
+        self.deal_results: list[DealResult] = []
+        self.move_count = 0
+        if dealer is None:
+            dealer = self._cut_for_dealer()
+        self._start_deal(0, dealer, first_deck)
+
+    def _rng(self, *key: int) -> np.random.Generator:
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed_entropy, spawn_key=key)))
+
+    def _cut_for_dealer(self) -> int:
+        """Each player cuts a card; lowest deals (ace low, joker counts high); ties cut again."""
+        rng = self._rng(1000)
+        contenders = list(range(self.num_players))
+        while len(contenders) > 1:
+            cut = rng.permutation(full_deck(self.num_players))[: len(contenders)]
+            ranks = [13 if c == JOKER else rank_of(int(c)) for c in cut]
+            low = min(ranks)
+            contenders = [p for p, r in zip(contenders, ranks) if r == low]
+        return contenders[0]
+
+    def _check_deck(self, deck: list[str]) -> list[int]:
+        if isinstance(deck, str) or not hasattr(deck, "__iter__"):
+            raise TypeError("deck must be a list of card strings, top first, e.g. ['7H', 'JK', ...]")
+        cards = [str_to_card(c) for c in deck]
+        expected = deck_counts(self.num_players)
+        got = [0] * NUM_CARD_KINDS
+        for c in cards:
+            got[c] += 1
+        if got != expected:
+            diffs = [
+                f"{card_to_str(c)}: {got[c]} (expected {expected[c]})"
+                for c in range(NUM_CARD_KINDS)
+                if got[c] != expected[c]
+            ]
+            raise ValueError(
+                f"deck for {self.num_players} players must hold each card {expected[0]} times and "
+                f"{expected[JOKER]} joker(s) ({sum(expected)} cards); got {len(cards)} cards, wrong: "
+                + ", ".join(diffs[:10])
+                + (" ..." if len(diffs) > 10 else "")
+            )
+        return cards
+
+    def _start_deal(self, deal: int, dealer: int, deck: list[int] | None = None) -> None:
+        n = self.num_players
+        self.deal = deal
+        self.contract = self.rules.contracts[deal]
+        self.specs = CONTRACTS[self.contract]
+        self.dealer = dealer
+        if deck is None:
+            deck = [int(c) for c in self._rng(deal, 0).permutation(full_deck(n))]
+        self.hands = [[0] * NUM_CARD_KINDS for _ in range(n)]
+        for i in range(HAND_SIZE * n):
+            self.hands[(dealer + 1 + i) % n][deck[i]] += 1
+        self.hand_sizes = [HAND_SIZE] * n
+        self.discard = [deck[HAND_SIZE * n]]
+        self.stock = deck[HAND_SIZE * n + 1 :][::-1]  # the top of the stock is the list's end
+        self.discard_counts = [0] * NUM_CARD_KINDS
+        self.discard_counts[self.discard[0]] = 1
+        self.table: list[list[Meld]] = [[] for _ in range(n)]
+        self.down = [False] * n
+        self.buys_left = [buys_allowed(self.contract)] * n
+        self.picked_up = [[0] * NUM_CARD_KINDS for _ in range(n)]
+        self.upcard_from = NO_PLAYER
+        self.reshuffles = 0
+        self.turn_player = (dealer + 1) % n
+        self.to_act = self.turn_player
+        self.phase = Phase.DRAW
+        self.went_down_this_turn = False
+        self.joker_in_down = False
+        self.offer: list[int] = []  # players still to be asked in a buy offer, next first
+        self._legal: list[Move] | None = None
+
+    # --- queries ----------------------------------------------------------------------------
+
+    @property
+    def game_over(self) -> bool:
+        return self.phase == Phase.GAME_OVER
+
+    @property
+    def upcard(self) -> int:
+        return self.discard[-1] if self.discard else NO_PLAYER
+
+    def legal_moves(self) -> list[Move]:
+        """Every move the player to act may make now (cached until the next apply)."""
+        if self._legal is None:
+            self._legal = legal.legal_moves(self)
+        return self._legal
+
+    def is_legal(self, move: Move) -> bool:
+        return move in self.legal_moves()
+
+    def winners(self) -> list[int]:
+        """Players with the lowest total (ties share first)."""
+        low = min(self.scores)
+        return [p for p, s in enumerate(self.scores) if s == low]
+
+    def view(self, player: int) -> PlayerView:
+        if not isinstance(player, int) or not 0 <= player < self.num_players:
+            raise ValueError(f"player must be a seat 0..{self.num_players - 1}, got {player!r}")
+        return PlayerView(
+            player=player,
+            num_players=self.num_players,
+            deal=self.deal,
+            contract=self.contract,
+            phase=self.phase,
+            to_act=self.to_act,
+            turn_player=self.turn_player,
+            dealer=self.dealer,
+            hand=tuple(self.hands[player]),
+            hand_sizes=tuple(self.hand_sizes),
+            buys_left=tuple(self.buys_left),
+            down=tuple(self.down),
+            scores=tuple(self.scores),
+            table=tuple(tuple(m.copy() for m in melds) for melds in self.table),
+            upcard=self.upcard,
+            upcard_from=self.upcard_from,
+            discard_counts=tuple(self.discard_counts),
+            discard_size=len(self.discard),
+            stock_size=len(self.stock),
+            picked_up=tuple(tuple(p) for p in self.picked_up),
+            went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
+            legal_moves=tuple(self.legal_moves()) if player == self.to_act else (),
+        )
+
+    # --- applying moves ---------------------------------------------------------------------
+
+    def apply(self, move: Move | str) -> None:
+        """Play ``move`` (a Move or its name) for the player to act.
+
+        An illegal move raises ValueError and leaves the state unchanged.
+        """
+        if isinstance(move, str):
+            move = parse_move(move)
+        elif not isinstance(move, Move):
+            raise TypeError(f"a move is a Move or a move name, got {type(move).__name__}")
+        if self.phase == Phase.GAME_OVER:
+            raise ValueError(f"illegal move {move.name!r}: the game is over")
+        legal_now = self.legal_moves()
+        if move not in legal_now:
+            shown = ", ".join(m.name for m in legal_now[:12])
+            more = f" and {len(legal_now) - 12} more" if len(legal_now) > 12 else ""
+            raise ValueError(
+                f"illegal move {move.name!r} for player_{self.to_act} in phase {self.phase.name}; "
+                f"legal: {shown}{more}"
+            )
+        self._legal = None
+        self.move_count += 1
+        kind = move.kind
+        if kind == MoveKind.TAKE:
+            self._take_upcard(self.to_act)
+            self.phase = Phase.PLAY
+        elif kind == MoveKind.DRAW:
+            self._open_offer()
+        elif kind == MoveKind.BUY:
+            self._buy()
+        elif kind == MoveKind.PASS:
+            self._next_offer()
+        elif kind == MoveKind.DISCARD:
+            self._discard(move.card)
+        elif kind == MoveKind.MELD:
+            self._place(move)
+        elif kind == MoveKind.FINISH:
+            self._finish_going_down()
+        elif kind == MoveKind.LAYOFF:
+            self._layoff(move)
+        elif kind == MoveKind.SWAP:
+            self._swap(move)
+
+    def _give(self, player: int, card: int) -> None:
+        self.hands[player][card] += 1
+        self.hand_sizes[player] += 1
+
+    def _lose(self, player: int, card: int) -> None:
+        """Remove a card from a hand; it leaves face up, so it is no longer 'known held'."""
+        self.hands[player][card] -= 1
+        self.hand_sizes[player] -= 1
+        if self.picked_up[player][card]:
+            self.picked_up[player][card] -= 1
+
+    def _take_upcard(self, player: int) -> None:
+        card = self.discard.pop()
+        self.discard_counts[card] -= 1
+        self._give(player, card)
+        self.picked_up[player][card] += 1
+
+    def _draw_stock(self, player: int) -> bool:
+        """Give the stock's top card; reshuffle if empty. False if the deal died (no stock)."""
+        if not self.stock:
+            self._reshuffle()
+            if not self.stock:
+                self._end_deal(NO_PLAYER)
+                return False
+        self._give(player, self.stock.pop())
+        return True
+
+    def _reshuffle(self) -> None:
+        """The discard pile but its top card becomes the new stock (RULES.md 5.5)."""
+        if len(self.discard) <= 1:
+            return
+        pile = self.discard[:-1]
+        self.discard = self.discard[-1:]
+        for c in pile:
+            self.discard_counts[c] -= 1
+        order = self._rng(self.deal, 1, self.reshuffles).permutation(len(pile))
+        self.reshuffles += 1
+        self.stock = [pile[i] for i in order]
+
+    def _open_offer(self) -> None:
+        n, turn = self.num_players, self.turn_player
+        may_buy_down = self.rules.down_players_may_buy
+        self.offer = [
+            q
+            for q in ((turn + k) % n for k in range(1, n))
+            if q != self.upcard_from and self.buys_left[q] > 0 and (may_buy_down or not self.down[q])
+        ]
+        self._next_offer(first=True)
+
+    def _next_offer(self, first: bool = False) -> None:
+        if not first:
+            self.offer.pop(0)
+        if self.offer:
+            self.phase = Phase.BUY
+            self.to_act = self.offer[0]
+        else:
+            self._turn_player_draws()
+
+    def _turn_player_draws(self) -> None:
+        self.offer = []
+        self.to_act = self.turn_player
+        self.phase = Phase.PLAY
+        self._draw_stock(self.turn_player)
+
+    def _buy(self) -> None:
+        buyer = self.to_act
+        self.buys_left[buyer] -= 1
+        self._take_upcard(buyer)
+        if self._draw_stock(buyer):  # the penalty card
+            self._turn_player_draws()
+
+    def _discard(self, card: int) -> None:
+        p = self.turn_player
+        self._lose(p, card)
+        self.discard.append(card)
+        self.discard_counts[card] += 1
+        self.upcard_from = p
+        if self.hand_sizes[p] == 0:
+            self._end_deal(p)
+            return
+        self.turn_player = (p + 1) % self.num_players
+        self.to_act = self.turn_player
+        self.phase = Phase.DRAW
+        self.went_down_this_turn = False
+        self.joker_in_down = False
+
+    def _place(self, move: Move) -> None:
+        p = self.turn_player
+        if self.phase == Phase.PLAY:  # the first card of going down opens the contract melds
+            self.table[p] = [Meld(spec) for spec in self.specs]
+            self.phase = Phase.GOING_DOWN
+        self._lose(p, move.card)
+        self.table[p][move.meld].add(move.card, move.place)
+        if move.card == JOKER:
+            self.joker_in_down = True
+        if self.rules.exact_contract_melds and all(m.is_complete(True) for m in self.table[p]):
+            self._finish_going_down()
+
+    def _finish_going_down(self) -> None:
+        self.down[self.turn_player] = True
+        self.went_down_this_turn = True
+        self.phase = Phase.PLAY
+
+    def _target(self, move: Move) -> Meld:
+        owner = (self.turn_player + move.seat) % self.num_players
+        return self.table[owner][move.meld]
+
+    def _layoff(self, move: Move) -> None:
+        self._lose(self.turn_player, move.card)
+        self._target(move).add(move.card, move.place)
+
+    def _swap(self, move: Move) -> None:
+        p = self.turn_player
+        meld = self._target(move)
+        meld.swap_joker(meld.joker_at(move.place))
+        self._lose(p, move.card)
+        self._give(p, JOKER)
+        self.picked_up[p][JOKER] += 1  # everyone saw the joker go into this hand
+
+    def _end_deal(self, out_player: int) -> None:
+        blind = out_player != NO_PLAYER and self.went_down_this_turn
+        deal_scores = []
+        for q in range(self.num_players):
+            if q == out_player:
+                deal_scores.append(
+                    (BLIND_BONUS if self.joker_in_down else BLIND_NO_JOKER_BONUS) if blind else 0
+                )
+            else:
+                deal_scores.append(hand_points(self.hands[q], self.rules.joker_points))
+        for q, s in enumerate(deal_scores):
+            self.scores[q] += s
+        self.deal_results.append(DealResult(self.deal, self.contract, tuple(deal_scores), out_player, blind))
+        if self.deal + 1 < len(self.rules.contracts):
+            self._start_deal(self.deal + 1, (self.dealer + 1) % self.num_players)
+        else:
+            self.phase = Phase.GAME_OVER
+            self.to_act = NO_PLAYER
+            self.offer = []
+            self._legal = []
+
+    # --- copies, checks, text -------------------------------------------------------------
+
+    def clone(self) -> Game:
+        """An exact, independent copy (cheap: lists of ints and small melds)."""
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g.scores = self.scores[:]
+        g.deal_results = self.deal_results[:]
+        g.hands = [h[:] for h in self.hands]
+        g.hand_sizes = self.hand_sizes[:]
+        g.discard = self.discard[:]
+        g.stock = self.stock[:]
+        g.discard_counts = self.discard_counts[:]
+        g.table = [[m.copy() for m in melds] for melds in self.table]
+        g.down = self.down[:]
+        g.buys_left = self.buys_left[:]
+        g.picked_up = [p[:] for p in self.picked_up]
+        g.offer = self.offer[:]
+        return g
+
+    def validate(self) -> None:
+        """Check every invariant; raise InvariantError naming the first one broken."""
+
+        def fail(msg: str) -> None:
+            raise InvariantError(f"deal {self.deal} move {self.move_count}: {msg}")
+
+        n = self.num_players
+        total = [0] * NUM_CARD_KINDS
+        for p in range(n):
+            if any(c < 0 for c in self.hands[p]):
+                fail(f"player_{p} holds a negative count")
+            if sum(self.hands[p]) != self.hand_sizes[p]:
+                fail(f"player_{p} hand size {self.hand_sizes[p]} != {sum(self.hands[p])} cards held")
+            for c in range(NUM_CARD_KINDS):
+                total[c] += self.hands[p][c]
+                if not 0 <= self.picked_up[p][c] <= self.hands[p][c]:
+                    fail(f"player_{p} is known to hold {card_to_str(c)} it does not hold")
+            if not 0 <= self.buys_left[p] <= buys_allowed(self.contract):
+                fail(f"player_{p} has {self.buys_left[p]} buys left")
+        for c in self.stock + self.discard:
+            total[c] += 1
+        counts = [0] * NUM_CARD_KINDS
+        for c in self.discard:
+            counts[c] += 1
+        if counts != self.discard_counts:
+            fail("discard_counts does not match the discard pile")
+        building = self.phase == Phase.GOING_DOWN
+        for p in range(n):
+            melds = self.table[p]
+            if melds and len(melds) != len(self.specs):
+                fail(f"player_{p} has {len(melds)} melds, contract has {len(self.specs)}")
+            if self.down[p] != bool(melds) and not (building and p == self.turn_player):
+                fail(f"player_{p} down={self.down[p]} but has {len(melds)} melds")
+            runs: list[tuple[int, int, int]] = []
+            for m, spec in zip(melds, self.specs):
+                if m.spec != spec:
+                    fail(f"player_{p} meld {m!r} does not match contract meld {spec}")
+                for c in m.cards:
+                    total[c] += 1
+                if building and p == self.turn_player:
+                    continue
+                if not meld_is_valid(m, False):
+                    fail(f"player_{p} meld {m!r} is not valid")
+                if m.spec.kind == 1:
+                    runs.append((m.suit, pos_of(m.places[0]), pos_of(m.places[-1])))
+        expected = deck_counts(n)
+        if total != expected:
+            diff = [card_to_str(c) for c in range(NUM_CARD_KINDS) if total[c] != expected[c]]
+            fail(f"cards not conserved: {', '.join(diff)}")
+        if self.phase == Phase.GAME_OVER:
+            if self.to_act != NO_PLAYER:
+                fail("game over but a player is to act")
+            return
+        if not 0 <= self.to_act < n or not 0 <= self.turn_player < n:
+            fail("no valid player to act")
+        if self.phase == Phase.BUY:
+            if not self.offer or self.to_act != self.offer[0] or self.to_act == self.turn_player:
+                fail("buy offer inconsistent with the player to act")
+        elif self.to_act != self.turn_player:
+            fail(f"phase {self.phase.name} but player_{self.to_act} acts out of turn")
+        if self.phase == Phase.DRAW and not self.discard:
+            fail("a turn starts with no upcard")
+        if not self.legal_moves():
+            fail("the player to act has no legal move")
+
+    def render(self, show_hands: bool = True) -> str:
+        """The table as text: every player's melds, hand size, buys and score."""
+        from .render import render_text
+
+        return render_text(self, show_hands)
+
+    def __repr__(self) -> str:
+        return f"<Game {self.num_players}p deal {self.deal} {self.phase.name} to_act={self.to_act}>"
+
+
+def deal_points(hand: list[int], joker_points: int = 50) -> int:
+    return sum(card_points(c, joker_points) * k for c, k in enumerate(hand) if k)

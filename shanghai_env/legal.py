@@ -1,0 +1,143 @@
+"""Legal-move generation, one small function per phase (the engine's only source of legality)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, make_place
+from .melds import RUN, SET, Meld, can_fulfil, completion_feasible, pos_of
+from .moves import BUY, DRAW, FINISH, PASS, TAKE, Move, MoveKind
+
+if TYPE_CHECKING:
+    from .engine import Game
+
+_DISCARDS = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_NATURALS + 1))
+
+
+def legal_moves(game: Game) -> list[Move]:
+    phase = int(game.phase)
+    if phase == 0:  # DRAW
+        return [TAKE, DRAW]
+    if phase == 1:  # BUY
+        return [BUY, PASS]
+    if phase == 2:  # PLAY
+        return _play_moves(game)
+    if phase == 3:  # GOING_DOWN
+        p = game.turn_player
+        moves = _placements(game, game.hands[p], game.table[p])
+        if not game.rules.exact_contract_melds and all(m.is_complete(False) for m in game.table[p]):
+            moves.append(FINISH)
+        return moves
+    return []
+
+
+def _play_moves(game: Game) -> list[Move]:
+    p = game.turn_player
+    hand = game.hands[p]
+    moves = [_DISCARDS[c] for c in range(NUM_NATURALS + 1) if hand[c]]
+    rules = game.rules
+    if not game.down[p]:
+        if can_fulfil(hand, game.contract, gap=rules.same_suit_run_gap, exact=rules.exact_contract_melds):
+            moves += _placements(game, hand, [Meld(s) for s in game.specs])
+    elif not game.went_down_this_turn:
+        if game.hand_sizes[p] >= 2:  # nobody may lay off their last card
+            moves += _layoffs(game, hand)
+        if rules.joker_swaps:
+            moves += _swaps(game, hand)
+    return moves
+
+
+def _candidates(meld: Meld, hand: list[int]) -> list[tuple[int, int]]:
+    """(card, place) pairs from the hand that may join a meld being laid down, before feasibility."""
+    out: list[tuple[int, int]] = []
+    if not meld.places:
+        for c in range(NUM_NATURALS):
+            if hand[c]:
+                out.append((c, c))
+                if meld.spec.kind == RUN and c % 13 == 0:
+                    out.append((c, ACE_HIGH_BASE + c // 13))
+        return out
+    has_joker = hand[JOKER] > 0 and meld.jokers < meld.spec.max_jokers
+    if meld.spec.kind == SET:
+        for s in range(4):
+            c = s * 13 + meld.rank
+            if hand[c]:
+                out.append((c, c))
+            if has_joker:
+                out.append((JOKER, c))
+        return out
+    filled = {pos_of(p) for p in meld.places}
+    for pos in range(14):
+        if pos in filled:
+            continue
+        place = make_place(meld.suit, pos)
+        c = meld.suit * 13 + pos % 13
+        if hand[c]:
+            out.append((c, place))
+        if has_joker:
+            out.append((JOKER, place))
+    return out
+
+
+def _placements(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
+    """Going-down moves that keep the contract completable (so going down never dead-ends)."""
+    rules = game.rules
+    exact = rules.exact_contract_melds
+    gap = rules.same_suit_run_gap
+    moves: list[Move] = []
+    for i, meld in enumerate(melds):
+        for card, place in _candidates(meld, hand):
+            if not meld.fits_building(card, place, exact):
+                continue
+            trial = meld.copy()
+            trial.add(card, place)
+            hand[card] -= 1
+            ok = completion_feasible(hand, [*melds[:i], trial, *melds[i + 1:]], gap=gap, exact=exact)
+            hand[card] += 1
+            if ok:
+                moves.append(Move(MoveKind.MELD, card, place, 0, i))
+    return moves
+
+
+def _layoffs(game: Game, hand: list[int]) -> list[Move]:
+    n, p = game.num_players, game.turn_player
+    has_joker = hand[JOKER] > 0
+    moves: list[Move] = []
+    for seat in range(n):
+        for j, meld in enumerate(game.table[(p + seat) % n]):
+            joker_ok = has_joker and meld.jokers < meld.spec.max_jokers
+            if meld.spec.kind == SET:
+                for s in range(4):
+                    c = s * 13 + meld.rank
+                    if hand[c]:
+                        moves.append(Move(MoveKind.LAYOFF, c, c, seat, j))
+                    if joker_ok:
+                        moves.append(Move(MoveKind.LAYOFF, JOKER, c, seat, j))
+                continue
+            lo, hi = pos_of(meld.places[0]), pos_of(meld.places[-1])
+            if hi - lo + 1 >= 13:
+                continue
+            for pos in (lo - 1, hi + 1):
+                if 0 <= pos <= 13:
+                    place = make_place(meld.suit, pos)
+                    c = meld.suit * 13 + pos % 13
+                    if hand[c]:
+                        moves.append(Move(MoveKind.LAYOFF, c, place, seat, j))
+                    if joker_ok:
+                        moves.append(Move(MoveKind.LAYOFF, JOKER, place, seat, j))
+    return moves
+
+
+def _swaps(game: Game, hand: list[int]) -> list[Move]:
+    n, p = game.num_players, game.turn_player
+    moves: list[Move] = []
+    for seat in range(n):
+        for j, meld in enumerate(game.table[(p + seat) % n]):
+            if not meld.jokers:
+                continue
+            for card, place in zip(meld.cards, meld.places):
+                if card == JOKER:
+                    natural = (place - ACE_HIGH_BASE) * 13 if place >= ACE_HIGH_BASE else place
+                    if hand[natural]:
+                        moves.append(Move(MoveKind.SWAP, natural, place, seat, j))
+    return moves

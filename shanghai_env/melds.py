@@ -1,0 +1,450 @@
+"""Melds, contracts, joker limits, layoff fit and contract feasibility: pure functions over ints.
+
+Vocabulary:
+- a *spec* says what one contract meld must be: a set or run, its size and its joker limit;
+- a :class:`Meld` is a meld on the table (or one being laid down): its cards, and for each card
+  the *place* it stands for (a joker's place is its declared card, see :mod:`cards`);
+- a *run* lives in one suit on positions 0..13 (ace low 0, 2..K 1..12, ace high 13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from .cards import (
+    ACE_HIGH_BASE,
+    JOKER,
+    PLACE_CARD,
+    make_place,
+    place_to_str,
+    rank_of,
+)
+
+SET = 0
+RUN = 1
+MAX_RUN = 13
+
+
+@dataclass(frozen=True)
+class MeldSpec:
+    """One meld a contract asks for."""
+
+    kind: int  # SET or RUN
+    size: int
+    max_jokers: int
+
+    def __str__(self) -> str:
+        return f"{'set' if self.kind == SET else 'run'} of {self.size}"
+
+
+SET3 = MeldSpec(SET, 3, 1)
+RUN4 = MeldSpec(RUN, 4, 1)
+RUN5 = MeldSpec(RUN, 5, 2)
+RUN7 = MeldSpec(RUN, 7, 3)
+RUN10 = MeldSpec(RUN, 10, 4)
+
+# RULES.md section 2. Sets are listed before runs in every contract.
+CONTRACTS: dict[int, tuple[MeldSpec, ...]] = {
+    1: (SET3, SET3),
+    2: (SET3, RUN4),
+    3: (RUN4, RUN4),
+    4: (SET3, SET3, SET3),
+    5: (SET3, RUN7),
+    6: (SET3, SET3, RUN5),
+    7: (RUN4, RUN4, RUN4),
+    8: (SET3, RUN10),
+    9: (SET3, SET3, SET3, RUN5),
+    10: (RUN5, RUN5, RUN5),
+}
+
+
+def contract_size(contract: int) -> int:
+    return sum(s.size for s in CONTRACTS[contract])
+
+
+def buys_allowed(contract: int) -> int:
+    """Buys per player per deal: 3 in contracts 1-8, 4 in 9-10."""
+    return 4 if contract >= 9 else 3
+
+
+def describe_contract(contract: int) -> str:
+    return " + ".join(str(s) for s in CONTRACTS[contract])
+
+
+def pos_of(place: int) -> int:
+    """Run position (0..13) of a place."""
+    return 13 if place >= ACE_HIGH_BASE else place % 13
+
+
+class Meld:
+    """A meld on the table, or a contract meld being laid down (``building``).
+
+    ``places`` are kept sorted by run position for runs; ``cards[i]`` is the card lying at
+    ``places[i]``: the natural card or ``JOKER``.
+    """
+
+    __slots__ = ("spec", "rank", "suit", "places", "cards", "jokers")
+
+    def __init__(self, spec: MeldSpec) -> None:
+        self.spec = spec
+        self.rank = -1  # sets: the set's rank once known
+        self.suit = -1  # runs: the run's suit once known
+        self.places: list[int] = []
+        self.cards: list[int] = []
+        self.jokers = 0
+
+    def copy(self) -> Meld:
+        m = Meld.__new__(Meld)
+        m.spec = self.spec
+        m.rank = self.rank
+        m.suit = self.suit
+        m.places = self.places[:]
+        m.cards = self.cards[:]
+        m.jokers = self.jokers
+        return m
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+    @property
+    def kind(self) -> int:
+        return self.spec.kind
+
+    def span(self) -> tuple[int, int]:
+        """(lowest, highest) run position; only for non-empty runs."""
+        return pos_of(self.places[0]), pos_of(self.places[-1])
+
+    def is_complete(self, exact: bool) -> bool:
+        """True when the meld is a valid meld of its spec (run positions contiguous)."""
+        n = len(self.places)
+        if n < self.spec.size or (exact and n != self.spec.size):
+            return False
+        if self.spec.kind == RUN:
+            lo, hi = self.span()
+            return hi - lo + 1 == n
+        return True
+
+    # --- placing cards --------------------------------------------------------------------
+
+    def fits_building(self, card: int, place: int, exact: bool) -> bool:
+        """May ``card`` (standing for ``place``) join this meld while it is being laid down?
+
+        A joker may only join a meld that already holds a natural card, so that the meld's
+        rank or suit is known; every valid arrangement stays reachable by placing naturals first.
+        """
+        spec = self.spec
+        is_joker = card == JOKER
+        if not is_joker and PLACE_CARD[place] != card:
+            return False
+        if not self.places:
+            return not is_joker
+        if is_joker and self.jokers >= spec.max_jokers:
+            return False
+        if spec.kind == SET:
+            if place >= ACE_HIGH_BASE or place % 13 != self.rank:
+                return False
+            return not exact or len(self.places) < spec.size
+        if (place - ACE_HIGH_BASE if place >= ACE_HIGH_BASE else place // 13) != self.suit:
+            return False
+        pos = pos_of(place)
+        lo, hi = self.span()
+        if lo <= pos <= hi and any(pos_of(p) == pos for p in self.places):
+            return False
+        width = max(hi, pos) - min(lo, pos) + 1
+        return width <= (spec.size if exact else MAX_RUN)
+
+    def fits_layoff(self, card: int, place: int) -> bool:
+        """May ``card`` standing for ``place`` be laid off on this complete meld?"""
+        is_joker = card == JOKER
+        if not is_joker and PLACE_CARD[place] != card:
+            return False
+        if is_joker and self.jokers >= self.spec.max_jokers:
+            return False
+        if self.spec.kind == SET:
+            return place < ACE_HIGH_BASE and place % 13 == self.rank
+        if (place - ACE_HIGH_BASE if place >= ACE_HIGH_BASE else place // 13) != self.suit:
+            return False
+        lo, hi = self.span()
+        if hi - lo + 1 >= MAX_RUN:
+            return False
+        pos = pos_of(place)
+        return pos == lo - 1 or pos == hi + 1
+
+    def add(self, card: int, place: int) -> None:
+        if not self.places:
+            if self.spec.kind == SET:
+                self.rank = place % 13
+            else:
+                self.suit = place - ACE_HIGH_BASE if place >= ACE_HIGH_BASE else place // 13
+        if card == JOKER:
+            self.jokers += 1
+        if self.spec.kind == RUN:
+            pos = pos_of(place)
+            i = 0
+            while i < len(self.places) and pos_of(self.places[i]) < pos:
+                i += 1
+            self.places.insert(i, place)
+            self.cards.insert(i, card)
+        else:
+            self.places.append(place)
+            self.cards.append(card)
+
+    def joker_at(self, place: int) -> int:
+        """Index of a joker declared as ``place``, or -1."""
+        for i, p in enumerate(self.places):
+            if p == place and self.cards[i] == JOKER:
+                return i
+        return -1
+
+    def swap_joker(self, index: int) -> None:
+        """Replace the joker at ``index`` by the natural card it stands for."""
+        self.cards[index] = PLACE_CARD[self.places[index]]
+        self.jokers -= 1
+
+    def text(self) -> str:
+        parts = []
+        for card, place in zip(self.cards, self.places):
+            parts.append("JK=" + place_to_str(place) if card == JOKER else place_to_str(place))
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Meld({self.spec}: {self.text()})"
+
+
+def meld_is_valid(meld: Meld, exact: bool) -> bool:
+    """Full check of a finished meld (used by validate(), not on hot paths)."""
+    if not meld.is_complete(exact) and not meld.is_complete(False):
+        return False
+    if meld.jokers > meld.spec.max_jokers or meld.jokers != meld.cards.count(JOKER):
+        return False
+    for card, place in zip(meld.cards, meld.places):
+        if card != JOKER and PLACE_CARD[place] != card:
+            return False
+    if meld.spec.kind == SET:
+        return all(p < ACE_HIGH_BASE and p % 13 == meld.rank for p in meld.places)
+    if any((p - ACE_HIGH_BASE if p >= ACE_HIGH_BASE else p // 13) != meld.suit for p in meld.places):
+        return False
+    positions = [pos_of(p) for p in meld.places]
+    return positions == list(range(positions[0], positions[0] + len(positions))) and len(positions) <= MAX_RUN
+
+
+def runs_separated(a: tuple[int, int], b: tuple[int, int], gap: int) -> bool:
+    """Two same-suit runs (lo, hi) leave at least ``gap`` ranks between them."""
+    return a[0] - b[1] - 1 >= gap or b[0] - a[1] - 1 >= gap
+
+
+# --- contract feasibility ---------------------------------------------------------------------
+
+# An arrangement is, for each contract meld, the list of (card, place) that complete it (the
+# cards still to come from the hand, for melds partly laid down).
+Arrangement = list[list[tuple[int, int]]]
+
+
+def can_fulfil(
+    hand: Sequence[int],
+    contract: int,
+    *,
+    gap: int = 1,
+    exact: bool = True,
+    reserve: int = 1,
+) -> bool:
+    """Can this hand (a count vector) lay down this contract, keeping ``reserve`` cards?"""
+    specs = CONTRACTS[contract]
+    if sum(hand) - sum(s.size for s in specs) < reserve:
+        return False
+    return next(_complete(list(hand), [Meld(s) for s in specs], gap, exact, reserve, False), None) is not None
+
+
+def arrangements(
+    hand: Sequence[int],
+    contract: int,
+    *,
+    gap: int = 1,
+    exact: bool = True,
+    reserve: int = 1,
+) -> Iterator[Arrangement]:
+    """Every way (up to the suits chosen for set cards) to lay down ``contract`` from ``hand``.
+
+    Each arrangement differs in which runs (suit, window, joker places) or set ranks and joker
+    counts it uses; naturals of a set are taken lowest suit first and a joker in a set is
+    declared in the first suit not already used there.
+    """
+    specs = CONTRACTS[contract]
+    if sum(hand) - sum(s.size for s in specs) < reserve:
+        return iter(())
+    return _complete(list(hand), [Meld(s) for s in specs], gap, exact, reserve, True)
+
+
+def completion_feasible(
+    hand: Sequence[int], melds: Sequence[Meld], *, gap: int, exact: bool, reserve: int = 1
+) -> bool:
+    """Can the hand complete these partly laid contract melds, keeping ``reserve`` cards?"""
+    return next(_complete(list(hand), list(melds), gap, exact, reserve, False), None) is not None
+
+
+def _needed(meld: Meld, exact: bool) -> int:
+    n = len(meld.places)
+    if meld.spec.kind == RUN and n:
+        lo, hi = meld.span()
+        return max(meld.spec.size, hi - lo + 1) - n
+    return max(meld.spec.size - n, 0) if not exact or n <= meld.spec.size else -1
+
+
+def _complete(
+    hand: list[int], melds: list[Meld], gap: int, exact: bool, reserve: int, detail: bool
+) -> Iterator[Arrangement]:
+    """Depth-first search over the runs' windows, then the sets' ranks.
+
+    The hand is mutated and restored. Runs go first because they pin exact cards; sets then
+    only need counts per rank. Yields arrangements (empty lists when ``detail`` is false).
+    """
+    need_total = 0
+    for m in melds:
+        k = _needed(m, exact)
+        if k < 0:
+            return
+        need_total += k
+    if sum(hand) - need_total < reserve:
+        return
+    run_idx = [i for i, m in enumerate(melds) if m.spec.kind == RUN]
+    set_idx = [i for i, m in enumerate(melds) if m.spec.kind == SET]
+    chosen: list[list[tuple[int, int]]] = [[] for _ in melds]
+    windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
+
+    def run_options(meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
+        """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers)."""
+        size = meld.spec.size
+        jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
+        if meld.places:
+            suits: Sequence[int] = (meld.suit,)
+            lo0, hi0 = meld.span()
+            length = max(size, hi0 - lo0 + 1)
+            filled = {pos_of(p) for p in meld.places}
+        else:
+            suits = (0, 1, 2, 3)
+            length = size
+            filled = set()
+            lo0, hi0 = 99, -1
+        for suit in suits:
+            base = suit * 13
+            first = max(0, hi0 - length + 1)
+            last = min(14 - length, lo0) if meld.places else 14 - length
+            for lo in range(first, last + 1):
+                hi = lo + length - 1
+                have: list[int] = []
+                missing: list[int] = []
+                for pos in range(lo, hi + 1):
+                    if pos in filled:
+                        continue
+                    if hand[base + (pos % 13)] > 0:
+                        have.append(pos)
+                    else:
+                        missing.append(pos)
+                if len(missing) > jokers_left:
+                    continue
+                # Also try jokers on places whose natural is in hand: that natural may be
+                # needed by a set, and the run may have joker room the set lacks.
+                spare = jokers_left - len(missing)
+                for extra in range(0, min(spare, len(have)) + 1):
+                    for subst in combinations(have, extra) if extra else ((),):
+                        if extra:
+                            nat = [p for p in have if p not in subst]
+                            yield suit, lo, hi, nat, missing + list(subst)
+                        else:
+                            yield suit, lo, hi, have, missing
+
+    # Empty runs of one spec are alike: take them in increasing (suit, lo) order.
+    alike_prev = [
+        k > 0
+        and not melds[run_idx[k]].places
+        and not melds[run_idx[k - 1]].places
+        and melds[run_idx[k]].spec == melds[run_idx[k - 1]].spec
+        for k in range(len(run_idx))
+    ]
+
+    def do_runs(k: int) -> Iterator[Arrangement]:
+        if k == len(run_idx):
+            yield from do_sets(0, 0)
+            return
+        meld = melds[run_idx[k]]
+        floor = windows[-1][:2] if alike_prev[k] else (-1, -1)
+        for suit, lo, hi, nat, jok in run_options(meld):
+            if (suit, lo) <= floor:
+                continue
+            if any(s == suit and not runs_separated((lo, hi), (a, b), gap) for s, a, b in windows):
+                continue
+            base = suit * 13
+            # a run can need the same card twice only if the window holds both aces: impossible
+            for pos in nat:
+                hand[base + (pos % 13)] -= 1
+            hand[JOKER] -= len(jok)
+            windows.append((suit, lo, hi))
+            if detail:
+                chosen[run_idx[k]] = [(base + pos % 13, make_place(suit, pos)) for pos in nat] + [
+                    (JOKER, make_place(suit, pos)) for pos in jok
+                ]
+            yield from do_runs(k + 1)
+            windows.pop()
+            hand[JOKER] += len(jok)
+            for pos in nat:
+                hand[base + (pos % 13)] += 1
+
+    def rank_count(rank: int) -> int:
+        return hand[rank] + hand[13 + rank] + hand[26 + rank] + hand[39 + rank]
+
+    def do_sets(k: int, min_rank: int) -> Iterator[Arrangement]:
+        if k == len(set_idx):
+            yield [list(c) for c in chosen] if detail else []
+            return
+        meld = melds[set_idx[k]]
+        size = meld.spec.size
+        if meld.places:
+            ranks: Sequence[int] = (meld.rank,)
+            need = max(size - len(meld.places), 0)
+            next_min = min_rank
+        else:
+            ranks = range(min_rank, 13)
+            need = size
+            next_min = -1  # set below: empty sets are taken in rank order (they are alike)
+        joker_room = min(hand[JOKER], meld.spec.max_jokers - meld.jokers, need)
+        for rank in ranks:
+            avail = rank_count(rank)
+            if avail + joker_room < need:
+                continue
+            for jokers in range(0, joker_room + 1):
+                naturals = need - jokers
+                if naturals > avail:
+                    continue
+                if not meld.places and naturals == 0:
+                    continue  # a meld needs a natural card to be laid down first
+                taken = _take_rank(hand, rank, naturals)
+                hand[JOKER] -= jokers
+                if detail:
+                    used_suits = {p // 13 for p in meld.places} | {c // 13 for c in taken}
+                    free = [s for s in range(4) if s not in used_suits] or [0]
+                    chosen[set_idx[k]] = [(c, c) for c in taken] + [
+                        (JOKER, free[0] * 13 + rank) for _ in range(jokers)
+                    ]
+                yield from do_sets(k + 1, rank if next_min == -1 else next_min)
+                hand[JOKER] += jokers
+                for c in taken:
+                    hand[c] += 1
+
+    yield from do_runs(0)
+
+
+def _take_rank(hand: list[int], rank: int, n: int) -> list[int]:
+    """Remove ``n`` naturals of ``rank`` from ``hand``, lowest suit first; return them."""
+    taken: list[int] = []
+    for suit in range(4):
+        c = suit * 13 + rank
+        while hand[c] > 0 and len(taken) < n:
+            hand[c] -= 1
+            taken.append(c)
+    return taken
+
+
+def set_rank_of(place: int) -> int:
+    return rank_of(place) if place < ACE_HIGH_BASE else 0

@@ -314,46 +314,55 @@ def _complete(
     windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
 
     def run_options(meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
-        """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers)."""
+        """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
+
+        Presence of each run position in the hand is a 14-bit mask per suit, so a window's
+        missing cards are one popcount; only windows that the jokers can complete are expanded.
+        """
         size = meld.spec.size
         jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
         if meld.places:
             suits: Sequence[int] = (meld.suit,)
             lo0, hi0 = meld.span()
             length = max(size, hi0 - lo0 + 1)
-            filled = {pos_of(p) for p in meld.places}
+            filled = 0
+            for p in meld.places:
+                filled |= 1 << pos_of(p)
+            first, last = max(0, hi0 - length + 1), min(14 - length, lo0)
         else:
             suits = (0, 1, 2, 3)
             length = size
-            filled = set()
-            lo0, hi0 = 99, -1
+            filled = 0
+            first, last = 0, 14 - length
+        to_fill = length - filled.bit_count()
+        full = (1 << length) - 1
         for suit in suits:
             base = suit * 13
-            first = max(0, hi0 - length + 1)
-            last = min(14 - length, lo0) if meld.places else 14 - length
+            present = 0
+            for r in range(13):
+                if hand[base + r]:
+                    present |= 1 << r
+            if present & 1:
+                present |= 1 << 13  # the ace also stands high
+            present &= ~filled
+            if present.bit_count() + jokers_left < to_fill:
+                continue
             for lo in range(first, last + 1):
-                hi = lo + length - 1
-                have: list[int] = []
-                missing: list[int] = []
-                for pos in range(lo, hi + 1):
-                    if pos in filled:
-                        continue
-                    if hand[base + (pos % 13)] > 0:
-                        have.append(pos)
-                    else:
-                        missing.append(pos)
-                if len(missing) > jokers_left:
+                window = (full << lo) & ~filled
+                absent = window & ~present
+                if absent.bit_count() > jokers_left:
                     continue
+                have = [pos for pos in range(lo, lo + length) if (window & present) >> pos & 1]
+                missing = [pos for pos in range(lo, lo + length) if absent >> pos & 1]
+                hi = lo + length - 1
+                yield suit, lo, hi, have, missing
                 # Also try jokers on places whose natural is in hand: that natural may be
                 # needed by a set, and the run may have joker room the set lacks.
                 spare = jokers_left - len(missing)
-                for extra in range(0, min(spare, len(have)) + 1):
-                    for subst in combinations(have, extra) if extra else ((),):
-                        if extra:
-                            nat = [p for p in have if p not in subst]
-                            yield suit, lo, hi, nat, missing + list(subst)
-                        else:
-                            yield suit, lo, hi, have, missing
+                for extra in range(1, min(spare, len(have)) + 1):
+                    for subst in combinations(have, extra):
+                        nat = [p for p in have if p not in subst]
+                        yield suit, lo, hi, nat, missing + list(subst)
 
     # Empty runs of one spec are alike: take them in increasing (suit, lo) order.
     alike_prev = [

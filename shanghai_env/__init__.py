@@ -1,13 +1,22 @@
-"""shanghai-env: Shanghai Rummy as a reinforcement-learning environment."""
+"""shanghai-env: Shanghai Rummy as a reinforcement-learning environment.
 
+``shanghai_env.env(**options)`` is the PettingZoo AEC env (``raw_env`` without the wrappers);
+importing this package registers it as ``pettingzoo.make("aec", "shanghai/Shanghai-v0")``.
+"""
+
+from .aec import ENV_ID, env, raw_env, register
 from .cards import JOKER, card_to_str, parse_cards, str_to_card
 from .engine import NO_PLAYER, DealResult, Game, InvariantError, Phase, PlayerView
 from .melds import CONTRACTS, arrangements, can_fulfil
 from .moves import Move, MoveKind, move_name, parse_move
+from .observation import ObservationEncoder, StateEncoder
 from .rules import Rules
+
+register()
 
 __all__ = [
     "CONTRACTS",
+    "ENV_ID",
     "JOKER",
     "NO_PLAYER",
     "DealResult",
@@ -15,15 +24,20 @@ __all__ = [
     "InvariantError",
     "Move",
     "MoveKind",
+    "ObservationEncoder",
     "Phase",
     "PlayerView",
     "Rules",
+    "StateEncoder",
     "arrangements",
     "can_fulfil",
     "card_to_str",
+    "env",
     "move_name",
     "parse_cards",
     "parse_move",
+    "raw_env",
+    "register",
     "str_to_card",
 ]
 __version__ = "0.1.0"

@@ -407,6 +407,16 @@ class Game:
         self._give(p, JOKER)
         self.picked_up[p][JOKER] += 1  # everyone saw the joker go into this hand
 
+    def abandon_deal(self) -> None:
+        """End the current deal with nobody out, as an exhausted stock does (RULES.md 5.5).
+
+        For move caps in tournaments and training: every player scores the cards in hand.
+        """
+        if self.phase == Phase.GAME_OVER:
+            raise ValueError("the game is over: there is no deal to abandon")
+        self._legal = None
+        self._end_deal(NO_PLAYER)
+
     def _end_deal(self, out_player: int) -> None:
         blind = out_player != NO_PLAYER and self.went_down_this_turn
         deal_scores = []

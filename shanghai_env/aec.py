@@ -1,0 +1,455 @@
+"""
+# Shanghai Rummy (PettingZoo AEC)
+
+| Creation           | `shanghai_env.env(**options)` or `pettingzoo.make("aec", "shanghai/Shanghai-v0")` |
+|--------------------|------------------------------------------------------------------|
+| Actions            | Discrete, one fixed table for every agent and phase             |
+| Parallel API       | No (`is_parallelizable: False`)                                  |
+| Agents             | `agents = ["player_0", ..., "player_{n-1}"]`, n = 3..8          |
+| Action shape       | `()`, values `0 .. N-1` (N = 3194 for 4 players, 5882 for 8)     |
+| Observation        | `Dict(observation=Box(int8, (L,)), action_mask=Box(int8, (N,)))` |
+| Observation length | L = 2293 for 4 players, 4333 for 8 (all ten contracts)           |
+| Render modes       | `"ansi"` (returns text), `"human"` (prints it)                   |
+
+Shanghai Rummy as in `RULES.md`: ten deals under ten contracts, buying out of turn, jokers
+declared as cards, layoffs, joker swaps, going out blind. The agent to act is
+`player_{game.to_act}`: usually the player in turn, but during a buy offer it is the player
+being offered the upcard, so agents do not simply take turns.
+
+## Options
+
+Every rule option of RULES.md section 7 (`num_players=4`, `contracts=(1, ..., 10)`,
+`joker_points=50`, `down_players_may_buy=True`, `exact_contract_melds=True`,
+`same_suit_run_gap=1`, `joker_swaps=True`), plus
+
+- `reward`: `"deal"` (default) or `"win"`, see Rewards;
+- `max_steps`: the step cap (default `3000 * len(contracts)`), see Episode end;
+- `render_mode`: `None`, `"ansi"` or `"human"`.
+
+`reset(seed=s)` deals the same game for the same seed. `reset(seed=s, options={"deck": [...],
+"dealer": k})` stacks the first deal (card strings top first, RULES.md section 3) and/or picks
+its dealer; a bad deck or dealer raises `ValueError` and leaves the env as it was. Unknown
+option keys are ignored with a warning (PettingZoo's `api_test` passes one).
+
+## Actions
+
+`Discrete(N)`, the same table for every agent and every phase (`shanghai_env.actions`,
+listed in `docs/actions.md`): `take`, `draw` (decline the upcard), `buy`, `pass`, `finish`,
+`discard <card>`, `meld <i> <card>` (going down, card by card), `layoff <card> <seat>.<meld>`
+and `swap <card> <seat>.<meld>`; seats in action names are counted clockwise from the actor.
+`env.unwrapped.action_name(a)` and `env.unwrapped.action_id(name)` convert both ways.
+
+## Legal action mask
+
+`observation["action_mask"]` (int8, length N) is exact: 1 iff the engine accepts that action
+now. The agent to act always has at least one legal action; every other agent's mask is all
+zero (a shared read-only array). The same array is in `infos[agent]["action_mask"]`.
+`env()` turns an illegal action into the actor's loss (`TerminateIllegalWrapper`, reward -1,
+game over); `raw_env` raises `ValueError` and stays playable, state unchanged.
+
+## Observations
+
+`observation["observation"]` is one flat int8 vector, the same layout for every seat, seen
+from the observing seat (relative seats: 0 = me, 1 = the player to my left, ...): own hand,
+the melds on the table with declared jokers, the discard pile (top and counts), the upcard
+on offer, the cards each player was seen to pick up, every player's hand size, buys left,
+down flag and score, contract, deal, phase, who acts and whose turn it is, stock size and
+going-down progress. Nothing hidden reaches it (other hands, the stock's order). The layout
+is `shanghai_env.observation.ObservationEncoder` and `docs/observation.md`. `state()` is the
+omniscient vector for centralised critics (`StateEncoder`, absolute seats, every hand and the
+stock added).
+
+## Rewards
+
+- `reward="deal"` (default, dense): when a deal ends, every player gets `-deal_score / 100`
+  (going out: 0; blind: +0.25 or +0.5; 85 points left in hand: -0.85). Over a game the
+  rewards add up to `-total_score / 100`.
+- `reward="win"` (terminal): at the game's end each player with the lowest total (ties share
+  first) gets +1, every other player -1; 0 on every other step.
+
+Rewards reach every agent through PettingZoo's cumulative rewards (`last()`), also when the
+deal ends on another player's move (the agent sees it at its next turn, or at the end).
+Truncation gives no reward of its own.
+
+## Episode end
+
+An episode is one game. At the game's end every agent is terminated. When `max_steps`
+actions have been taken since `reset` every agent is truncated. The cap exists because a deal
+need not end: random play rarely goes out in contracts 7 to 10, and once every card of the
+set ranks lies on the table in a sets-only contract, nobody can lay off again, so nobody can
+go out while the reshuffled stock keeps the deal alive. Seeded random deals that did finish
+took 240 to 4500 steps (most under 2000), and a deal between sensible players a few hundred,
+so 3000 steps per deal leave play plenty of room while keeping stuck episodes bounded.
+
+`infos[agent]` holds `action_mask`, `game_scores` (totals so far, one per seat, absolute
+order), `deals_played`, after the first deal `deal_scores` (the last finished deal's scores)
+and at the game's end `winners` (agent names).
+
+## Attributes
+
+`raw_env` exposes `game` (the engine's `Game`, for bots and tests: `game.view(p)`,
+`game.clone()`), `rules`, `action_table`, `encoder` (`ObservationEncoder`), `state_encoder`,
+`state_space`, `reward_mode`, `max_steps` and `num_steps` (actions taken since `reset`).
+Pickling (EzPickle) rebuilds an env from its constructor arguments, not its current game.
+
+## Version history
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import ActionTable, table_markdown
+from .engine import Game
+from .melds import CONTRACTS
+from .moves import Move, MoveKind
+from .observation import ObservationEncoder, StateEncoder, layout_markdown
+from .rules import ALL_CONTRACTS, Rules
+
+ENV_ID = "shanghai/Shanghai-v0"
+REWARD_MODES = ("deal", "win")
+RENDER_MODES = ("ansi", "human")
+STEPS_PER_DEAL = 3000  # default cap per deal played; see "Episode end" above
+DEAL_REWARD_SCALE = 100  # reward = -deal_score / DEAL_REWARD_SCALE
+RESET_OPTIONS = ("deck", "dealer")
+_TABLE_MOVES = (MoveKind.MELD, MoveKind.LAYOFF, MoveKind.SWAP)
+
+
+def env(**options: Any) -> AECEnv:
+    """The env with PettingZoo's classic wrappers: an illegal action loses (-1) and ends the game."""
+    wrapped: AECEnv = raw_env(**options)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
+
+
+class raw_env(AECEnv, EzPickle):
+    """Shanghai Rummy as a PettingZoo AEC env; see the module docstring for the full description."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "shanghai_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        contracts: Sequence[int] = ALL_CONTRACTS,
+        joker_points: int = 50,
+        down_players_may_buy: bool = True,
+        exact_contract_melds: bool = True,
+        same_suit_run_gap: int = 1,
+        joker_swaps: bool = True,
+        reward: str = "deal",
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(
+            self,
+            num_players=num_players,
+            contracts=contracts,
+            joker_points=joker_points,
+            down_players_may_buy=down_players_may_buy,
+            exact_contract_melds=exact_contract_melds,
+            same_suit_run_gap=same_suit_run_gap,
+            joker_swaps=joker_swaps,
+            reward=reward,
+            max_steps=max_steps,
+            render_mode=render_mode,
+        )
+        super().__init__()
+        self.rules = Rules(
+            num_players=num_players,
+            contracts=contracts,  # type: ignore[arg-type]  # Rules normalises any sequence
+            joker_points=joker_points,
+            down_players_may_buy=down_players_may_buy,
+            exact_contract_melds=exact_contract_melds,
+            same_suit_run_gap=same_suit_run_gap,
+            joker_swaps=joker_swaps,
+        )
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if max_steps is None:
+            max_steps = STEPS_PER_DEAL * len(self.rules.contracts)
+        if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int (or None for the default), got {max_steps!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.reward_mode = reward
+        self.max_steps = int(max_steps)
+        self.render_mode = render_mode
+
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
+        self.agents = self.possible_agents[:]
+        self.action_table = ActionTable(self.rules)
+        self.encoder = ObservationEncoder(self.rules)
+        self.state_encoder = StateEncoder(self.rules)
+        size = self.action_table.size
+        # Move -> action id by dict lookup: several times faster than encoding each move.
+        self._action_of: dict[Move, int] = {self.action_table.decode(a): a for a in range(size)}
+        self._no_actions = np.zeros(size, dtype=np.int8)
+        self._no_actions.flags.writeable = False
+        self.action_spaces = {a: spaces.Discrete(size) for a in self.possible_agents}
+        obs_box = spaces.Box(low=self.encoder.low, high=self.encoder.high, dtype=np.int8)
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {"observation": obs_box, "action_mask": spaces.Box(0, 1, shape=(size,), dtype=np.int8)}
+            )
+            for a in self.possible_agents
+        }
+        self.state_space = spaces.Box(low=self.state_encoder.low, high=self.state_encoder.high, dtype=np.int8)
+        self.game = Game(self.rules)
+        self._reset_bookkeeping()
+
+    # --- spaces and names -------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """The (cached) observation space of ``agent``."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        """The (cached) ``Discrete(N)`` action space of ``agent``."""
+        return self.action_spaces[agent]
+
+    def action_name(self, action: int) -> str:
+        """The engine's move name of an action id, e.g. ``'discard 7H'``."""
+        return self.action_table.name(action)
+
+    def action_id(self, name: str) -> int:
+        """The action id of a move name, e.g. ``'layoff JK=7H 1.0'``."""
+        return self.action_table.action_id(name)
+
+    # --- reset ------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game; ``options`` may hold ``deck`` (card strings, top first) and ``dealer``."""
+        deck = dealer = None
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise ValueError(f"options must be a dict like {{'deck': [...], 'dealer': 0}}: {options!r}")
+            unknown = sorted(set(options) - set(RESET_OPTIONS))
+            if unknown:
+                warnings.warn(
+                    f"reset options {unknown} are not used; known options: {list(RESET_OPTIONS)}",
+                    stacklevel=2,
+                )
+            deck = options.get("deck")
+            dealer = options.get("dealer")
+            if isinstance(dealer, np.integer):
+                dealer = int(dealer)
+        try:
+            self.game.reset(seed, deck=deck, dealer=dealer)
+        except (TypeError, ValueError) as err:  # the engine checks everything before changing state
+            raise ValueError(f"bad reset arguments: {err}") from err
+        self._reset_bookkeeping()
+
+    def _reset_bookkeeping(self) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.num_steps = 0
+        self._deals_seen = 0
+        self._table: bytes | None = None
+        self._obs_cache: dict[str, np.ndarray] = {}
+        self._info_base: dict[str, Any] = {"game_scores": tuple(self.game.scores), "deals_played": 0}
+        self._mask = self._build_mask()
+        actor = self.possible_agents[self.game.to_act]
+        self.infos = {a: self._info(self._no_actions) for a in self.agents}
+        self.infos[actor] = self._info(self._mask)
+        self.agent_selection = actor
+
+    def _info(self, mask: np.ndarray) -> dict[str, Any]:
+        info = dict(self._info_base)
+        info["action_mask"] = mask
+        return info
+
+    def _build_mask(self) -> np.ndarray:
+        mask = np.zeros(self.action_table.size, dtype=np.int8)
+        action_of = self._action_of
+        mask[[action_of[m] for m in self.game.legal_moves()]] = 1
+        return mask
+
+    # --- observing --------------------------------------------------------------------------
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": int8[L], "action_mask": int8[N]}`` for ``agent``, seen from its seat.
+
+        Repeated calls in one state return the same arrays; treat them as read-only.
+        """
+        obs = self._obs_cache.get(agent)
+        if obs is None:
+            if self._table is None:
+                self._table = self.encoder.table_bytes(self.game)
+            obs = self.encoder.encode(self.game, self._seat_of[agent], table=self._table)
+            self._obs_cache[agent] = obs
+        acting = (
+            agent == self.agent_selection
+            and not self.terminations.get(agent, True)
+            and not self.truncations.get(agent, True)
+        )
+        return {"observation": obs, "action_mask": self._mask if acting else self._no_actions}
+
+    def state(self) -> np.ndarray:
+        """The omniscient state vector (``StateEncoder``: absolute seats, every hand, the stock)."""
+        if self._table is None:
+            self._table = self.encoder.table_bytes(self.game)
+        return self.state_encoder.encode(self.game, table=self._table)
+
+    # --- stepping ---------------------------------------------------------------------------
+
+    def step(self, action: int | None) -> None:
+        """Play ``action`` for ``agent_selection``; an illegal one raises ValueError, state unchanged."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} must act: None is only for terminated or truncated agents")
+        move = self.action_table.decode(action)
+        game = self.game
+        game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
+
+        self.num_steps += 1
+        self._obs_cache.clear()
+        if move.kind in _TABLE_MOVES:
+            self._table = None
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
+        self._cumulative_rewards[agent] = 0.0
+        if len(game.deal_results) != self._deals_seen:
+            self._deals_ended()
+        if game.game_over:
+            self._game_ended()
+        elif self.num_steps >= self.max_steps:
+            self.truncations = dict.fromkeys(self.agents, True)
+            self.infos = {a: self._info(self._no_actions) for a in self.agents}
+        else:
+            self._mask = self._build_mask()
+            actor = self.possible_agents[game.to_act]
+            if actor != agent:
+                self.infos[agent] = self._info(self._no_actions)
+            self.infos[actor] = self._info(self._mask)
+            self.agent_selection = actor
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _deals_ended(self) -> None:
+        """A deal ended on this step: dense rewards, fresh table, scores in every info."""
+        game = self.game
+        new = game.deal_results[self._deals_seen :]
+        self._deals_seen = len(game.deal_results)
+        self._table = None
+        if self.reward_mode == "deal":
+            for result in new:
+                for a, score in zip(self.possible_agents, result.scores):
+                    self.rewards[a] += -score / DEAL_REWARD_SCALE
+        self._info_base = {
+            "game_scores": tuple(game.scores),
+            "deals_played": self._deals_seen,
+            "deal_scores": new[-1].scores,
+        }
+        self.infos = {a: self._info(self._no_actions) for a in self.agents}
+
+    def _game_ended(self) -> None:
+        winners = self.game.winners()
+        if self.reward_mode == "win":
+            for i, a in enumerate(self.possible_agents):
+                self.rewards[a] += 1.0 if i in winners else -1.0
+        self._info_base["winners"] = tuple(self.possible_agents[i] for i in winners)
+        self.infos = {a: self._info(self._no_actions) for a in self.agents}
+        self.terminations = dict.fromkeys(self.agents, True)
+
+    # --- rendering --------------------------------------------------------------------------
+
+    def render(self) -> str | None:
+        """``"ansi"``: the table as text (every hand shown); ``"human"``: print it."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = self.game.render()
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+
+# --- generated documentation ---------------------------------------------------------------
+
+DOCS_MARKER = (
+    "<!-- Everything below this line is generated from the code: "
+    "python -c 'import shanghai_env.aec as m; m.write_docs()' -->"
+)
+_ACTION_EXAMPLES = "take|draw|buy|pass|finish|discard 7H|discard JK|meld 0 7H|meld 1 JK=7H|meld 1 AH^"
+_ACTION_EXAMPLES += "|layoff 7H 0.1|layoff JK=QS 2.0|swap 7H 3.1"
+
+
+def actions_markdown() -> str:
+    """The generated part of ``docs/actions.md``: sizes, block ranges and examples."""
+    by_melds: dict[int, list[int]] = {}
+    for c, specs in CONTRACTS.items():
+        by_melds.setdefault(len(specs), []).append(c)
+    counts = "; ".join(f"{m} melds: contracts {', '.join(map(str, c))}" for m, c in sorted(by_melds.items()))
+    lines = [
+        "## Table sizes",
+        "",
+        "N = 58 + 112·M + 168·n·M for n players, where M is the most melds among the contracts "
+        f"played ({counts}).",
+        "",
+        "| players | N, M = 2 | N, M = 3 | N, M = 4 (all ten contracts) |",
+        "|---|---|---|---|",
+    ]
+    for n in range(3, 9):
+        sizes = [ActionTable(Rules(num_players=n, contracts=c)).size for c in ((1,), (4,), ALL_CONTRACTS)]
+        lines.append(f"| {n} | {sizes[0]} | {sizes[1]} | {sizes[2]} |")
+    lines += ["", "## Block ranges", ""]
+    for rules in (Rules(num_players=4), Rules(num_players=8), Rules(num_players=4, contracts=(1,))):
+        lines += [table_markdown(rules), ""]
+    table = ActionTable(Rules(num_players=4))
+    lines += ["## Examples (4 players, all contracts)", "", "| name | id |", "|---|---|"]
+    lines += [f"| `{name}` | {table.action_id(name)} |" for name in _ACTION_EXAMPLES.split("|")]
+    return "\n".join(lines) + "\n"
+
+
+def generated_docs() -> dict[str, str]:
+    """Generated part of each document, by path relative to the repository root."""
+    return {"docs/actions.md": actions_markdown(), "docs/observation.md": layout_markdown() + "\n"}
+
+
+def write_docs(root: str | Path = ".") -> None:
+    """Rewrite the generated part (after :data:`DOCS_MARKER`) of each generated document."""
+    for rel, generated in generated_docs().items():
+        path = Path(root) / rel
+        prose = path.read_text(encoding="utf-8").split(DOCS_MARKER)[0] if path.exists() else ""
+        path.write_text(prose.rstrip("\n") + "\n\n" + DOCS_MARKER + "\n\n" + generated, encoding="utf-8")
+
+
+def register() -> None:
+    """Register ``shanghai/Shanghai-v0`` with PettingZoo (done on ``import shanghai_env``)."""
+    import pettingzoo
+
+    if ENV_ID not in pettingzoo.aec_registry:
+        pettingzoo.register("aec", ENV_ID, entry_point="shanghai_env.aec:env")

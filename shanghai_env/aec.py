@@ -109,10 +109,10 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from .actions import ActionTable, table_markdown
-from .engine import Game
+from .engine import DealResult, Game
+from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
 from .moves import Move, MoveKind
 from .observation import ObservationEncoder, StateEncoder, layout_markdown
@@ -127,13 +127,31 @@ RESET_OPTIONS = ("deck", "dealer")
 _TABLE_MOVES = (MoveKind.MELD, MoveKind.LAYOFF, MoveKind.SWAP)
 
 
+def step_rewards(game: Game, new_results: Sequence[DealResult], mode: str) -> list[float]:
+    """Every seat's reward for one step on which the deals ``new_results`` ended (see Rewards).
+
+    ``"deal"``: ``-score / DEAL_REWARD_SCALE`` per ended deal; ``"win"``: +1 for each player with
+    the lowest total, -1 for the others, once the game is over. The single-agent wrapper
+    (:mod:`shanghai_env.single_agent`) uses this same function.
+    """
+    out = [0.0] * game.num_players
+    if mode == "deal":
+        for result in new_results:
+            for i, score in enumerate(result.scores):
+                out[i] += -score / DEAL_REWARD_SCALE
+    elif mode == "win":
+        if game.game_over and new_results:
+            winners = game.winners()
+            out = [1.0 if i in winners else -1.0 for i in range(game.num_players)]
+    else:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {mode!r}")
+    return out
+
+
 def env(**options: Any) -> AECEnv:
     """The env with PettingZoo's classic wrappers: an illegal action loses (-1) and ends the game."""
-    wrapped: AECEnv = raw_env(**options)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
-    return wrapped
+    # PettingZoo's three wrappers, subclassed only to read hot attributes directly (fast_wrappers).
+    return wrap_classic(raw_env(**options), illegal_reward=-1)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -337,6 +355,9 @@ class raw_env(AECEnv, EzPickle):
             rewards[a] = 0.0
         self._cumulative_rewards[agent] = 0.0
         if len(game.deal_results) != self._deals_seen:
+            new = game.deal_results[self._deals_seen :]
+            for a, r in zip(self.possible_agents, step_rewards(game, new, self.reward_mode)):
+                rewards[a] += r
             self._deals_ended()
         if game.game_over:
             self._game_ended()
@@ -355,15 +376,11 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def _deals_ended(self) -> None:
-        """A deal ended on this step: dense rewards, fresh table, scores in every info."""
+        """A deal ended on this step: fresh table, scores in every info."""
         game = self.game
         new = game.deal_results[self._deals_seen :]
         self._deals_seen = len(game.deal_results)
         self._table = None
-        if self.reward_mode == "deal":
-            for result in new:
-                for a, score in zip(self.possible_agents, result.scores):
-                    self.rewards[a] += -score / DEAL_REWARD_SCALE
         self._info_base = {
             "game_scores": tuple(game.scores),
             "deals_played": self._deals_seen,
@@ -373,9 +390,6 @@ class raw_env(AECEnv, EzPickle):
 
     def _game_ended(self) -> None:
         winners = self.game.winners()
-        if self.reward_mode == "win":
-            for i, a in enumerate(self.possible_agents):
-                self.rewards[a] += 1.0 if i in winners else -1.0
         self._info_base["winners"] = tuple(self.possible_agents[i] for i in winners)
         self.infos = {a: self._info(self._no_actions) for a in self.agents}
         self.terminations = dict.fromkeys(self.agents, True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, make_place
-from .melds import RUN, SET, Meld, can_fulfil, completion_feasible, pos_of
+from .melds import RUN, SET, Meld, can_fulfil, completion_feasible, placement_options, pos_of
 from .moves import BUY, DRAW, FINISH, PASS, TAKE, Move, MoveKind
 
 if TYPE_CHECKING:
@@ -82,6 +82,21 @@ def _candidates(meld: Meld, hand: list[int]) -> list[tuple[int, int]]:
 def _placements(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
     """Going-down moves that keep the contract completable (so going down never dead-ends)."""
     rules = game.rules
+    if not rules.exact_contract_melds:
+        return placements_by_search(game, hand, melds)
+    options = placement_options(hand, melds, gap=rules.same_suit_run_gap)
+    moves: list[Move] = []
+    for i, meld in enumerate(melds):
+        for card, place in _candidates(meld, hand):
+            if (i, card, place) in options and meld.fits_building(card, place, True):
+                moves.append(Move(MoveKind.MELD, card, place, 0, i))
+    return moves
+
+
+def placements_by_search(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
+    """The same moves by one feasibility search per candidate: the reference, and the way for
+    ``exact_contract_melds=False``, where melds may grow past any minimal completion."""
+    rules = game.rules
     exact = rules.exact_contract_melds
     gap = rules.same_suit_run_gap
     moves: list[Move] = []
@@ -92,7 +107,7 @@ def _placements(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
             trial = meld.copy()
             trial.add(card, place)
             hand[card] -= 1
-            ok = completion_feasible(hand, [*melds[:i], trial, *melds[i + 1:]], gap=gap, exact=exact)
+            ok = completion_feasible(hand, [*melds[:i], trial, *melds[i + 1 :]], gap=gap, exact=exact)
             hand[card] += 1
             if ok:
                 moves.append(Move(MoveKind.MELD, card, place, 0, i))

@@ -292,13 +292,46 @@ def _needed(meld: Meld, exact: bool) -> int:
     return max(meld.spec.size - n, 0) if not exact or n <= meld.spec.size else -1
 
 
+def placement_options(
+    hand: Sequence[int], melds: Sequence[Meld], *, gap: int, reserve: int = 1
+) -> set[tuple[int, int, int]]:
+    """``(meld index, card, place)`` for every card that some completion puts in that meld.
+
+    Exact contract sizes only. One exhaustive search replaces one feasibility search per
+    candidate placement: a placement keeps the contract completable exactly when some
+    completion of the current melds uses it. Sets need counts per rank once the runs are
+    chosen, so a set may take any natural of its rank left after the runs, and a joker in a set
+    may be declared in any suit. Empty melds of one spec are searched in one canonical order,
+    so their options are shared among them afterwards.
+    """
+    out: set[tuple[int, int, int]] = set()
+    for _ in _complete(list(hand), list(melds), gap, True, reserve, True, out):
+        pass
+    groups: dict[MeldSpec, list[int]] = {}
+    for i, m in enumerate(melds):
+        if not m.places:
+            groups.setdefault(m.spec, []).append(i)
+    for members in groups.values():
+        if len(members) > 1:
+            shared = {(card, place) for i, card, place in out if i in members}
+            out.update((i, card, place) for i in members for card, place in shared)
+    return out
+
+
 def _complete(
-    hand: list[int], melds: list[Meld], gap: int, exact: bool, reserve: int, detail: bool
+    hand: list[int],
+    melds: list[Meld],
+    gap: int,
+    exact: bool,
+    reserve: int,
+    detail: bool,
+    collect: set[tuple[int, int, int]] | None = None,
 ) -> Iterator[Arrangement]:
     """Depth-first search over the runs' windows, then the sets' ranks.
 
     The hand is mutated and restored. Runs go first because they pin exact cards; sets then
     only need counts per rank. Yields arrangements (empty lists when ``detail`` is false).
+    With ``collect``, every completion's placements are added to it (see placement_options).
     """
     need_total = 0
     for m in melds:
@@ -312,6 +345,8 @@ def _complete(
     set_idx = [i for i, m in enumerate(melds) if m.spec.kind == SET]
     chosen: list[list[tuple[int, int]]] = [[] for _ in melds]
     windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
+    set_meta: list[tuple[int, int, int]] = [(0, 0, 0)] * len(melds)  # (rank, naturals, jokers)
+    after_runs: list[int] = []
 
     def run_options(meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
         """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
@@ -375,6 +410,8 @@ def _complete(
 
     def do_runs(k: int) -> Iterator[Arrangement]:
         if k == len(run_idx):
+            if collect is not None:
+                after_runs[:] = hand
             yield from do_sets(0, 0)
             return
         meld = melds[run_idx[k]]
@@ -390,7 +427,7 @@ def _complete(
                 hand[base + (pos % 13)] -= 1
             hand[JOKER] -= len(jok)
             windows.append((suit, lo, hi))
-            if detail:
+            if detail or collect is not None:
                 chosen[run_idx[k]] = [(base + pos % 13, make_place(suit, pos)) for pos in nat] + [
                     (JOKER, make_place(suit, pos)) for pos in jok
                 ]
@@ -405,6 +442,8 @@ def _complete(
 
     def do_sets(k: int, min_rank: int) -> Iterator[Arrangement]:
         if k == len(set_idx):
+            if collect is not None:
+                _collect(collect)
             yield [list(c) for c in chosen] if detail else []
             return
         meld = melds[set_idx[k]]
@@ -430,6 +469,8 @@ def _complete(
                     continue  # a meld needs a natural card to be laid down first
                 taken = _take_rank(hand, rank, naturals)
                 hand[JOKER] -= jokers
+                if collect is not None:
+                    set_meta[set_idx[k]] = (rank, naturals, jokers)
                 if detail:
                     used_suits = {p // 13 for p in meld.places} | {c // 13 for c in taken}
                     free = [s for s in range(4) if s not in used_suits] or [0]
@@ -440,6 +481,19 @@ def _complete(
                 hand[JOKER] += jokers
                 for c in taken:
                     hand[c] += 1
+
+    def _collect(out: set[tuple[int, int, int]]) -> None:
+        for i in run_idx:
+            for card, place in chosen[i]:
+                out.add((i, card, place))
+        for i in set_idx:
+            rank, naturals, jokers = set_meta[i]
+            for s in range(4):
+                c = s * 13 + rank
+                if naturals and after_runs[c]:
+                    out.add((i, c, c))
+                if jokers:
+                    out.add((i, JOKER, c))
 
     yield from do_runs(0)
 

@@ -1,0 +1,215 @@
+"""Steps per second of random legal play, against peer card-game environments in the same run.
+
+    python benchmarks/throughput.py            # about a minute
+    python benchmarks/throughput.py --quick    # a few seconds a figure (CI)
+    python benchmarks/throughput.py --json out.json
+
+Every loop reads the acting player's observation and action mask at every step, as a learner
+would. Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Python bindings,
+``observation_tensor()`` every step) and RLCard ``gin-rummy``. Ratios are ours / peer, all
+measured in this process, so the machine cancels out. Nothing here asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from shanghai_env import Game  # noqa: E402
+from shanghai_env.actions import ActionTable  # noqa: E402
+from shanghai_env.observation import ObservationEncoder  # noqa: E402
+
+Loop = Callable[[float], tuple[int, float]]
+
+
+def timed(loop: Callable[[], int], seconds: float) -> tuple[int, float]:
+    """Run ``loop`` (one episode, returns its steps) until ``seconds`` have passed."""
+    steps = 0
+    start = time.perf_counter()
+    while True:
+        steps += loop()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return steps, elapsed
+
+
+def engine_loop(num_players: int, with_obs: bool, cap: int) -> Callable[[], int]:
+    game = Game(num_players=num_players)
+    encoder = ObservationEncoder(game.rules)
+    table = ActionTable(game.rules)
+    obs = np.zeros(encoder.size, dtype=np.int8)
+    mask = np.zeros(table.size, dtype=np.int8)
+    rng = random.Random(0)
+    seeds = iter(range(10**9))
+
+    def episode() -> int:
+        game.reset(seed=next(seeds))
+        steps = 0
+        while not game.game_over and steps < cap:
+            moves = game.legal_moves()
+            if with_obs:
+                encoder.encode(game, game.to_act, out=obs)
+                table.mask(moves, out=mask)
+            game.apply(rng.choice(moves))
+            steps += 1
+        return steps
+
+    return episode
+
+
+def aec_loop(num_players: int, wrapped: bool, cap: int) -> Callable[[], int]:
+    import shanghai_env
+
+    make = shanghai_env.env if wrapped else shanghai_env.raw_env
+    env = make(num_players=num_players, max_steps=cap)
+    rng = random.Random(0)
+    seeds = iter(range(10**9))
+
+    def episode() -> int:
+        env.reset(seed=next(seeds))
+        steps = 0
+        for agent in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                action = rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
+                steps += 1
+            env.step(action)
+        return steps
+
+    return episode
+
+
+def openspiel_loop() -> Callable[[], int] | None:
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(0)
+
+    def episode() -> int:
+        state = game.new_initial_state()
+        steps = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions = [a for a, _ in state.chance_outcomes()]
+                state.apply_action(rng.choice(actions))
+                continue
+            state.observation_tensor()
+            state.apply_action(rng.choice(state.legal_actions()))
+            steps += 1
+        return steps
+
+    return episode
+
+
+def rlcard_loop() -> Callable[[], int] | None:
+    try:
+        import rlcard
+    except ImportError:
+        return None
+    env = rlcard.make("gin-rummy", config={"seed": 0})
+    rng = random.Random(0)
+
+    def episode() -> int:
+        state, _ = env.reset()
+        steps = 0
+        while not env.is_over():
+            _ = state["obs"]
+            state, _ = env.step(rng.choice(list(state["legal_actions"])))
+            steps += 1
+        return steps
+
+    return episode
+
+
+def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float:
+    """KiB each env instance holds after a reset and some play (tracemalloc, beyond imports)."""
+    import shanghai_env
+
+    rng = random.Random(0)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    envs = []
+    for i in range(count):
+        env = shanghai_env.env(num_players=num_players)
+        env.reset(seed=i)
+        for _ in range(steps):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            env.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+        envs.append(env)
+    gc.collect()
+    used = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return used / count / 1024
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="short runs (CI)")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per figure")
+    parser.add_argument("--players", default="3,4,6,8", help="player counts, e.g. 4 or 3,4,6,8")
+    parser.add_argument("--cap", type=int, default=2000, help="steps per episode before a reset")
+    parser.add_argument("--json", default=None, help="write the figures to this file")
+    args = parser.parse_args(argv)
+    seconds = args.seconds or (0.5 if args.quick else 3.0)
+    players = [int(p) for p in args.players.split(",")]
+
+    results: dict[str, Any] = {"seconds_per_figure": seconds, "steps_per_second": {}, "ratios": {}}
+    sps = results["steps_per_second"]
+
+    def measure(label: str, loop: Callable[[], int] | None) -> None:
+        if loop is None:
+            print(f"{label:<34} (not installed: pip install -e '.[bench]')")
+            return
+        loop()  # warm up
+        steps, elapsed = timed(loop, seconds)
+        sps[label] = steps / elapsed
+        print(f"{label:<34} {sps[label]:>10,.0f} steps/s")
+
+    for n in players:
+        measure(f"engine moves only {n}p", engine_loop(n, False, args.cap))
+        measure(f"engine + obs + mask {n}p", engine_loop(n, True, args.cap))
+        measure(f"raw_env {n}p", aec_loop(n, False, args.cap))
+        measure(f"env {n}p", aec_loop(n, True, args.cap))
+    measure("openspiel gin_rummy", openspiel_loop())
+    measure("rlcard gin-rummy", rlcard_loop())
+
+    for peer in ("openspiel gin_rummy", "rlcard gin-rummy"):
+        if peer in sps:
+            for n in players:
+                for ours in (f"env {n}p", f"raw_env {n}p"):
+                    key = f"{ours} / {peer}"
+                    results["ratios"][key] = sps[ours] / sps[peer]
+                    print(f"{key:<44} {results['ratios'][key]:5.2f}x")
+
+    mem = {n: memory_per_env(n) for n in players}
+    results["memory_kib_per_env"] = mem
+    for n, kib in mem.items():
+        print(f"memory per env {n}p                  {kib:10.1f} KiB")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The one interface for anything that acts: a :class:`Decision` in, a legal action id out.
+
+A :class:`Decision` holds only what the acting player may know:
+
+- ``view``: the engine's :class:`~shanghai_env.engine.PlayerView` (own hand, the table, face-up
+  information, ``legal_moves``), for bots that want structure;
+- ``action_mask``: an int8 vector over the fixed action table, 1 where an action is legal;
+- ``observation``: the flat observation vector of
+  :class:`shanghai_env.observation.ObservationEncoder`, computed only when first read (bots never
+  read it, so they never pay for it);
+- ``table``: the :class:`~shanghai_env.actions.ActionTable` that maps moves to action ids;
+- ``rules``: the game's rule options (public knowledge).
+
+An :class:`Agent` has a ``name``, ``reset(seed)`` (called before every game: an agent's play
+must depend only on that seed and the decisions it is shown) and ``act(decision) -> int``.
+A researcher's policy needs nothing more; see :func:`agents.registry.make_agent` for how one
+is named on the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from shanghai_env.actions import ActionTable
+from shanghai_env.engine import Game, PlayerView
+from shanghai_env.moves import Move
+from shanghai_env.rules import Rules
+
+
+class Decision:
+    """What the acting player may know at one decision; the observation vector is lazy."""
+
+    def __init__(
+        self,
+        view: PlayerView,
+        table: ActionTable,
+        rules: Rules | None = None,
+        observe: Callable[[], np.ndarray] | None = None,
+    ) -> None:
+        self.view = view
+        self.table = table
+        self.rules = rules if rules is not None else Rules(num_players=view.num_players)
+        self._observe = observe
+
+    @cached_property
+    def observation(self) -> np.ndarray:
+        """The observation vector of the acting player (computed on first use)."""
+        if self._observe is None:
+            raise RuntimeError(
+                "this decision carries no observation encoder; build it with an observe callable "
+                "(decision_for(game, player, table, encoder=...))"
+            )
+        return self._observe()
+
+    @cached_property
+    def action_mask(self) -> np.ndarray:
+        """int8 mask over the action table: 1 for every legal action."""
+        return self.table.mask(self.view.legal_moves)
+
+    @cached_property
+    def legal_actions(self) -> list[int]:
+        """Legal action ids, ascending."""
+        encode = self.table.encode
+        return sorted(encode(m) for m in self.view.legal_moves)
+
+    def action(self, move: Move) -> int:
+        """The action id of a move."""
+        return self.table.encode(move)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that acts: bots, trained models, a researcher's policy."""
+
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget everything from earlier games; seed any randomness from ``seed``."""
+        ...
+
+    def act(self, decision: Decision) -> int:
+        """Return a legal action id for this decision."""
+        ...
+
+
+class Encoder(Protocol):
+    """What :func:`decision_for` needs of an observation encoder (``ObservationEncoder``)."""
+
+    def encode(self, game: Game, player: int) -> np.ndarray: ...
+
+
+def decision_for(game: Game, player: int, table: ActionTable, encoder: Encoder | None = None) -> Decision:
+    """The decision of ``player`` (who must be the player to act) in ``game``.
+
+    ``encoder`` is an ``ObservationEncoder`` (anything with ``encode(game, player)``); when given,
+    the observation is computed from it on first use. It reads only what ``player`` may know.
+    """
+    view = game.view(player)
+    observe: Callable[[], np.ndarray] | None = None
+    if encoder is not None:
+        encode = encoder.encode
+
+        def observe() -> np.ndarray:
+            return encode(game, player)
+
+    return Decision(view, table, game.rules, observe)

@@ -85,7 +85,7 @@ def aec_loop(num_players: int, wrapped: bool, cap: int) -> Callable[[], int]:
             if terminated or truncated:
                 action = None
             else:
-                action = rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
+                action = rng.choice(observation["action_mask"].view(np.bool_).nonzero()[0].tolist())
                 steps += 1
             env.step(action)
         return steps
@@ -153,7 +153,7 @@ def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
                 break
-            env.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+            env.step(rng.choice(obs["action_mask"].view(np.bool_).nonzero()[0].tolist()))
         envs.append(env)
     gc.collect()
     used = tracemalloc.get_traced_memory()[0] - base

@@ -47,6 +47,9 @@ class ActionTable:
         self.swap_base = self.layoff_base + targets * PER_MELD
         self.size = self.swap_base + targets * NUM_PLACES
         self._decoded: list[Move] = [self._decode(a) for a in range(self.size)]
+        self.action_of: dict[Move, int] = {m: a for a, m in enumerate(self._decoded)}
+        if any(self._encode(m) != a for m, a in self.action_of.items()):
+            raise RuntimeError("action table: encoding is not the inverse of decoding")
 
     def __len__(self) -> int:
         return self.size
@@ -54,6 +57,19 @@ class ActionTable:
     # --- encoding -------------------------------------------------------------------------
 
     def encode(self, move: Move) -> int:
+        """The action id of a move (a dict lookup: every action's move is precomputed)."""
+        try:
+            return self.action_of[move]
+        except KeyError:
+            raise ValueError(
+                f"move {move!r} has no action id here ({self.num_players} players, "
+                f"{self.max_melds} melds a player)"
+            ) from None
+        except TypeError:
+            raise TypeError(f"a move is a Move, got {type(move).__name__}") from None
+
+    def _encode(self, move: Move) -> int:
+        """Arithmetic encoding, the inverse of :meth:`_decode` (builds ``action_of``)."""
         k = move.kind
         if k in _SIMPLE_INDEX:
             return _SIMPLE_INDEX[k]
@@ -111,9 +127,8 @@ class ActionTable:
             out = np.zeros(self.size, dtype=np.int8)
         else:
             out.fill(0)
-        encode = self.encode
-        for m in moves:
-            out[encode(m)] = 1
+        action_of = self.action_of
+        out[[action_of[m] for m in moves]] = 1
         return out
 
 

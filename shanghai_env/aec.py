@@ -114,7 +114,7 @@ from .actions import ActionTable, table_markdown
 from .engine import DealResult, Game
 from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
-from .moves import Move, MoveKind
+from .moves import MoveKind
 from .observation import ObservationEncoder, StateEncoder, layout_markdown
 from .rules import ALL_CONTRACTS, Rules
 
@@ -152,6 +152,19 @@ def env(**options: Any) -> AECEnv:
     """The env with PettingZoo's classic wrappers: an illegal action loses (-1) and ends the game."""
     # PettingZoo's three wrappers, subclassed only to read hot attributes directly (fast_wrappers).
     return wrap_classic(raw_env(**options), illegal_reward=-1)
+
+
+class ActionSpace(spaces.Discrete):
+    """``Discrete(N)`` whose ``contains`` answers a plain int without numpy's dtype machinery.
+
+    AssertOutOfBoundsWrapper calls ``contains`` on every step; gymnasium's version builds an
+    ``np.iinfo`` each time. Other values (numpy ints, arrays) take gymnasium's own path.
+    """
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < int(self.n)
+        return super().contains(x)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -220,11 +233,9 @@ class raw_env(AECEnv, EzPickle):
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
         size = self.action_table.size
-        # Move -> action id by dict lookup: several times faster than encoding each move.
-        self._action_of: dict[Move, int] = {self.action_table.decode(a): a for a in range(size)}
         self._no_actions = np.zeros(size, dtype=np.int8)
         self._no_actions.flags.writeable = False
-        self.action_spaces = {a: spaces.Discrete(size) for a in self.possible_agents}
+        self.action_spaces = {a: ActionSpace(size) for a in self.possible_agents}
         obs_box = spaces.Box(low=self.encoder.low, high=self.encoder.high, dtype=np.int8)
         self.observation_spaces = {
             a: spaces.Dict(
@@ -302,7 +313,7 @@ class raw_env(AECEnv, EzPickle):
 
     def _build_mask(self) -> np.ndarray:
         mask = np.zeros(self.action_table.size, dtype=np.int8)
-        action_of = self._action_of
+        action_of = self.action_table.action_of
         mask[[action_of[m] for m in self.game.legal_moves()]] = 1
         return mask
 

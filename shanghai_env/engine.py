@@ -21,7 +21,6 @@ from . import legal
 from .cards import (
     JOKER,
     NUM_CARD_KINDS,
-    card_points,
     card_to_str,
     deck_counts,
     full_deck,
@@ -29,7 +28,7 @@ from .cards import (
     rank_of,
     str_to_card,
 )
-from .melds import CONTRACTS, Meld, buys_allowed, meld_is_valid, pos_of
+from .melds import CONTRACTS, Meld, buys_allowed, meld_is_valid
 from .moves import Move, MoveKind, parse_move
 from .rules import Rules
 
@@ -115,7 +114,9 @@ class Game:
         ):
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         n = self.num_players
-        if dealer is not None and (not isinstance(dealer, int) or not 0 <= dealer < n):
+        if dealer is not None and (
+            not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool) or not 0 <= dealer < n
+        ):
             raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
         first_deck = self._check_deck(deck) if deck is not None else None
         self.seed_entropy: int = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
@@ -124,7 +125,7 @@ class Game:
         self.move_count = 0
         if dealer is None:
             dealer = self._cut_for_dealer()
-        self._start_deal(0, dealer, first_deck)
+        self._start_deal(0, int(dealer), first_deck)
 
     def _rng(self, *key: int) -> np.random.Generator:
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed_entropy, spawn_key=key)))
@@ -190,7 +191,7 @@ class Game:
         self.went_down_this_turn = False
         self.joker_in_down = False
         self.offer: list[int] = []  # players still to be asked in a buy offer, next first
-        self._legal: list[Move] | None = None
+        self._legal: tuple[Move, ...] | None = None
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -203,13 +204,16 @@ class Game:
         return self.discard[-1] if self.discard else NO_PLAYER
 
     def legal_moves(self) -> list[Move]:
-        """Every move the player to act may make now (cached until the next apply)."""
+        """Every move the player to act may make now (a fresh list; the engine caches a tuple)."""
+        return list(self._legal_now())
+
+    def _legal_now(self) -> tuple[Move, ...]:
         if self._legal is None:
-            self._legal = legal.legal_moves(self)
+            self._legal = tuple(legal.legal_moves(self))
         return self._legal
 
     def is_legal(self, move: Move) -> bool:
-        return move in self.legal_moves()
+        return move in self._legal_now()
 
     def winners(self) -> list[int]:
         """Players with the lowest total (ties share first)."""
@@ -241,7 +245,7 @@ class Game:
             stock_size=len(self.stock),
             picked_up=tuple(tuple(p) for p in self.picked_up),
             went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
-            legal_moves=tuple(self.legal_moves()) if player == self.to_act else (),
+            legal_moves=self._legal_now() if player == self.to_act else (),
         )
 
     # --- applying moves ---------------------------------------------------------------------
@@ -257,7 +261,7 @@ class Game:
             raise TypeError(f"a move is a Move or a move name, got {type(move).__name__}")
         if self.phase == Phase.GAME_OVER:
             raise ValueError(f"illegal move {move.name!r}: the game is over")
-        legal_now = self.legal_moves()
+        legal_now = self._legal_now()
         if move not in legal_now:
             shown = ", ".join(m.name for m in legal_now[:12])
             more = f" and {len(legal_now) - 12} more" if len(legal_now) > 12 else ""
@@ -436,7 +440,7 @@ class Game:
             self.phase = Phase.GAME_OVER
             self.to_act = NO_PLAYER
             self.offer = []
-            self._legal = []
+            self._legal = ()
 
     # --- copies, checks, text -------------------------------------------------------------
 
@@ -491,7 +495,6 @@ class Game:
                 fail(f"player_{p} has {len(melds)} melds, contract has {len(self.specs)}")
             if self.down[p] != bool(melds) and not (building and p == self.turn_player):
                 fail(f"player_{p} down={self.down[p]} but has {len(melds)} melds")
-            runs: list[tuple[int, int, int]] = []
             for m, spec in zip(melds, self.specs):
                 if m.spec != spec:
                     fail(f"player_{p} meld {m!r} does not match contract meld {spec}")
@@ -501,8 +504,6 @@ class Game:
                     continue
                 if not meld_is_valid(m, False):
                     fail(f"player_{p} meld {m!r} is not valid")
-                if m.spec.kind == 1:
-                    runs.append((m.suit, pos_of(m.places[0]), pos_of(m.places[-1])))
         expected = deck_counts(n)
         if total != expected:
             diff = [card_to_str(c) for c in range(NUM_CARD_KINDS) if total[c] != expected[c]]
@@ -520,7 +521,7 @@ class Game:
             fail(f"phase {self.phase.name} but player_{self.to_act} acts out of turn")
         if self.phase == Phase.DRAW and not self.discard:
             fail("a turn starts with no upcard")
-        if not self.legal_moves():
+        if not self._legal_now():
             fail("the player to act has no legal move")
 
     def render(self, show_hands: bool = True) -> str:
@@ -531,7 +532,3 @@ class Game:
 
     def __repr__(self) -> str:
         return f"<Game {self.num_players}p deal {self.deal} {self.phase.name} to_act={self.to_act}>"
-
-
-def deal_points(hand: list[int], joker_points: int = 50) -> int:
-    return sum(card_points(c, joker_points) * k for c, k in enumerate(hand) if k)

@@ -191,6 +191,8 @@ class Game:
         self.went_down_this_turn = False
         self.joker_in_down = False
         self.offer: list[int] = []  # players still to be asked in a buy offer, next first
+        self.table_version = 0  # bumped whenever a card joins or leaves the table
+        self.table_index: tuple[Any, ...] | None = None  # legal.py's cache for this version
         self._legal: tuple[Move, ...] | None = None
 
     # --- queries ----------------------------------------------------------------------------
@@ -385,6 +387,7 @@ class Game:
             self.phase = Phase.GOING_DOWN
         self._lose(p, move.card)
         self.table[p][move.meld].add(move.card, move.place)
+        self.table_version += 1
         if move.card == JOKER:
             self.joker_in_down = True
         if self.rules.exact_contract_melds and all(m.is_complete(True) for m in self.table[p]):
@@ -402,11 +405,13 @@ class Game:
     def _layoff(self, move: Move) -> None:
         self._lose(self.turn_player, move.card)
         self._target(move).add(move.card, move.place)
+        self.table_version += 1
 
     def _swap(self, move: Move) -> None:
         p = self.turn_player
         meld = self._target(move)
         meld.swap_joker(meld.joker_at(move.place))
+        self.table_version += 1
         self._lose(p, move.card)
         self._give(p, JOKER)
         self.picked_up[p][JOKER] += 1  # everyone saw the joker go into this hand

@@ -61,11 +61,10 @@ OrderEnforcingWrapper = _with_forwarding(wrappers.OrderEnforcingWrapper, guard=T
 def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:
     """``env`` in TerminateIllegal -> AssertOutOfBounds -> OrderEnforcing, as PettingZoo's classic envs."""
     base = env.unwrapped
-    wrapped: AECEnv = TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
-    wrapped._base = base  # type: ignore[attr-defined]
-    outer = AssertOutOfBoundsWrapper(wrapped)
-    outer._base = base
-    wrapped = outer
-    outer = OrderEnforcingWrapper(wrapped)
-    outer._base = base
-    return outer  # type: ignore[no-any-return]
+    wrapped: Any = TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    wrapped._base = base
+    wrapped = AssertOutOfBoundsWrapper(wrapped)
+    wrapped._base = base
+    wrapped = OrderEnforcingWrapper(wrapped)
+    wrapped._base = base
+    return wrapped

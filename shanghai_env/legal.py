@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, make_place
+from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, PLACE_CARD, make_place
 from .melds import RUN, SET, Meld, can_fulfil, completion_feasible, placement_options, pos_of
 from .moves import BUY, DRAW, FINISH, PASS, TAKE, Move, MoveKind
 
@@ -114,45 +114,66 @@ def placements_by_search(game: Game, hand: list[int], melds: list[Meld]) -> list
     return moves
 
 
-def _layoffs(game: Game, hand: list[int]) -> list[Move]:
-    n, p = game.num_players, game.turn_player
-    has_joker = hand[JOKER] > 0
-    moves: list[Move] = []
-    for seat in range(n):
-        for j, meld in enumerate(game.table[(p + seat) % n]):
-            joker_ok = has_joker and meld.jokers < meld.spec.max_jokers
+# Per table state (Game.table_version), for each owner: the cards each meld accepts. A table
+# changes only on meld, layoff and swap moves, while layoffs are asked for on every turn of a
+# player who is down, so the scan of every meld is done once per table state.
+_Targets = tuple[tuple[tuple[int, int, int, bool], ...], ...]  # [owner] -> (meld, card, place, joker fits)
+_JokerSpots = tuple[tuple[tuple[int, int, int], ...], ...]  # [owner] -> (meld, natural, place)
+
+
+def _table_index(game: Game) -> tuple[_Targets, _JokerSpots]:
+    cached = game.table_index
+    if cached is not None and cached[0] == game.table_version:
+        return cached[1], cached[2]
+    targets: list[tuple[tuple[int, int, int, bool], ...]] = []
+    jokers: list[tuple[tuple[int, int, int], ...]] = []
+    for melds in game.table:
+        accepts: list[tuple[int, int, int, bool]] = []
+        spots: list[tuple[int, int, int]] = []
+        for j, meld in enumerate(melds):
+            joker_fits = meld.jokers < meld.spec.max_jokers
+            if meld.jokers:
+                for card, place in zip(meld.cards, meld.places):
+                    if card == JOKER:
+                        spots.append((j, PLACE_CARD[place], place))
             if meld.spec.kind == SET:
                 for s in range(4):
                     c = s * 13 + meld.rank
-                    if hand[c]:
-                        moves.append(Move(MoveKind.LAYOFF, c, c, seat, j))
-                    if joker_ok:
-                        moves.append(Move(MoveKind.LAYOFF, JOKER, c, seat, j))
+                    accepts.append((j, c, c, joker_fits))
                 continue
             lo, hi = pos_of(meld.places[0]), pos_of(meld.places[-1])
             if hi - lo + 1 >= 13:
                 continue
             for pos in (lo - 1, hi + 1):
                 if 0 <= pos <= 13:
-                    place = make_place(meld.suit, pos)
-                    c = meld.suit * 13 + pos % 13
-                    if hand[c]:
-                        moves.append(Move(MoveKind.LAYOFF, c, place, seat, j))
-                    if joker_ok:
-                        moves.append(Move(MoveKind.LAYOFF, JOKER, place, seat, j))
+                    accepts.append((j, meld.suit * 13 + pos % 13, make_place(meld.suit, pos), joker_fits))
+        targets.append(tuple(accepts))
+        jokers.append(tuple(spots))
+    index = (tuple(targets), tuple(jokers))
+    game.table_index = (game.table_version, *index)
+    return index
+
+
+def _layoffs(game: Game, hand: list[int]) -> list[Move]:
+    n, p = game.num_players, game.turn_player
+    has_joker = hand[JOKER] > 0
+    targets = _table_index(game)[0]
+    moves: list[Move] = []
+    for seat in range(n):
+        for j, c, place, joker_fits in targets[(p + seat) % n]:
+            if hand[c]:
+                moves.append(Move(MoveKind.LAYOFF, c, place, seat, j))
+            if has_joker and joker_fits:
+                moves.append(Move(MoveKind.LAYOFF, JOKER, place, seat, j))
     return moves
 
 
 def _swaps(game: Game, hand: list[int]) -> list[Move]:
     n, p = game.num_players, game.turn_player
+    spots = _table_index(game)[1]
     moves: list[Move] = []
     for seat in range(n):
-        for j, meld in enumerate(game.table[(p + seat) % n]):
-            if not meld.jokers:
-                continue
-            for card, place in zip(meld.cards, meld.places):
-                if card == JOKER:
-                    natural = (place - ACE_HIGH_BASE) * 13 if place >= ACE_HIGH_BASE else place
-                    if hand[natural]:
-                        moves.append(Move(MoveKind.SWAP, natural, place, seat, j))
+        for j, natural, place in spots[(p + seat) % n]:
+            if hand[natural]:
+                moves.append(Move(MoveKind.SWAP, natural, place, seat, j))
     return moves

@@ -252,9 +252,49 @@ def can_fulfil(
 ) -> bool:
     """Can this hand (a count vector) lay down this contract, keeping ``reserve`` cards?"""
     specs = CONTRACTS[contract]
-    if sum(hand) - sum(s.size for s in specs) < reserve:
+    if sum(hand) - sum(s.size for s in specs) < reserve or _surely_short(hand, specs):
         return False
     return next(_complete(list(hand), [Meld(s) for s in specs], gap, exact, reserve, False), None) is not None
+
+
+def _surely_short(hand: Sequence[int], specs: tuple[MeldSpec, ...]) -> bool:
+    """A cheap necessary test: True when the hand clearly cannot hold the contract's melds.
+
+    Sets: ``n`` sets of one rank with ``j`` jokers need ``3n - j`` naturals, so that rank gives
+    at most ``c // 3 + j`` sets, and all ranks at most ``sum(c // 3) + jokers``. Runs: each run
+    needs some window of its length that the jokers it may hold can complete.
+    """
+    jokers = hand[JOKER]
+    sets = sum(1 for s in specs if s.kind == SET)
+    if sets:
+        full = 0
+        for r in range(13):
+            full += (hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]) // 3
+        if full + jokers < sets:
+            return True
+    masks = None
+    for spec in specs:
+        if spec.kind != RUN:
+            continue
+        if masks is None:
+            masks = []
+            for suit in range(4):
+                base = suit * 13
+                m = 0
+                for r in range(13):
+                    if hand[base + r]:
+                        m |= 1 << r
+                masks.append(m | ((m & 1) << 13))
+        room = min(jokers, spec.max_jokers)
+        full_window = (1 << spec.size) - 1
+        if not any(
+            ((full_window << lo) & m).bit_count() + room >= spec.size
+            for m in masks
+            if m.bit_count() + room >= spec.size
+            for lo in range(15 - spec.size)
+        ):
+            return True
+    return False
 
 
 def arrangements(

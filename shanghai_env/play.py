@@ -1,0 +1,558 @@
+"""The terminal game: ``python -m shanghai_env.play`` seats one person against bots or a saved model.
+
+The person types moves by their engine names (``take``, ``draw``, ``buy``, ``pass``,
+``discard 7H``, ``meld 0 7H``, ``meld 0 JK=7H``, ``layoff 7H 1.0``, ``swap 7H 1.0``, ``finish``)
+or by their number in the menu of legal moves; ``help`` explains the rest. Table melds are named
+``S.M`` as seen from the person's seat (S seats clockwise from them, meld M). Every move made by
+anyone is printed as one line, ``player_2: discard 7H``. The table is drawn with ``rich`` (the
+``play`` extra); input is plain lines, with tab completion when the terminal is interactive.
+
+I/O is injectable for scripted play: ``main(argv, console=Console(file=...), read_line=...)``
+or ``main(argv, stdin=stream)``. :class:`PlaySession` plays a :class:`~shanghai_env.engine.Game`
+with any :class:`~shanghai_env.decision.Agent` objects in the other seats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import secrets
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import IO
+
+from .actions import ActionTable
+from .cards import JOKER, NUM_CARD_KINDS, RANKS, SUITS, card_to_str, cards_of, place_to_str, sort_key_by_rank
+from .decision import Agent, Encoder, decision_for
+from .engine import NO_PLAYER, Game, Phase, PlayerView
+from .melds import RUN, describe_contract
+from .moves import Move, MoveKind, parse_move
+from .rules import ALL_CONTRACTS, Rules
+
+try:
+    from rich import box
+    from rich.columns import Columns
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    HAVE_RICH = True
+except ImportError:  # the `play` extra is not installed; main() says so
+    HAVE_RICH = False
+
+ReadLine = Callable[[str], str]  # like input(): returns a line, raises EOFError at the end
+DEFAULT_MAX_MOVES_PER_DEAL = 3000
+COMMANDS = ("help", "moves", "table", "quit")
+_ALIASES = {"?": "help", "h": "help", "m": "moves", "t": "table", "q": "quit", "exit": "quit"}
+_MENU_KINDS = ["TAKE", "DRAW", "BUY", "PASS", "MELD", "FINISH", "LAYOFF", "SWAP", "DISCARD"]
+_KIND_ORDER = {MoveKind[k]: i for i, k in enumerate(_MENU_KINDS)}
+HELP = """\
+Type a move's name, or its number in the menu. Rules: docs/rules.md.
+  [bold]take[/bold]            take the upcard as your draw
+  [bold]draw[/bold]            decline it; after any buy you draw from the stock
+  [bold]buy[/bold], [bold]pass[/bold]       answer a buy offer (y, n): upcard + a penalty card
+  [bold]meld 0 7H[/bold]       going down: 7H into contract meld 0 (meld 0 7H 7D 7C)
+  [bold]meld 1 JK=7H[/bold]    going down: a joker declared as 7H (AH^: high ace)
+  [bold]layoff 7H 1.0[/bold]   lay 7H off on table meld 1.0
+  [bold]swap 7H 1.0[/bold]     give 7H for meld 1.0's joker declared 7H, take it
+  [bold]discard 7H[/bold]      end your turn; your last card goes out
+  a;b             several moves on one line
+Melds are named S.M: meld M of the player S seats to your left (0 = you).
+Cards: rank A 2-9 T J Q K + suit C D H S (7H, TS); JK is a joker.
+Commands: [bold]moves[/bold] (m) legal moves · [bold]table[/bold] (t) · [bold]help[/bold] (?) · \
+[bold]quit[/bold] (q)"""
+
+
+def menu_order(moves: Sequence[Move]) -> list[Move]:
+    """The legal moves in menu order: draws and answers first, then melds, layoffs, swaps, discards."""
+
+    def key(m: Move) -> tuple[int, int, int, int, int]:
+        card = (99, 0) if m.card < 0 else sort_key_by_rank(m.card)
+        return (_KIND_ORDER[m.kind], m.seat, m.meld, card[0] * 4 + card[1], m.place)
+
+    return sorted(moves, key=key)
+
+
+def card_text(card: int, text: str | None = None) -> Text:
+    """A card (or a place's text) in its suit's colour: hearts and diamonds red, jokers magenta."""
+    t = text if text is not None else card_to_str(card)
+    style = "magenta" if card == JOKER else ("red" if card // 13 in (1, 2) else "bold")
+    return Text(t, style=style)
+
+
+def hand_by_rank(hand: Sequence[int]) -> Text:
+    """The hand sorted by rank (ace first), equal ranks grouped, jokers last."""
+    out = Text()
+    last = -2
+    for c in sorted(cards_of(hand), key=sort_key_by_rank):
+        rank = -1 if c == JOKER else c % 13
+        if out:
+            out.append("   " if rank != last else " ")
+        out.append_text(card_text(c))
+        last = rank
+    return out
+
+
+def hand_by_suit(hand: Sequence[int]) -> Text:
+    """The hand grouped by suit, ranks ascending (for runs), jokers last."""
+    groups: list[Text] = []
+    for s, suit in enumerate(SUITS):
+        ranks = [RANKS[r] for r in range(13) for _ in range(hand[s * 13 + r])]
+        if ranks:
+            groups.append(
+                Text(f"{suit}: ", style="dim").append(" ".join(ranks), style=card_text(s * 13).style)
+            )
+    if hand[JOKER]:
+        groups.append(card_text(JOKER, " ".join(["JK"] * hand[JOKER])))
+    return Text("   ").join(groups)
+
+
+def why_illegal(view: PlayerView, move: Move) -> str:
+    """A short reason a well-formed move is not legal now, for the message the person sees."""
+    phase, me = view.phase, view.player
+    if phase == Phase.DRAW:
+        return "it is your turn to draw first: 'take' the upcard or 'draw' from the stock"
+    if phase == Phase.BUY:
+        return "you are being offered the upcard: answer 'buy' or 'pass'"
+    if move.kind in (MoveKind.TAKE, MoveKind.DRAW, MoveKind.BUY, MoveKind.PASS):
+        return "you have already drawn this turn"
+    if 0 <= move.card < NUM_CARD_KINDS and not view.hand[move.card]:
+        return f"you hold no {card_to_str(move.card)}"
+    if phase == Phase.GOING_DOWN and move.kind != MoveKind.MELD:
+        return "you are going down: place the rest of your contract with 'meld N CARD'"
+    if move.kind == MoveKind.MELD:
+        if view.down[me]:
+            return "you are already down this deal"
+        return "that placement does not fit a contract meld (or your hand cannot complete the contract)"
+    if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP):
+        if not view.down[me]:
+            return "you may lay off or swap only after going down"
+        if view.went_down_this_turn:
+            return "you may lay off or swap only from your next turn after going down"
+        return "that card does not fit there (is the meld name S.M right? see the table)"
+    return "not allowed now"
+
+
+class PlaySession:
+    """One person (seat ``human``) and agents in the other seats, playing ``game`` to its end.
+
+    ``read_line`` works like ``input`` (EOFError ends the session). ``interactive``: the prompt is
+    passed to ``read_line`` (a terminal shows it), else it is printed and the line echoed. Set
+    ``show_menu``, ``delay`` (seconds after each bot move) and ``max_moves`` (per deal) as needed.
+    """
+
+    show_menu = True
+    delay = 0.0
+    max_moves = DEFAULT_MAX_MOVES_PER_DEAL
+
+    def __init__(
+        self,
+        game: Game,
+        human: int,
+        bots: dict[int, Agent],
+        console: Console,
+        read_line: ReadLine,
+        *,
+        interactive: bool = False,
+        encoder: Encoder | None = None,
+    ) -> None:
+        n = game.num_players
+        if not 0 <= human < n or sorted(bots) != [p for p in range(n) if p != human]:
+            raise ValueError(f"need the person's seat (0..{n - 1}) and one agent for every other seat")
+        self.game, self.human, self.bots, self.console = game, human, bots, console
+        self.read_line, self.interactive, self.encoder = read_line, interactive, encoder
+        self.table = ActionTable(game.rules)
+        self.names = [("you" if p == human else bots[p].name) for p in range(n)]
+        self._others_moved = True
+        self._deal_start = 0  # move count when the current deal began
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def play(
+        self, seed: int | None = None, *, deck: list[str] | None = None, dealer: int | None = None
+    ) -> bool:
+        """Deal and play to the end; False if the person quit.
+
+        ``seed`` decides every deck and the bots' seeds; ``deck`` (card strings, top first) and
+        ``dealer`` stack the first deal, as :meth:`Game.reset` does.
+        """
+        game = self.game
+        game.reset(seed, deck=deck, dealer=dealer)
+        for p, bot in self.bots.items():
+            bot.reset(None if seed is None else seed + 1 + p)
+        seeded = f" · seed {seed}" if seed is not None else ""
+        self.console.print(
+            f"Shanghai Rummy · {game.num_players} players{seeded} · you are player_{self.human}"
+        )
+        self._deal_start = 0
+        while not game.game_over:
+            if game.move_count - self._deal_start >= self.max_moves:
+                self.console.print(f"[yellow]Move limit ({self.max_moves}) reached: the deal ends.[/]")
+                self._after_move(len(game.deal_results), game.abandon_deal)
+            elif game.to_act == self.human:
+                if not self._human_decision():
+                    self.console.print("[yellow]You left the game before its end.[/]")
+                    return False
+            else:
+                self._bot_move(game.to_act)
+        self._show_final()
+        return True
+
+    def _bot_move(self, p: int) -> None:
+        decision = decision_for(self.game, p, self.table, self.encoder)
+        action = self.bots[p].act(decision)
+        move = self.table.decode(action)
+        if move not in decision.view.legal_moves:
+            raise ValueError(f"{self.names[p]} in seat {p} chose an illegal move: {move.name}")
+        self._others_moved = self._others_moved or move.kind != MoveKind.PASS
+        self._apply(p, move)
+        if self.delay > 0:
+            time.sleep(self.delay)
+
+    def _apply(self, p: int, move: Move) -> None:
+        """Play one move, print its line, what the person received, and a deal's end."""
+        game = self.game
+        up = card_to_str(game.upcard) if game.upcard != NO_PLAYER else "--"
+        notes = {MoveKind.TAKE: f"took {up}", MoveKind.DRAW: f"declined {up}", MoveKind.BUY: f"bought {up}"}
+        note = notes.get(move.kind, "") + (" + a penalty card" if move.kind == MoveKind.BUY else "")
+        if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP) and p != self.human:  # name the meld as you see it
+            owner = (p + move.seat) % game.num_players
+            where = "onto" if move.kind == MoveKind.LAYOFF else "from"
+            note = f"{where} {(owner - self.human) % game.num_players}.{move.meld} (player_{owner})"
+        line = Text(f"player_{p}: {move.name}", style="bold" if p == self.human else "")
+        if note:
+            line.append(f" · {note}", style="dim")
+        self.console.print(line)
+        self._after_move(len(game.deal_results), lambda: game.apply(move))
+
+    def _after_move(self, deals_before: int, step: Callable[[], None]) -> None:
+        game, me = self.game, self.human
+        before = list(game.hands[me])
+        step()
+        if len(game.deal_results) > deals_before:
+            self._deal_start = game.move_count
+            self._show_deal_end()
+            return
+        got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[me][c] - before[c]))]
+        got.sort(key=sort_key_by_rank)
+        if got:
+            self.console.print(
+                Text("  you receive ", style="dim").append_text(Text(" ").join(map(card_text, got)))
+            )
+
+    # --- the person's decisions ---------------------------------------------------------------
+
+    def _human_decision(self) -> bool:
+        """Show the table, read one line, play what it says; False if the person quits."""
+        self.draw_table(full=self._others_moved)
+        self._others_moved = False
+        if self.show_menu:
+            self._print_menu()
+        while True:
+            try:
+                line = self._ask()
+            except (EOFError, KeyboardInterrupt):
+                self.console.print()
+                return False
+            outcome = self._handle(line)
+            if outcome == "quit":
+                return False
+            if outcome == "played":
+                return True
+
+    def _ask(self) -> str:
+        view = self.game.view(self.human)
+        up = card_to_str(view.upcard) if view.upcard != NO_PLAYER else "--"
+        prompt = {
+            Phase.DRAW: f"Your turn: take {up} or draw",
+            Phase.BUY: f"player_{view.turn_player} declined {up}. Buy it ({view.buys_left[self.human]} "
+            "buys left)? buy/pass",
+            Phase.PLAY: "Meld, lay off or swap, then discard",
+            Phase.GOING_DOWN: "Going down: meld N CARD",
+        }.get(view.phase, "")
+        prompt += " (help, moves) > "
+        if self.interactive:
+            return self.read_line(prompt)
+        self.console.print(Text(prompt, style="cyan"), end="")
+        line = self.read_line("")
+        self.console.print(Text(line), highlight=False)
+        return line
+
+    def _handle(self, line: str) -> str:
+        """Act on one input line: 'played', 'quit', or 'again' (a command, or a message shown)."""
+        text = line.strip()
+        word = _ALIASES.get(text.lower(), text.lower())
+        view = self.game.view(self.human)
+        if not text:
+            return "again"
+        if word == "help":
+            self.console.print(HELP)
+        elif word == "moves":
+            self._print_menu()
+        elif word == "table":
+            self.draw_table()
+        elif word == "quit":
+            return "quit"
+        elif text.isdigit():
+            menu = menu_order(view.legal_moves)
+            if not 1 <= int(text) <= len(menu):
+                self._error(f"there is no move {text}: the menu runs from 1 to {len(menu)} ('moves')")
+                return "again"
+            self._apply(self.human, menu[int(text) - 1])
+            return "played"
+        else:
+            if view.phase == Phase.BUY and word in ("y", "yes", "n", "no"):
+                text = "buy" if word.startswith("y") else "pass"
+            return self._play_text(text)
+        return "again"
+
+    def _play_text(self, text: str) -> str:
+        """Parse and play the moves of one line in order; stop at the first bad one."""
+        try:
+            moves = [m for part in text.split(";") if part.strip() for m in parse_moves(part)]
+        except ValueError as err:
+            self._error(f"{err}. Type 'help' for move names or a number from 'moves'.")
+            return "again"
+        played = False
+        for move in moves:
+            if self.game.to_act != self.human:
+                self._error(f"'{move.name}' and the rest skipped: player_{self.game.to_act} acts first")
+                break
+            view = self.game.view(self.human)
+            if move not in view.legal_moves:
+                self._error(f"'{move.name}' is not legal now: {why_illegal(view, move)}.")
+                break
+            self._apply(self.human, move)
+            played = True
+        return "played" if played else "again"
+
+    def _error(self, message: str) -> None:
+        self.console.print(Text(message, style="bold red"))
+
+    def completions(self, text: str) -> list[str]:
+        """Move names and commands starting with ``text`` (for tab completion)."""
+        mine = self.game.to_act == self.human
+        names = [m.name for m in menu_order(self.game.legal_moves())] if mine else []
+        return [w for w in [*names, *COMMANDS] if w.lower().startswith(text.lower())]
+
+    # --- drawing --------------------------------------------------------------------------------
+
+    def draw_table(self, full: bool = True) -> None:
+        """The table as the person may see it; ``full=False``: only the melds and the hand."""
+        view = self.game.view(self.human)
+        if full:
+            self.console.rule(
+                f"Deal {view.deal + 1}/{len(self.game.rules.contracts)} · contract {view.contract}: "
+                f"{describe_contract(view.contract)} · dealer player_{view.dealer}"
+            )
+            self._draw_players(view)
+        for rel in range(view.num_players):  # your own melds first, then clockwise
+            self._draw_melds(view, rel)
+        if full:
+            up = Text("Upcard ").append_text(card_text(view.upcard) if view.upcard >= 0 else Text("--"))
+            if view.upcard_from != NO_PLAYER:
+                up.append(f" (from player_{view.upcard_from})")
+            self.console.print(up.append(f" · stock {view.stock_size} · discard pile {view.discard_size}"))
+        hand = Text(f"Your hand ({sum(view.hand)}): ", style="bold").append_text(hand_by_rank(view.hand))
+        self.console.print(hand)
+        self.console.print(Text("  by suit: ", style="dim").append_text(hand_by_suit(view.hand)))
+
+    def _draw_players(self, view: PlayerView) -> None:
+        grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for col in ("", "seat", "player", "cards", "buys", "down", "score", "known in hand"):
+            grid.add_column(col, justify="right" if col in ("cards", "buys", "score") else "left")
+        for p in range(view.num_players):
+            mine = p == self.human
+            known = Text(" ").join(map(card_text, cards_of(view.picked_up[p]))) if not mine else Text()
+            cells = [f"player_{p}", self.names[p], str(view.hand_sizes[p]), str(view.buys_left[p])]
+            cells += ["down" if view.down[p] else "", str(view.scores[p])]
+            grid.add_row("▶" if p == view.to_act else "", *cells, known, style="bold" if mine else None)
+        self.console.print(grid)
+
+    def _draw_melds(self, view: PlayerView, rel: int) -> None:
+        """The melds of the player ``rel`` seats to the person's left, named ``rel.M``."""
+        p = (self.human + rel) % view.num_players
+        for j, meld in enumerate(view.table[p]):
+            line = Text(f"  {rel}.{j} ", style="bold cyan").append(f"{meld.spec}".ljust(10))
+            line.append(f" player_{p} ({self.names[p]})  ".ljust(22), style="dim")
+            laid = list(zip(meld.places, meld.cards))  # runs are in order; sets are shown sorted
+            laid = laid if meld.kind == RUN else sorted(laid)
+            texts = [(card, ("JK=" if card == JOKER else "") + place_to_str(place)) for place, card in laid]
+            cards = [card_text(c, t) for c, t in texts] or [Text("(empty)", style="dim")]
+            self.console.print(line.append_text(Text(" ").join(cards)))
+
+    def _print_menu(self) -> None:
+        menu = menu_order(self.game.legal_moves())
+        items = [Text(f"{i}", style="cyan").append(f" {m.name}", style="") for i, m in enumerate(menu, 1)]
+        self.console.print(Columns(items, padding=(0, 3), column_first=False))
+
+    def _show_deal_end(self) -> None:
+        game = self.game
+        result = game.deal_results[-1]
+        if result.out_player == NO_PLAYER:
+            how = "Nobody went out"
+        else:
+            how = f"player_{result.out_player} ({self.names[result.out_player]}) went out"
+            how += " blind" if result.blind else ""
+        self.console.rule(f"End of deal {result.deal + 1} (contract {result.contract}): {how}")
+        grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for col in ("seat", "player", "this deal", "total"):
+            grid.add_column(col, justify="right" if col in ("this deal", "total") else "left")
+        for p, s in enumerate(result.scores):
+            grid.add_row(f"player_{p}", self.names[p], f"{s:+d}", str(game.scores[p]))
+        self.console.print(grid)
+        if not game.game_over:
+            self.console.print(
+                f"Next: deal {game.deal + 1}/{len(game.rules.contracts)}, contract {game.contract} "
+                f"({describe_contract(game.contract)})"
+            )
+            if self.interactive:
+                with contextlib.suppress(EOFError):
+                    self.read_line("Press Enter to deal the next hand ")
+            self._others_moved = True
+
+    def _show_final(self) -> None:
+        scores, winners = self.game.scores, self.game.winners()
+        totals = ", ".join(f"player_{p} {s}" for p, s in enumerate(scores))
+        self.console.print(Text(f"Final scores: {totals}", style="bold"))
+        who = " and ".join(f"player_{p} ({self.names[p]})" for p in winners)
+        won = winners == [self.human]
+        self.console.print("[bold green]You win![/]" if won else f"Winner{'s' * (len(winners) > 1)}: {who}")
+
+
+def parse_moves(text: str) -> list[Move]:
+    """The moves of one typed part: a move name, or ``meld N C1 C2 ...`` for several placements."""
+    words = text.split()
+    if len(words) > 3 and words[0].lower() == "meld":
+        return [parse_move(f"meld {words[1]} {card}") for card in words[2:]]
+    return [parse_move(text)]
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m shanghai_env.play",
+        description="Play Shanghai Rummy in the terminal against bots or a saved model.",
+        epilog="Bots: random, greedy, planner; or the path of a saved model (.zip); or module:factory.",
+    )
+    add = parser.add_argument
+    add("--opponents", help="the other players, clockwise from you, e.g. greedy,planner,random")
+    add("--players", type=int, help="number of players 3..8 (default 4)")
+    add("--bot", default="greedy", help="the bot in every other seat (default greedy)")
+    add("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
+    add("--contracts", type=_int_list, help="contracts to play in order, e.g. 1,2 (default 1..10)")
+    add("--seed", type=int, help="deals and bots are reproducible from it (default: random)")
+    add("--delay", type=float, default=0.0, help="seconds to pause after each bot move")
+    add("--no-menu", action="store_true", help="do not list the legal moves at each prompt")
+    add("--max-moves", type=int, default=DEFAULT_MAX_MOVES_PER_DEAL, help="end a deal after this many moves")
+    return parser
+
+
+def _stream_reader(stream: IO[str]) -> ReadLine:
+    def read(prompt: str) -> str:
+        line = stream.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\r\n")
+
+    return read
+
+
+def _terminal_reader(session: PlaySession) -> ReadLine:
+    """input() with tab completion of move names and commands (where readline exists)."""
+    try:
+        import readline
+    except ImportError:  # e.g. Windows: plain input
+        return input
+    matches: list[str] = []
+
+    def complete(text: str, state: int) -> str | None:
+        if state == 0:
+            matches[:] = session.completions(readline.get_line_buffer().lstrip())
+        return matches[state] if state < len(matches) else None
+
+    readline.set_completer_delims("")
+    readline.set_completer(complete)
+    binding = "bind ^I rl_complete" if "libedit" in (readline.__doc__ or "") else "tab: complete"
+    readline.parse_and_bind(binding)
+    return input
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    console: Console | None = None,
+    read_line: ReadLine | None = None,
+    stdin: IO[str] | None = None,
+) -> int:
+    """Run the game; 0 when it was played to the end, 1 when the person left, 2 on a usage error.
+
+    ``console`` (a rich Console), ``read_line`` (like ``input``) and ``stdin`` (a text stream of
+    input lines) replace the terminal, for scripted play; without them stdin and stdout are used.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not HAVE_RICH:
+        print("The terminal game needs the 'rich' package: pip install 'shanghai-env[play]'", file=sys.stderr)
+        return 2
+    # Imported here, not at module level: agents/ depends on this library, never the reverse.
+    from agents.registry import check_spec, make_agent
+
+    if args.opponents is not None:
+        specs = [s.strip() for s in args.opponents.split(",")]
+        if args.players is not None and args.players != len(specs) + 1:
+            parser.error(f"--players {args.players} but --opponents names {len(specs)} players (plus you)")
+    else:
+        specs = [args.bot] * ((args.players if args.players is not None else 4) - 1)
+    try:
+        specs = [check_spec(s) for s in specs]
+    except ValueError as err:
+        parser.error(str(err))
+    n = len(specs) + 1
+    if not 3 <= n <= 8:
+        parser.error(f"Shanghai is played by 3 to 8 players, not {n}")
+    if not 0 <= args.seat < n:
+        parser.error(f"--seat must be 0..{n - 1}, got {args.seat}")
+    if args.max_moves < 1:
+        parser.error("--max-moves must be at least 1")
+    try:
+        contracts = ALL_CONTRACTS if args.contracts is None else tuple(args.contracts)
+        game = Game(Rules(num_players=n, contracts=contracts))
+    except (TypeError, ValueError) as err:
+        parser.error(str(err))
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    seats = [(args.seat + k) % n for k in range(1, n)]
+    bots = {p: make_agent(spec, seed + 1 + p) for p, spec in zip(seats, specs)}
+    encoder = None
+    if any(getattr(b, "needs_observation", False) for b in bots.values()):
+        from .observation import ObservationEncoder
+
+        encoder = ObservationEncoder(game.rules)
+    interactive = read_line is None and stdin is None and sys.stdin.isatty() and sys.stdout.isatty()
+    if console is None:
+        console = Console(highlight=False)
+    if read_line is None:
+        read_line = _stream_reader(stdin if stdin is not None else sys.stdin)
+    session = PlaySession(game, args.seat, bots, console, read_line, interactive=interactive, encoder=encoder)
+    session.show_menu, session.delay, session.max_moves = not args.no_menu, args.delay, args.max_moves
+    if interactive:
+        session.read_line = _terminal_reader(session)
+    try:
+        return 0 if session.play(seed) else 1
+    except KeyboardInterrupt:
+        console.print("\n[yellow]Interrupted.[/]")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

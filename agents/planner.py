@@ -1,0 +1,310 @@
+"""``planner``: the strongest heuristic bot; plays by distance, live outs, points at risk and danger.
+
+Strategy (``d`` is the distance to the contract, :mod:`agents.contract`; *outs* are the card
+kinds that would lower ``d``; *live outs* count the copies of those cards this player has not
+seen, i.e. that may still come from the stock or an opponent's discard):
+
+- **Discard before going down.** Every distinct card is scored by what the hand would be
+  without it: ``d`` first, then live outs, then the points it sheds (weighted by the risk that
+  someone goes out soon: opponents down with few cards), minus a *danger* term for feeding the
+  next players: a card that a down opponent could lay off, or that matches what a not-down
+  opponent visibly picked up (same rank, or same suit close by). The next player, who may take
+  the card for free, weighs most; the others would have to buy it. Jokers are never discarded.
+- **Draw.** Take the upcard when it lowers ``d`` (a joker always); once down, when it can be
+  laid off.
+- **Buy.** Never once down (it adds two cards and sheds one at most). Before going down, buy a
+  card that lowers ``d`` when the hand is close to the contract (so the buy brings going down
+  nearer). When the hand is still short of the cards going down needs (contracts 7–10), buy
+  every card that lowers ``d``, and in contracts 7 and 9, where the hand then holds one card
+  more than the contract, buy any card at all (the buys are needed anyway and a useless card
+  costs nothing there); once the contract is complete, buy whatever brings the last cards. In
+  contracts where going down is going out blind (6 with no buy, 8 with one, 10 with two) it
+  does not buy past that count unless it is far from the contract: an extra buy would turn a
+  blind out (−25 or −50) into a hand of leftovers.
+- **Deadlocks.** Past 100 of its own turns in one deal (every player holding what another
+  needs), it now and then throws a random card, from its seeded generator.
+- **Go down** as soon as the engine allows, choosing among the arrangements the one whose
+  leftover cards are cheapest: low points, and laid off easily next turn (on the table or on
+  its own new melds). When going down is going out, it prefers an arrangement without a joker
+  (−50 instead of −25).
+- **Once down:** swap jokers for naturals it holds, lay off everything (declaring jokers where
+  they open a place for another card it holds), take layable upcards, and discard the card
+  with the most points and least chance of becoming layable (cards next to a run's end, or
+  of ranks opponents collect, may become layable), avoiding cards opponents want.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shanghai_env.cards import JOKER, rank_of
+from shanghai_env.engine import PlayerView
+from shanghai_env.melds import CONTRACTS, Arrangement, Meld, contract_size
+from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move, MoveKind
+
+from .contract import bits, size_deficit
+from .handtools import (
+    DISCARDS,
+    HeuristicBot,
+    fits_meld,
+    fits_table,
+    hand_kinds,
+    minus,
+    moves_of,
+    near_run_end,
+    plus,
+    points,
+    table_melds,
+    unseen_counts,
+)
+
+BLIND_CONTRACT_BUYS = {6: 0, 8: 1, 10: 2}  # buys after which going down is going out blind
+
+
+@dataclass(frozen=True)
+class PlannerParams:
+    """Weights of the planner's scores (distance units: one card of distance = 10)."""
+
+    w_distance: float = 10.0
+    w_live: float = 0.4  # per live out (capped at live_cap)
+    live_cap: int = 24
+    w_points: float = 0.08  # per point shed, before risk scaling
+    risk_scale: float = 8.0  # points weigh (1 + risk_scale * risk)
+    w_danger: float = 1.0
+    next_player_weight: float = 1.0
+    other_player_weight: float = 0.35
+    buy_max_distance: int = 2  # contracts 1-6: buy an improving card when d <= this
+    late_buy_max_distance: int = 2  # contracts 7-10 (long hands), once the size deficit is met
+    blind_buy_min_distance: int = 4  # in a blind-eligible hand, buy only when d >= this
+    w_unlayable: float = 12.0  # leftover card not layable next turn (going down), in points
+    keep_near_end: float = 6.0  # post-down: value of a card near a run end, in points
+    keep_wanted_rank: float = 4.0  # post-down: a rank an opponent collects (a set may appear)
+    deficit_buy_any_distance: int = 99  # short of cards (with a spare place): buy any when d <= this
+    patience: int = 100  # own turns in a deal before it may throw a random card now and then
+    shake: float = 0.2  # chance per turn, past patience, of that random discard
+
+
+class PlannerBot(HeuristicBot):
+    """Distance + live outs + points at risk + danger; chooses arrangements and buys with care."""
+
+    name = "planner"
+
+    def __init__(self, name: str | None = None, seed: int | None = None, params: PlannerParams | None = None):
+        self.params = params or PlannerParams()
+        super().__init__(name, seed)
+
+    # --- shared estimates -------------------------------------------------------------------
+
+    def _risk(self, view: PlayerView) -> float:
+        """0..1: how likely an opponent goes out soon (down opponents with few cards)."""
+        risk = 0.0
+        for q in range(view.num_players):
+            if q == view.player or not view.down[q]:
+                continue
+            h = view.hand_sizes[q]
+            risk = max(risk, 1.0 if h <= 1 else 1.0 / h)
+        return risk
+
+    def _live(self, outs: int, unseen: list[int]) -> int:
+        total = 0
+        for c in bits(outs):
+            total += unseen[c]
+        return min(total, self.params.live_cap)
+
+    def _danger(self, view: PlayerView) -> list[float]:
+        """Per card kind: how much discarding it would help the players after this one."""
+        p = self.params
+        n, me = view.num_players, view.player
+        danger = [0.0] * 53
+        danger[JOKER] = 10.0
+        melds = table_melds(view)
+        for k in range(1, n):
+            q = (me + k) % n
+            weight = p.next_player_weight if k == 1 else p.other_player_weight
+            if view.down[q]:
+                # a down player who takes it lays it off; others would have to buy it
+                w = weight * (1.0 if k == 1 else 0.3)
+                for c in range(52):
+                    if fits_table(c, melds):
+                        danger[c] += w
+                continue
+            interest = [0.0] * 52
+            for c in range(52):
+                if not view.picked_up[q][c]:
+                    continue
+                rank, suit = c % 13, c // 13
+                for s in range(4):
+                    x = s * 13 + rank
+                    interest[x] = max(interest[x], 0.7)
+                for dr in (-2, -1, 1, 2):
+                    r = rank + dr
+                    if 0 <= r < 13:
+                        x = suit * 13 + r
+                        interest[x] = max(interest[x], 0.5)
+                interest[c] = 1.0
+            for c in range(52):
+                if interest[c]:
+                    danger[c] += weight * interest[c]
+        return danger
+
+    # --- draw and buy ----------------------------------------------------------------------
+
+    def draw(self, view: PlayerView) -> Move:
+        up = view.upcard
+        if up < 0:
+            return DRAW
+        if view.down[view.player]:
+            return TAKE if fits_table(up, table_melds(view)) else DRAW
+        if up == JOKER:
+            return TAKE
+        meter = self.meter(view.contract)
+        return TAKE if meter.distance(plus(view.hand, up)) < meter.distance(view.hand) else DRAW
+
+    def buy(self, view: PlayerView) -> Move:
+        me = view.player
+        up = view.upcard
+        if view.down[me] or up < 0:
+            return PASS
+        contract = view.contract
+        meter = self.meter(contract)
+        size = view.hand_sizes[me]
+        d = meter.distance(view.hand)
+        deficit = size_deficit(size, contract)
+        if deficit > 0:
+            # short of cards to go down: the buys are needed anyway; when the hand will then hold
+            # a card more than the contract (7 and 9), a useless card costs nothing, so any will do
+            slack = size + 2 * ((deficit + 1) // 2) - contract_size(contract)
+            if d == 0 or (slack > 0 and d <= self.params.deficit_buy_any_distance):
+                return BUY
+            return BUY if up == JOKER or meter.distance(plus(view.hand, up)) < d else PASS
+        improving = up == JOKER or meter.distance(plus(view.hand, up)) < d
+        if not improving:
+            return PASS
+        if contract in BLIND_CONTRACT_BUYS and size == contract_size(contract):
+            # going down would be going out blind: keep it so unless far from the contract
+            return BUY if d >= self.params.blind_buy_min_distance else PASS
+        limit = self.params.buy_max_distance if contract <= 6 else self.params.late_buy_max_distance
+        return BUY if d <= limit else PASS
+
+    # --- before going down -------------------------------------------------------------------
+
+    def play(self, view: PlayerView) -> Move:
+        if view.went_down_this_turn:
+            card = self.planned_discard(view)
+            return DISCARDS[card] if card >= 0 else self._discard_down(view)
+        if any(m.kind == MoveKind.MELD for m in view.legal_moves):
+            first = self.start_going_down(view)
+            if first is not None:
+                return first
+        return DISCARDS[self._discard_before_down(view)]
+
+    def _discard_before_down(self, view: PlayerView) -> int:
+        p = self.params
+        hand = view.hand
+        kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
+        if self.count_turn(view) > p.patience and self.rng.random() < p.shake:
+            # a long deal is usually a deadlock (each holds what another needs): shake it
+            return kinds[int(self.rng.integers(len(kinds)))]
+        meter = self.meter(view.contract)
+        unseen = unseen_counts(view)
+        weight_pts = p.w_points * (1.0 + p.risk_scale * self._risk(view))
+        danger = self._danger(view)
+        best, best_score = kinds[0], float("inf")
+        for c in kinds:
+            d, outs = meter.analyse(minus(hand, c))
+            score = (
+                p.w_distance * d
+                - p.w_live * self._live(outs, unseen)
+                - weight_pts * points(c, self.rules)
+                + p.w_danger * danger[c]
+            )
+            if score < best_score:
+                best, best_score = c, score
+        return best
+
+    def choose_arrangement(self, view: PlayerView, options: list[Arrangement]) -> tuple[Arrangement, int]:
+        """The arrangement (and discard) leaving the cheapest leftover hand."""
+        p = self.params
+        specs = CONTRACTS[view.contract]
+        table = table_melds(view)
+        danger = self._danger(view)
+        best = (float("inf"), 0, -1)
+        for i, arrangement in enumerate(options):
+            left = list(view.hand)
+            jokers_used = 0
+            mine: list[Meld] = []
+            for spec, cards in zip(specs, arrangement):
+                meld = Meld(spec)
+                for card, place in sorted(cards, key=lambda cp: cp[0] == JOKER):
+                    meld.add(card, place)
+                    left[card] -= 1
+                    jokers_used += card == JOKER
+                mine.append(meld)
+            kinds = hand_kinds(left)
+            if sum(left) == 1:  # going down is going out blind
+                score = -50.0 if jokers_used == 0 else -25.0
+                cand = (score, i, kinds[0])
+            else:
+                melds = table + mine
+                cost = {
+                    c: points(c, self.rules) + (0.0 if fits_table(c, melds) else p.w_unlayable) for c in kinds
+                }
+                total = sum(cost[c] * left[c] for c in kinds)
+                # discard the card that costs most to keep, unless it feeds the next player
+                x = max(kinds, key=lambda c: (cost[c] - 3.0 * danger[c], -c))
+                cand = (total - cost[x], i, x)
+            if cand[0] < best[0]:
+                best = cand
+        return options[best[1]], best[2]
+
+    # --- once down ----------------------------------------------------------------------------
+
+    def play_down(self, view: PlayerView) -> Move:
+        layoffs = moves_of(view, MoveKind.LAYOFF)
+        natural = [m for m in layoffs if m.card != JOKER]
+        natural_cards = {m.card for m in natural}
+        for m in moves_of(view, MoveKind.SWAP):
+            if m.card not in natural_cards:
+                return m
+        if natural:
+            return natural[0]
+        if layoffs:
+            return self._best_joker_layoff(view, layoffs)
+        return self._discard_down(view)
+
+    def _best_joker_layoff(self, view: PlayerView, layoffs: list[Move]) -> Move:
+        """Declare the joker where it opens a place for another card in hand."""
+        n = view.num_players
+        hand = view.hand
+        kinds = [c for c in hand_kinds(hand) if c != JOKER]
+        best, best_gain = layoffs[0], -1
+        for m in layoffs:
+            meld = view.table[(view.player + m.seat) % n][m.meld].copy()
+            meld.add(JOKER, m.place)
+            gain = sum(1 for c in kinds if fits_meld(c, meld))
+            if gain > best_gain:
+                best, best_gain = m, gain
+        return best
+
+    def _discard_down(self, view: PlayerView) -> Move:
+        p = self.params
+        melds = table_melds(view)
+        wanted: set[int] = set()
+        for q in range(view.num_players):
+            if q != view.player and not view.down[q]:
+                wanted.update(rank_of(c) for c in range(52) if view.picked_up[q][c])
+        risk_w = 1.0 + p.risk_scale * self._risk(view)
+        danger = self._danger(view)
+
+        def value(c: int) -> float:  # higher: better to throw away
+            v = points(c, self.rules) * risk_w
+            if c == JOKER:
+                return v - 200.0
+            if near_run_end(c, melds):
+                v -= p.keep_near_end
+            if rank_of(c) in wanted:
+                v -= p.keep_wanted_rank
+            return v - p.w_danger * danger[c]
+
+        kinds = hand_kinds(view.hand)
+        return DISCARDS[max(kinds, key=lambda c: (value(c), -c))]

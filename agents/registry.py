@@ -1,0 +1,73 @@
+"""Naming players: a bot's name, a saved model's path, or a researcher's ``module:factory``.
+
+``make_agent(spec, seed)`` resolves one name:
+
+- ``random``, ``greedy``, ``planner``: the built-in bots (:data:`BOTS`);
+- a path to a saved MaskablePPO model (``.zip``): :class:`agents.model.ModelAgent`, loaded
+  lazily on its first decision;
+- ``package.module:factory``: any importable callable returning an :class:`~agents.base.Agent`
+  (called with no arguments; the agent is then ``reset(seed)``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+
+from .base import Agent
+from .greedy import GreedyBot
+from .planner import PlannerBot
+from .random_agent import RandomAgent
+
+BOTS: dict[str, Callable[[], Agent]] = {
+    "random": RandomAgent,
+    "greedy": GreedyBot,
+    "planner": PlannerBot,
+}
+
+
+def describe_allowed() -> str:
+    """What a player name may be, for error messages."""
+    return (
+        f"a bot name ({', '.join(sorted(BOTS))}), the path of a saved model (.zip), "
+        "or module:factory for your own agent"
+    )
+
+
+def check_spec(spec: str) -> str:
+    """Return ``spec`` stripped if it names a player; raise ValueError saying what is allowed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"empty player name; a player is {describe_allowed()}")
+    s = spec.strip()
+    if s in BOTS:
+        return s
+    if s.endswith(".zip") or os.sep in s or "/" in s:
+        if not os.path.isfile(s):
+            raise ValueError(f"player {spec!r}: no saved model there; a player is {describe_allowed()}")
+        return s
+    if ":" in s:
+        module, _, attr = s.partition(":")
+        if module and attr:
+            return s
+    raise ValueError(f"unknown player {spec!r}; a player is {describe_allowed()}")
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build (and seed) the agent a spec names; see the module docstring."""
+    s = check_spec(spec)
+    agent: Agent
+    if s in BOTS:
+        agent = BOTS[s]()
+    elif ":" in s and not os.path.isfile(s):
+        module, _, attr = s.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        agent = factory()
+        if not isinstance(agent, Agent):
+            raise ValueError(f"player {spec!r}: {attr}() returned {type(agent).__name__}, not an Agent")
+    else:
+        from .model import ModelAgent
+
+        agent = ModelAgent(s)
+    agent.reset(seed)
+    return agent

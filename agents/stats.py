@@ -1,0 +1,211 @@
+"""Tournament statistics that respect the duplicate structure.
+
+Games of one block share their decks, so they are not independent samples. Every interval and
+test here is computed over *blocks*: a player's statistic is first averaged within each block
+(over that block's seat rotations), then a Student-t interval is taken over the block means.
+Pairwise differences are paired by block (same decks for both players): a one-sample t-test on
+the per-block differences, with a Wilcoxon signed-rank test beside it. Ratings come from
+openskill's Plackett-Luce model, fed every game in schedule order with ranks by final score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from .tournament import GameResult, games_per_block
+
+
+@dataclass
+class PlayerStats:
+    """One player's results (scores are points: lower is better)."""
+
+    name: str
+    spec: str
+    games: int
+    mean_game_score: float
+    ci95: list[float]
+    mean_deal_score: float
+    deal_ci95: list[float]
+    win_rate: float
+    went_out_rate: float  # deals this player ended by going out
+    blind_outs: int
+    mean_deal_score_by_contract: dict[str, float]
+    rating_mu: float = 0.0
+    rating_sigma: float = 0.0
+    rating_ordinal: float = 0.0
+
+
+@dataclass
+class PairStats:
+    """Two players compared over the same decks."""
+
+    a: str
+    b: str
+    mean_diff: float  # a's mean game score minus b's (negative: a scores fewer points, better)
+    ci95: list[float]
+    p_value: float  # paired t-test over blocks
+    wilcoxon_p: float
+    blocks: int
+    significant: bool
+
+
+@dataclass
+class Summary:
+    """Everything ``summary.json`` holds."""
+
+    players: list[PlayerStats]
+    pairs: list[PairStats]
+    games: int
+    blocks: int
+    duplicate: bool
+    seed: int
+    contracts: list[int]
+    deals: int
+    capped_deals: int
+    mean_moves_per_game: float
+    seconds: float = 0.0
+    games_per_second: float = 0.0
+    workers: int = 1
+    command: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (NaN becomes null)."""
+        return _clean(asdict(self))
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe: NaN and infinities become None."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def t_interval(samples: Sequence[float] | np.ndarray) -> tuple[float, list[float]]:
+    """(mean, [low, high]) 95% Student-t interval; a single sample gives a zero-width interval."""
+    from scipy import stats
+
+    x = np.asarray(samples, dtype=float)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return mean, [mean, mean]
+    half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return mean, [mean - half, mean + half]
+
+
+def paired_tests(diffs: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """(t-test p, Wilcoxon p) that the mean per-block difference is zero."""
+    from scipy import stats
+
+    d = np.asarray(diffs, dtype=float)
+    if len(d) < 2 or not np.any(d):
+        return 1.0, 1.0
+    if np.all(d == d[0]):
+        return 0.0, 0.0  # a constant non-zero difference: no variance, certainly not zero
+    t_p = float(stats.ttest_1samp(d, 0.0).pvalue)
+    try:
+        w_p = float(stats.wilcoxon(d).pvalue)
+    except ValueError:
+        w_p = float("nan")
+    return t_p, w_p
+
+
+def summarize(
+    results: Sequence[GameResult],
+    labels: Sequence[str],
+    specs: Sequence[str],
+    *,
+    duplicate: bool,
+    seed: int,
+) -> Summary:
+    """Every statistic of a finished tournament (``results`` in schedule order)."""
+    n = len(labels)
+    blocks = games_per_block(results)
+    block_ids = sorted(blocks)
+    num_deals = len(results[0].deal_scores) if results else 0
+    block_game = np.array(
+        [[np.mean([g.scores[i] for g in blocks[b]]) for i in range(n)] for b in block_ids], dtype=float
+    )
+    block_deal = block_game / max(num_deals, 1)
+    wins = np.zeros(n)
+    outs = np.zeros(n)
+    blind = np.zeros(n, dtype=int)
+    by_contract: list[dict[int, list[int]]] = [{} for _ in range(n)]
+    for g in results:
+        winners = g.winners
+        for i in winners:
+            wins[i] += 1.0 / len(winners)
+        for d, row in enumerate(g.deal_scores):
+            out = g.went_out[d]
+            if out >= 0:
+                outs[out] += 1
+                blind[out] += int(g.blind[d])
+            for i in range(n):
+                by_contract[i].setdefault(g.contracts[d], []).append(row[i])
+    games = len(results)
+    ratings = _ratings(results, n)
+    players = []
+    for i in range(n):
+        mean, ci = t_interval(block_game[:, i])
+        dmean, dci = t_interval(block_deal[:, i])
+        players.append(
+            PlayerStats(
+                name=labels[i],
+                spec=specs[i],
+                games=games,
+                mean_game_score=mean,
+                ci95=ci,
+                mean_deal_score=dmean,
+                deal_ci95=dci,
+                win_rate=float(wins[i] / games) if games else 0.0,
+                went_out_rate=float(outs[i] / (games * num_deals)) if games and num_deals else 0.0,
+                blind_outs=int(blind[i]),
+                mean_deal_score_by_contract={
+                    str(c): float(np.mean(v)) for c, v in sorted(by_contract[i].items())
+                },
+                rating_mu=ratings[i][0],
+                rating_sigma=ratings[i][1],
+                rating_ordinal=ratings[i][0] - 3.0 * ratings[i][1],
+            )
+        )
+    pairs = []
+    for i, j in combinations(range(n), 2):
+        diffs = block_game[:, i] - block_game[:, j]
+        mean, ci = t_interval(diffs)
+        t_p, w_p = paired_tests(diffs)
+        pairs.append(PairStats(labels[i], labels[j], mean, ci, t_p, w_p, len(block_ids), bool(t_p < 0.05)))
+    capped = sum(sum(g.capped) for g in results)
+    return Summary(
+        players=players,
+        pairs=pairs,
+        games=games,
+        blocks=len(block_ids),
+        duplicate=duplicate,
+        seed=seed,
+        contracts=list(results[0].contracts) if results else [],
+        deals=games * num_deals,
+        capped_deals=int(capped),
+        mean_moves_per_game=float(np.mean([g.moves for g in results])) if results else 0.0,
+    )
+
+
+def _ratings(results: Sequence[GameResult], n: int) -> list[tuple[float, float]]:
+    """Plackett-Luce (mu, sigma) per player after every game in order."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating(name=str(i)) for i in range(n)]
+    for g in results:
+        teams = model.rate([[r] for r in ratings], ranks=[float(s) for s in g.scores])
+        ratings = [team[0] for team in teams]
+    return [(float(r.mu), float(r.sigma)) for r in ratings]

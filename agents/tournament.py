@@ -1,0 +1,268 @@
+"""The tournament director: schedules games (duplicate deals by default) and plays them in parallel.
+
+**Duplicate deals.** A *block* is one game seed, i.e. one set of decks for every deal (and one
+first dealer: the cut comes from the seed too). The block is played once per seat rotation:
+in rotation ``r`` player ``i`` sits in seat ``(i + r) % n``. The decks and the dealer stay;
+the players move, so every player meets every hand of the block from every seat, and most of
+the luck of the deal cancels when players are compared within a block. With
+``duplicate=False`` every game gets fresh decks (rotations still cycle the seats).
+
+**Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, rotation,
+player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
+names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
+order, so a run gives the same numbers whatever ``workers`` is.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from shanghai_env.actions import ActionTable
+from shanghai_env.engine import Game
+from shanghai_env.rules import ALL_CONTRACTS, Rules
+
+from .base import Agent
+from .registry import check_spec, make_agent
+from .runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Who plays, how many games, on which decks."""
+
+    players: tuple[str, ...]
+    games: int = 400
+    seed: int = 0
+    contracts: tuple[int, ...] = ALL_CONTRACTS
+    duplicate: bool = True
+    max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL
+
+    def __post_init__(self) -> None:
+        players = tuple(check_spec(p) for p in self.players)
+        object.__setattr__(self, "players", players)
+        if not 3 <= len(players) <= 8:
+            raise ValueError(f"a game seats 3 to 8 players, got {len(players)}: {', '.join(players)}")
+        if not isinstance(self.games, int) or self.games < 1:
+            raise ValueError(f"games must be a positive int, got {self.games!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        if self.max_moves_per_deal < 1:
+            raise ValueError(f"max_moves_per_deal must be >= 1, got {self.max_moves_per_deal}")
+        Rules(num_players=len(players), contracts=tuple(self.contracts))  # raises on bad contracts
+
+    @property
+    def num_players(self) -> int:
+        """Seats per game."""
+        return len(self.players)
+
+    @property
+    def rules(self) -> Rules:
+        """The rule options every game of the tournament uses."""
+        return Rules(num_players=len(self.players), contracts=tuple(self.contracts))
+
+    @property
+    def labels(self) -> list[str]:
+        """Unique display names: a repeated name gets ``#2``, ``#3``, ..."""
+        seen: dict[str, int] = {}
+        out = []
+        for spec in self.players:
+            base = os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
+            seen[base] = seen.get(base, 0) + 1
+            out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+        return out
+
+    @property
+    def blocks(self) -> int:
+        """Number of deck sets: games rounded up to whole rotations in duplicate mode."""
+        return math.ceil(self.games / self.num_players) if self.duplicate else self.games
+
+    @property
+    def total_games(self) -> int:
+        """Games actually played (whole rotations in duplicate mode)."""
+        return self.blocks * self.num_players if self.duplicate else self.games
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One scheduled game: its deck seed, who sits where, every agent's seed."""
+
+    index: int
+    block: int
+    rotation: int
+    game_seed: int
+    seats: tuple[int, ...]  # seats[s] = player index sitting in seat s
+    agent_seeds: tuple[int, ...]  # by player index
+
+
+@dataclass
+class GameResult:
+    """One game, indexed by player (not seat)."""
+
+    index: int
+    block: int
+    rotation: int
+    game_seed: int
+    seats: tuple[int, ...]
+    scores: list[int]
+    deal_scores: list[list[int]]  # [deal][player]
+    contracts: list[int]
+    went_out: list[int]  # per deal: the player who went out, or -1
+    blind: list[bool]
+    capped: list[bool]
+    moves: int
+    seconds: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def winners(self) -> list[int]:
+        """Players with the lowest total (ties share first)."""
+        low = min(self.scores)
+        return [i for i, s in enumerate(self.scores) if s == low]
+
+
+def _derive(*key: int) -> int:
+    return int(np.random.SeedSequence(list(key)).generate_state(1)[0])
+
+
+def schedule(config: TournamentConfig) -> list[GameTask]:
+    """Every game of the tournament, in a fixed order (block-major)."""
+    n = config.num_players
+    tasks: list[GameTask] = []
+    if config.duplicate:
+        for block in range(config.blocks):
+            game_seed = _derive(config.seed, block)
+            for r in range(n):
+                tasks.append(_task(config, len(tasks), block, r, game_seed))
+    else:
+        for g in range(config.games):
+            tasks.append(_task(config, g, g, g % n, _derive(config.seed, g)))
+    return tasks
+
+
+def _task(config: TournamentConfig, index: int, block: int, rotation: int, game_seed: int) -> GameTask:
+    n = config.num_players
+    seats = tuple((s - rotation) % n for s in range(n))
+    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(n))
+    return GameTask(index, block, rotation, game_seed, seats, agent_seeds)
+
+
+# --- playing (also in worker processes) --------------------------------------------------------
+
+_AGENTS: dict[tuple[str, ...], list[Agent]] = {}  # per worker process: built once, reset per game
+_ENCODERS: dict[Rules, Any] = {}
+
+
+def _agents_for(players: tuple[str, ...]) -> list[Agent]:
+    agents = _AGENTS.get(players)
+    if agents is None:
+        agents = _AGENTS[players] = [make_agent(p) for p in players]
+    return agents
+
+
+def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
+    """Play one scheduled game; the same task always gives the same result."""
+    agents = _agents_for(config.players)
+    for agent, seed in zip(agents, task.agent_seeds):
+        agent.reset(seed)
+    rules = config.rules
+    encoder = None
+    if any(getattr(a, "needs_observation", False) for a in agents):
+        encoder = _ENCODERS.get(rules)
+        if encoder is None:
+            from .model import observation_encoder
+
+            encoder = _ENCODERS[rules] = observation_encoder(rules)
+    game = Game(rules)
+    start = time.perf_counter()
+    record = play_game(
+        game,
+        [agents[i] for i in task.seats],
+        task.game_seed,
+        max_moves_per_deal=config.max_moves_per_deal,
+        encoder=encoder,
+        table=ActionTable(rules),
+    )
+    n = config.num_players
+    player_of_seat = task.seats
+    scores = [0] * n
+    for s, score in enumerate(record.scores):
+        scores[player_of_seat[s]] = score
+    deal_scores = []
+    for row in record.deal_scores:
+        by_player = [0] * n
+        for s, score in enumerate(row):
+            by_player[player_of_seat[s]] = score
+        deal_scores.append(by_player)
+    return GameResult(
+        index=task.index,
+        block=task.block,
+        rotation=task.rotation,
+        game_seed=task.game_seed,
+        seats=task.seats,
+        scores=scores,
+        deal_scores=deal_scores,
+        contracts=list(config.contracts),
+        went_out=[player_of_seat[s] if s >= 0 else -1 for s in record.out_players],
+        blind=record.blind,
+        capped=record.capped,
+        moves=record.moves,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _play_chunk(config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
+    return [play_task(config, t) for t in tasks]
+
+
+def run_tournament(
+    config: TournamentConfig,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[GameResult]:
+    """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish.
+
+    ``workers`` defaults to every core; 1 plays in this process. Results come back in schedule
+    order whatever the number of workers.
+    """
+    tasks = schedule(config)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    per_chunk = config.num_players  # one block per task in duplicate mode
+    chunks = [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
+    results: list[GameResult] = []
+    if workers == 1 or len(chunks) == 1:
+        for chunk in chunks:
+            results.extend(_play_chunk(config, chunk))
+            if progress:
+                progress(len(chunk))
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+            pending: set[Future[list[GameResult]]] = {pool.submit(_play_chunk, config, c) for c in chunks}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    chunk_results = fut.result()
+                    results.extend(chunk_results)
+                    if progress:
+                        progress(len(chunk_results))
+    results.sort(key=lambda r: r.index)
+    return results
+
+
+def games_per_block(results: Sequence[GameResult]) -> dict[int, list[GameResult]]:
+    """Results grouped by block (deck set)."""
+    blocks: dict[int, list[GameResult]] = {}
+    for r in results:
+        blocks.setdefault(r.block, []).append(r)
+    return blocks

@@ -1,0 +1,150 @@
+"""Tournament director: play agents against each other on duplicate deals and report who is better.
+
+Example (docs/bots.md gives the bots' results of this command with ``--games 800``)::
+
+    python evaluate.py --players planner,greedy,random,random --games 400 --seed 0 --out results/
+
+Players are bot names (random, greedy, planner), paths of saved MaskablePPO models (.zip), or
+``module:factory`` for any agent; 3 to 8 of them. See ``python evaluate.py --help`` and
+``agents/tournament.py`` for how games are scheduled and ``agents/stats.py`` for the statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+from agents.registry import check_spec, describe_allowed
+from agents.report import print_tables, write_chart, write_games_csv, write_summary
+from agents.runner import DEFAULT_MAX_MOVES_PER_DEAL
+from agents.stats import Summary, summarize
+from agents.tournament import TournamentConfig, run_tournament
+from shanghai_env.melds import CONTRACTS
+
+
+def _players(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",")]
+    if not 3 <= len(names) <= 8:
+        raise argparse.ArgumentTypeError(
+            f"a game seats 3 to 8 players, got {len(names)}; list 3-8 of: {describe_allowed()}"
+        )
+    try:
+        return [check_spec(s) for s in names]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _contracts(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        out = ()
+    if not out or any(c not in CONTRACTS for c in out):
+        raise argparse.ArgumentTypeError(
+            f"contracts are a comma-separated list of numbers 1..10 (e.g. 1 or 1,2,3), got {text!r}"
+        )
+    return out
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"the seed is a non-negative integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``evaluate.py``."""
+    p = argparse.ArgumentParser(
+        prog="evaluate.py",
+        description="Play a Shanghai Rummy tournament between bots and trained models.",
+    )
+    p.add_argument(
+        "--players", type=_players, required=True, help=f"3-8 comma-separated players: {describe_allowed()}"
+    )
+    p.add_argument(
+        "--games", type=_positive, default=400, help="games to play (rounded up to whole seat rotations)"
+    )
+    p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
+    p.add_argument("--out", default="results", help="output folder (created if missing)")
+    p.add_argument(
+        "--contracts",
+        type=_contracts,
+        default=None,
+        help="contracts to play, e.g. 1 or 1,2,3 (default: all ten)",
+    )
+    p.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--no-duplicate",
+        dest="duplicate",
+        action="store_false",
+        help="fresh decks for every game instead of replaying each deck set in every seat rotation",
+    )
+    p.add_argument(
+        "--max-moves-per-deal",
+        type=_positive,
+        default=DEFAULT_MAX_MOVES_PER_DEAL,
+        help="end a deal after this many moves, everybody scoring their hand (recorded as capped)",
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="print no tables")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> Summary:
+    """Run a tournament from command-line arguments; return its summary."""
+    args = build_parser().parse_args(argv)
+    kwargs = {"contracts": args.contracts} if args.contracts else {}
+    config = TournamentConfig(
+        players=tuple(args.players),
+        games=args.games,
+        seed=args.seed,
+        duplicate=args.duplicate,
+        max_moves_per_deal=args.max_moves_per_deal,
+        **kwargs,
+    )
+    workers = args.workers or os.cpu_count() or 1
+    os.makedirs(args.out, exist_ok=True)
+    start = time.perf_counter()
+    if args.progress:
+        from tqdm import tqdm
+
+        with tqdm(total=config.total_games, unit="game", desc="games") as bar:
+            results = run_tournament(config, workers=workers, progress=bar.update)
+    else:
+        results = run_tournament(config, workers=workers)
+    seconds = time.perf_counter() - start
+    summary = summarize(results, config.labels, config.players, duplicate=config.duplicate, seed=config.seed)
+    summary.seconds = seconds
+    summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0
+    summary.workers = workers
+    args_given = list(argv) if argv is not None else sys.argv[1:]
+    summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)
+    write_summary(summary, args.out)
+    write_games_csv(results, config.labels, args.out)
+    write_chart(summary, args.out)
+    if not args.quiet:
+        print_tables(summary)
+        print(f"wrote {args.out}/summary.json, games.csv, scores.png")
+    return summary
+
+
+if __name__ == "__main__":
+    main()

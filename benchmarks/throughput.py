@@ -27,9 +27,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from shanghai_env import Game  # noqa: E402
-from shanghai_env.actions import ActionTable  # noqa: E402
-from shanghai_env.observation import ObservationEncoder  # noqa: E402
+from shanghai_env import Game
+from shanghai_env.actions import ActionTable
+from shanghai_env.observation import ObservationEncoder
 
 Loop = Callable[[float], tuple[int, float]]
 
@@ -80,7 +80,7 @@ def aec_loop(num_players: int, wrapped: bool, cap: int) -> Callable[[], int]:
     def episode() -> int:
         env.reset(seed=next(seeds))
         steps = 0
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 action = None
@@ -162,7 +162,9 @@ def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="short runs (CI)")
     parser.add_argument("--seconds", type=float, default=None, help="seconds per figure")
     parser.add_argument("--players", default="3,4,6,8", help="player counts, e.g. 4 or 3,4,6,8")

@@ -137,6 +137,33 @@ def rlcard_loop() -> Callable[[], int] | None:
     return episode
 
 
+def vec_env_rate(num_envs: int, subprocess: bool, seconds: float) -> float | None:
+    """Learner steps/s of the single-agent view in a vector env (random masked actions)."""
+    try:
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    except ImportError:
+        return None
+    from shanghai_env.single_agent import SingleAgentEnv
+
+    def make(i: int) -> Callable[[], SingleAgentEnv]:
+        return lambda: SingleAgentEnv(num_players=4, contracts=(1,))
+
+    fns = [make(i) for i in range(num_envs)]
+    vec = SubprocVecEnv(fns) if subprocess else DummyVecEnv(fns)  # type: ignore[arg-type]
+    vec.seed(0)
+    vec.reset()
+    rng = np.random.default_rng(0)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        masks = vec.env_method("action_masks")
+        vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        steps += num_envs
+    rate = steps / (time.perf_counter() - start)
+    vec.close()
+    return rate
+
+
 def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float:
     """KiB each env instance holds after a reset and some play (tracemalloc, beyond imports)."""
     import shanghai_env
@@ -201,6 +228,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     key = f"{ours} / {peer}"
                     results["ratios"][key] = sps[ours] / sps[peer]
                     print(f"{key:<44} {results['ratios'][key]:5.2f}x")
+
+    cores = os.cpu_count() or 1
+    one = vec_env_rate(1, False, seconds)
+    many = vec_env_rate(cores, True, seconds) if one is not None else None
+    if one is None or many is None:
+        print("vector env (single-agent view)     (needs the train extra: stable-baselines3)")
+    else:
+        results["vec_env"] = {"one_process": one, f"subproc_{cores}": many, "ratio": many / one}
+        print(f"single-agent view, 1 process        {one:>10,.0f} learner steps/s")
+        print(f"single-agent view, SubprocVecEnv({cores}) {many:>8,.0f} learner steps/s  ({many / one:.2f}x)")
 
     mem = {n: memory_per_env(n) for n in players}
     results["memory_kib_per_env"] = mem

@@ -2,6 +2,7 @@
 
 ``shanghai_env.env(**options)`` is the PettingZoo AEC env (``raw_env`` without the wrappers);
 importing this package registers it as ``pettingzoo.make("aec", "shanghai/Shanghai-v0")``.
+``SingleAgentEnv`` is the single-agent Gymnasium view for training (one learning seat).
 """
 
 from .aec import ENV_ID, env, raw_env, register
@@ -11,6 +12,7 @@ from .melds import CONTRACTS, arrangements, can_fulfil
 from .moves import Move, MoveKind, move_name, parse_move
 from .observation import ObservationEncoder, StateEncoder
 from .rules import Rules
+from .single_agent import SingleAgentEnv
 
 register()
 
@@ -28,6 +30,7 @@ __all__ = [
     "Phase",
     "PlayerView",
     "Rules",
+    "SingleAgentEnv",
     "StateEncoder",
     "arrangements",
     "can_fulfil",

@@ -1,0 +1,112 @@
+"""Warm start for MaskablePPO: behaviour cloning of a bot's decisions before reinforcement learning.
+
+:func:`collect` lets a *teacher* bot (e.g. ``planner``) play the learning seat of
+:class:`~shanghai_env.single_agent.SingleAgentEnv` and records, at each of its decisions, the
+observation, the legal-action mask, the action and the (shaped) discounted return that followed.
+:func:`pretrain` then fits the policy to the teacher's actions (cross-entropy over the masked
+distribution) and the value head to the returns, so PPO starts from a player that already
+goes down and goes out, with a value function that matches it, and spends its steps improving
+on the teacher rather than rediscovering the game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from shanghai_env.decision import decision_for
+from shanghai_env.single_agent import SingleAgentEnv
+
+from .registry import make_agent
+
+
+@dataclass
+class Demonstrations:
+    """A teacher's decisions: observations, masks, actions and discounted returns."""
+
+    obs: np.ndarray  # int8 [N, L]
+    masks: np.ndarray  # bool [N, A]
+    actions: np.ndarray  # int64 [N]
+    returns: np.ndarray  # float32 [N]
+
+    def __len__(self) -> int:
+        return int(self.actions.size)
+
+
+def collect(env: SingleAgentEnv, teacher: str, steps: int, gamma: float, seed: int = 0) -> Demonstrations:
+    """Play ``steps`` decisions of ``teacher`` in the learner's seat of ``env`` (whole episodes)."""
+    agent = make_agent(teacher)
+    rng = np.random.default_rng(seed)
+    obs_l: list[np.ndarray] = []
+    mask_l: list[np.ndarray] = []
+    act_l: list[int] = []
+    ret_l: list[float] = []
+    episode = 0
+    while len(act_l) < steps:
+        obs, _ = env.reset(seed=int(rng.integers(2**63)))
+        agent.reset(episode)
+        episode += 1
+        rewards: list[float] = []
+        done = False
+        while not done:
+            decision = decision_for(env.game, env.learner, env.table, env.encoder)
+            action = agent.act(decision)
+            obs_l.append(obs)
+            mask_l.append(env.action_masks())
+            act_l.append(action)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            rewards.append(float(reward))
+            done = terminated or truncated
+        ret, returns = 0.0, []
+        for r in reversed(rewards):
+            ret = r + gamma * ret
+            returns.append(ret)
+        ret_l.extend(reversed(returns))
+    return Demonstrations(
+        obs=np.stack(obs_l),
+        masks=np.stack(mask_l),
+        actions=np.asarray(act_l, dtype=np.int64),
+        returns=np.asarray(ret_l, dtype=np.float32),
+    )
+
+
+def pretrain(
+    model: Any, demos: Demonstrations, epochs: int, batch_size: int = 256, seed: int = 0
+) -> list[dict[str, float]]:
+    """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations; one row of losses per epoch."""
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = policy.optimizer
+    rng = np.random.default_rng(seed)
+    n = len(demos)
+    history = []
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        totals = {"policy_loss": 0.0, "value_loss": 0.0, "accuracy": 0.0}
+        for start in range(0, n, batch_size):
+            idx = order[start : start + batch_size]
+            obs = torch.as_tensor(demos.obs[idx], dtype=torch.float32)
+            actions = torch.as_tensor(demos.actions[idx])
+            masks = demos.masks[idx]
+            values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
+            returns = torch.as_tensor(demos.returns[idx])
+            policy_loss = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns)
+            loss = policy_loss + 0.5 * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+            with torch.no_grad():
+                dist = policy.get_distribution(obs, action_masks=masks)
+                best = dist.distribution.probs.argmax(dim=1)
+            k = len(idx)
+            totals["policy_loss"] += float(policy_loss.detach()) * k
+            totals["value_loss"] += float(value_loss.detach()) * k
+            totals["accuracy"] += float((best == actions).float().sum())
+        history.append({key: v / n for key, v in totals.items()})
+    policy.set_training_mode(False)
+    return history

@@ -1,0 +1,487 @@
+"""MaskablePPO training on :class:`shanghai_env.single_agent.SingleAgentEnv` (the library behind train.py).
+
+- **Opponents** are named as on evaluate.py's command line (``random``, ``greedy``, ``planner``,
+  a saved model's path) plus ``self``: a snapshot of the learner drawn from a pool of its last
+  ``pool_size`` snapshots (one is saved before training starts and one every
+  ``snapshot_every`` steps). Every opponent seat draws one of the names, uniformly, per episode.
+- **Evaluation** every ``eval_every`` steps plays the current policy against each bot in
+  ``eval_opponents`` (``model, bot, bot, bot``) through :mod:`agents.tournament`, the code
+  evaluate.py runs, on duplicate deals with a fixed seed, and logs the model's mean deal score
+  (with its 95% interval) and win rate to TensorBoard, the terminal and ``eval.csv``.
+- **Outputs** in ``out``: ``model.zip`` and ``model.json`` (the configuration, the final
+  evaluation, the throughput), ``best_model.zip`` (best evaluation against the first
+  evaluation bot), ``checkpoints/``, ``pool/`` (self-play snapshots), ``eval.csv``,
+  ``learning_curve.png`` and TensorBoard logs in ``tb/``.
+- **Determinism**: one seed fixes the environments (``seed + rank``), the opponents' seeds,
+  the network's initialisation and PPO's sampling; evaluation saves and restores the global
+  random state it would otherwise disturb.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+from shanghai_env.engine import Game
+from shanghai_env.observation import ObservationEncoder
+from shanghai_env.rules import Rules
+from shanghai_env.single_agent import SingleAgentEnv
+
+from .base import Agent
+from .contract import ContractMeter
+from .registry import make_agent
+
+SELF = "self"
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on (saved beside the model as JSON)."""
+
+    timesteps: int = 60_000
+    n_envs: int = 2
+    opponents: tuple[str, ...] = ("greedy",)
+    contracts: tuple[int, ...] = (1,)
+    num_players: int = 4
+    reward: str = "deal"
+    seed: int = 0
+    out: str = "runs/demo"
+    shaping: float = 0.1  # potential = -shaping * distance to the contract (0: off)
+    learning_rate: float = 3e-4
+    n_steps: int = 512
+    batch_size: int = 256
+    n_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.003
+    net_arch: tuple[int, ...] = (128, 128)
+    max_moves_per_deal: int = 1000
+    eval_every: int = 10_000
+    eval_games: int = 100
+    eval_opponents: tuple[str, ...] = ("greedy",)
+    eval_seed: int = 1_000_003
+    checkpoint_every: int = 50_000
+    snapshot_every: int = 20_000
+    pool_size: int = 5
+    vec_env: str = "subproc"  # or "dummy" (one process)
+    pretrain: str = ""  # a bot to imitate before PPO (behaviour cloning); "" for none
+    pretrain_steps: int = 40_000  # its decisions recorded
+    pretrain_epochs: int = 5
+    torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
+    progress: bool = True
+    verbose: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.opponents = tuple(self.opponents)
+        self.contracts = tuple(self.contracts)
+        self.net_arch = tuple(self.net_arch)
+        self.eval_opponents = tuple(self.eval_opponents)
+        if self.vec_env not in ("subproc", "dummy"):
+            raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
+        if self.timesteps < 1 or self.n_envs < 1:
+            raise ValueError("timesteps and n_envs must be positive")
+        if not self.opponents:
+            raise ValueError("name at least one opponent (a bot, a model path, or 'self')")
+
+
+# --- opponents and shaping (built in the environment's process) ---------------------------------
+
+_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+
+
+def _cached_agent(spec: str, seat: int) -> Agent:
+    """One agent object per (name, opponent seat) and process: bots keep per-game state."""
+    key = (spec, seat)
+    agent = _AGENT_CACHE.get(key)
+    if agent is None:
+        agent = _AGENT_CACHE[key] = make_agent(spec)
+    return agent
+
+
+@dataclass(frozen=True)
+class OpponentSampler:
+    """Opponent factory for :class:`SingleAgentEnv`: each seat draws one name per episode.
+
+    ``self`` draws a snapshot path from ``pool`` (uniformly). Plain data, so it pickles into
+    worker processes; agents are built there and cached.
+    """
+
+    specs: tuple[str, ...]
+    pool: tuple[str, ...] = ()
+    seats: int = 3
+
+    def __call__(self, rng: np.random.Generator) -> list[Agent]:
+        out = []
+        for k in range(self.seats):
+            spec = self.specs[int(rng.integers(len(self.specs)))]
+            if spec == SELF:
+                if not self.pool:
+                    raise ValueError("self-play needs at least one snapshot in the pool")
+                spec = self.pool[int(rng.integers(len(self.pool)))]
+            out.append(_cached_agent(spec, k))
+        return out
+
+
+class DistancePotential:
+    """Potential ``-coef * distance of the hand to the contract`` (0 once down), for shaping."""
+
+    def __init__(self, coef: float, gap: int = 1) -> None:
+        self.coef = coef
+        self.gap = gap
+        self._meters: dict[int, ContractMeter] = {}
+
+    def __call__(self, game: Game, seat: int) -> float:
+        if game.down[seat]:
+            return 0.0
+        meter = self._meters.get(game.contract)
+        if meter is None:
+            meter = self._meters[game.contract] = ContractMeter(game.contract, self.gap)
+        return -self.coef * meter.distance(game.hands[seat])
+
+
+def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], SingleAgentEnv]:
+    """A picklable constructor of one training env (single-threaded torch in workers)."""
+
+    def make() -> SingleAgentEnv:
+        if multiprocessing.current_process().name != "MainProcess":
+            torch.set_num_threads(1)  # one core per worker; the learner keeps its own threads
+        return SingleAgentEnv(
+            OpponentSampler(config.opponents, tuple(pool), config.num_players - 1),
+            num_players=config.num_players,
+            contracts=config.contracts,
+            reward=config.reward,
+            max_moves_per_deal=config.max_moves_per_deal,
+            potential=DistancePotential(config.shaping) if config.shaping else None,
+            gamma=config.gamma,
+        )
+
+    return make
+
+
+# --- the policy's input scaling ----------------------------------------------------------------
+
+
+class CardFeatures(BaseFeaturesExtractor):
+    """The observation scaled to about [-1, 1], plus card features computed from it.
+
+    Every entry is divided by its largest magnitude (hand sizes reach 127, counts 3). With
+    ``upcard_start`` (where the ``upcard_offered`` slice begins) it adds what a rummy player
+    looks at first, all read from the hand (the first 53 entries) and the upcard on offer:
+    cards held per rank and per suit, the upcard's rank and suit and their products with those
+    counts, and for each card held, how many cards of its rank are held. These are functions of
+    the observation only; they spare the network from discovering the products itself.
+    """
+
+    def __init__(self, observation_space: spaces.Box, upcard_start: int | None = None) -> None:
+        size = int(np.prod(observation_space.shape))
+        extra = 0 if upcard_start is None else 3 * 13 + 3 * 4 + 1 + 52
+        super().__init__(observation_space, size + extra)
+        scale = np.maximum(np.maximum(np.abs(observation_space.low), np.abs(observation_space.high)), 1)
+        self.scale: torch.Tensor
+        self.register_buffer("scale", torch.as_tensor(scale.reshape(-1), dtype=torch.float32))
+        self.upcard_start = upcard_start
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        x = observations.flatten(1).float()
+        parts = [x / self.scale]
+        u = self.upcard_start
+        if u is not None:
+            hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
+            up = x[:, u : u + 52].reshape(-1, 4, 13)
+            by_rank, up_rank = hand.sum(1), up.sum(1)
+            by_suit, up_suit = hand.sum(2), up.sum(2)
+            held_rank = (hand > 0).float() * by_rank.unsqueeze(1)
+            parts += [
+                by_rank / 4,
+                up_rank,
+                by_rank * up_rank / 4,
+                by_suit / 11,
+                up_suit,
+                by_suit * up_suit / 11,
+                x[:, u + 52 : u + 53],
+                held_rank.flatten(1) / 4,
+            ]
+        return torch.cat(parts, dim=1)
+
+
+# --- evaluation --------------------------------------------------------------------------------
+
+
+def evaluate_model(
+    path: str, config: TrainConfig, opponent: str, games: int | None = None, workers: int = 1
+) -> dict[str, float]:
+    """Duplicate-deal tournament ``model, opponent x (n-1)``: the model's mean deal score and win rate."""
+    from . import tournament
+    from .stats import summarize
+
+    players = (path, *([opponent] * (config.num_players - 1)))
+    tconfig = tournament.TournamentConfig(
+        players=players, games=games or config.eval_games, seed=config.eval_seed, contracts=config.contracts
+    )
+    results = tournament.run_tournament(tconfig, workers=workers)
+    tournament._AGENTS.pop(tconfig.players, None)  # a path is evaluated once: free its model
+    summary = summarize(results, tconfig.labels, tconfig.players, duplicate=True, seed=tconfig.seed)
+    me, others = summary.players[0], summary.players[1:]
+    return {
+        "mean_deal_score": me.mean_deal_score,
+        "ci_low": float(me.deal_ci95[0]),
+        "ci_high": float(me.deal_ci95[1]),
+        "win_rate": me.win_rate,
+        "opponent_mean_deal_score": float(np.mean([p.mean_deal_score for p in others])),
+        "games": float(len(results)),
+    }
+
+
+def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
+    class SnapshotPool(BaseCallback):
+        """Saves a snapshot every ``snapshot_every`` steps and hands the pool to the envs."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = config.snapshot_every
+
+        def _on_step(self) -> bool:
+            if SELF in config.opponents and self.num_timesteps >= self.next:
+                self.next += config.snapshot_every
+                path = os.path.join(out, "pool", f"step_{self.num_timesteps}.zip")
+                self.model.save(path)
+                pool.append(path)
+                del pool[: -config.pool_size]
+                sampler = OpponentSampler(config.opponents, tuple(pool), config.num_players - 1)
+                self.training_env.env_method("set_opponents", sampler)
+            return True
+
+    class TournamentEval(BaseCallback):
+        """Evaluates against the bots through agents.tournament; logs, prints, keeps the best."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next = 0
+            self.rows: list[dict[str, float]] = []
+            self.best = float("inf")
+            self.start = time.perf_counter()
+
+        def _on_training_start(self) -> None:
+            self.evaluate()
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next:
+                self.evaluate()
+            return True
+
+        def _on_training_end(self) -> None:
+            if not self.rows or self.rows[-1]["timesteps"] != self.num_timesteps:
+                self.evaluate()
+
+        def evaluate(self) -> None:
+            self.next = self.num_timesteps + config.eval_every
+            path = os.path.join(out, "eval", f"step_{self.num_timesteps}.zip")
+            self.model.save(path)
+            states = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+            row: dict[str, float] = {
+                "timesteps": float(self.num_timesteps),
+                "seconds": time.perf_counter() - self.start,
+            }
+            parts = []
+            for i, bot in enumerate(config.eval_opponents):
+                r = evaluate_model(path, config, bot)
+                for k in ("mean_deal_score", "ci_low", "ci_high", "win_rate", "opponent_mean_deal_score"):
+                    row[f"{bot}_{k}"] = r[k]
+                self.logger.record(f"eval/{bot}_mean_deal_score", r["mean_deal_score"])
+                self.logger.record(f"eval/{bot}_win_rate", r["win_rate"])
+                parts.append(
+                    f"vs {bot}: {r['mean_deal_score']:.1f} [{r['ci_low']:.1f}, {r['ci_high']:.1f}] "
+                    f"(bots {r['opponent_mean_deal_score']:.1f}), win {100 * r['win_rate']:.0f}%"
+                )
+                if i == 0 and r["mean_deal_score"] < self.best:
+                    self.best = r["mean_deal_score"]
+                    self.model.save(os.path.join(out, "best_model.zip"))
+            torch.set_rng_state(states[0])
+            np.random.set_state(states[1])
+            random.setstate(states[2])
+            os.remove(path)
+            self.rows.append(row)
+            _write_csv(os.path.join(out, "eval.csv"), self.rows)
+            print(f"[eval] step {self.num_timesteps:>8}: mean deal score " + "; ".join(parts), flush=True)
+
+    return [SnapshotPool(), TournamentEval()]
+
+
+def _write_csv(path: str, rows: list[dict[str, float]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_curve(csv_path: str, png_path: str, title: str = "") -> None:
+    """The learning curve: mean deal score (95% interval) against each evaluation bot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(csv_path, encoding="utf-8") as f:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    bots = sorted({k[: -len("_mean_deal_score")] for k in rows[0] if k.endswith("_mean_deal_score")})
+    bots = [b for b in bots if not b.endswith("_opponent")]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    x = [r["timesteps"] for r in rows]
+    for bot in bots:
+        y = [r[f"{bot}_mean_deal_score"] for r in rows]
+        ax.plot(x, y, marker="o", label=f"model vs 3 {bot}")
+        ax.fill_between(x, [r[f"{bot}_ci_low"] for r in rows], [r[f"{bot}_ci_high"] for r in rows], alpha=0.2)
+        ax.axhline(
+            float(np.mean([r[f"{bot}_opponent_mean_deal_score"] for r in rows])),
+            ls="--",
+            lw=1,
+            label=f"{bot}'s own mean in those games",
+        )
+    ax.set_xlabel("training steps (learner decisions)")
+    ax.set_ylabel("mean deal score (lower is better)")
+    ax.set_title(title or "MaskablePPO learning curve")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+
+
+# --- training ----------------------------------------------------------------------------------
+
+
+def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
+    """A fresh MaskablePPO for ``config`` on ``env``."""
+    from sb3_contrib import MaskablePPO
+
+    arch = list(config.net_arch)
+    rules = Rules(num_players=config.num_players, contracts=config.contracts)
+    upcard_start = ObservationEncoder(rules).slices["upcard_offered"].start
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        ent_coef=config.ent_coef,
+        policy_kwargs={
+            "features_extractor_class": CardFeatures,
+            "features_extractor_kwargs": {"upcard_start": upcard_start},
+            "net_arch": {"pi": arch, "vf": arch},
+        },
+        tensorboard_log=tensorboard_log,
+        seed=config.seed,
+        device="cpu",
+        verbose=config.verbose,
+    )
+
+
+def save_for_play(model: Any, path: str) -> None:
+    """Save ``model`` with a fresh optimizer: a third of the size, plays the same (checkpoints/
+    keep the optimizer's state for resuming training)."""
+    policy = model.policy
+    trained = policy.optimizer
+    lr = float(model.lr_schedule(1.0))
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=lr, **policy.optimizer_kwargs)
+    try:
+        model.save(path)
+    finally:
+        policy.optimizer = trained
+
+
+def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
+    """Behaviour cloning of ``config.pretrain`` (a bot) against the non-self opponents."""
+    from .imitation import collect, pretrain
+
+    bots = tuple(o for o in config.opponents if o != SELF) or (config.pretrain,)
+    env = env_factory(TrainConfig(**{**asdict(config), "opponents": bots}))()
+    start = time.perf_counter()
+    demos = collect(env, config.pretrain, config.pretrain_steps, config.gamma, seed=config.seed)
+    print(f"[pretrain] {len(demos)} decisions of {config.pretrain} in {time.perf_counter() - start:.0f}s")
+    history = pretrain(model, demos, config.pretrain_epochs, config.batch_size, seed=config.seed)
+    for i, row in enumerate(history):
+        print(
+            f"[pretrain] epoch {i + 1}: policy loss {row['policy_loss']:.3f}, value loss "
+            f"{row['value_loss']:.4f}, agrees with {config.pretrain} on {100 * row['accuracy']:.1f}%",
+            flush=True,
+        )
+    return history
+
+
+def make_vec_env(config: TrainConfig, pool: Sequence[str] = ()) -> Any:
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    fns: list[Callable[[], Any]] = [env_factory(config, pool) for _ in range(config.n_envs)]
+    vec = SubprocVecEnv(fns) if config.vec_env == "subproc" and config.n_envs > 1 else DummyVecEnv(fns)
+    vec.seed(config.seed)
+    return VecMonitor(vec)
+
+
+def train(config: TrainConfig) -> Any:
+    """Train, evaluate along the way, save ``model.zip`` + ``model.json``; returns the model."""
+    import sb3_contrib
+    import stable_baselines3
+    from stable_baselines3.common.callbacks import CheckpointCallback
+    from stable_baselines3.common.utils import set_random_seed
+
+    out = config.out
+    for sub in ("", "pool", "eval", "checkpoints"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    set_random_seed(config.seed)
+    torch.set_num_threads(config.torch_threads)
+    pool: list[str] = []
+    env = make_vec_env(config, pool)
+    model = build_model(config, env, tensorboard_log=os.path.join(out, "tb"))
+    pretraining = _pretrain(config, model) if config.pretrain else []
+    if SELF in config.opponents:  # the pool starts with the policy as it is before PPO
+        pool.append(os.path.join(out, "pool", "step_0.zip"))
+        model.save(pool[0])
+        env.env_method(
+            "set_opponents", OpponentSampler(config.opponents, tuple(pool), config.num_players - 1)
+        )
+    callbacks = _callbacks(config, out, pool)
+    every = max(1, config.checkpoint_every // config.n_envs)
+    callbacks.append(CheckpointCallback(every, os.path.join(out, "checkpoints"), name_prefix="model"))
+    start = time.perf_counter()
+    model.learn(config.timesteps, callback=callbacks, progress_bar=config.progress, tb_log_name="ppo")
+    seconds = time.perf_counter() - start
+    env.close()
+    save_for_play(model, os.path.join(out, "model.zip"))
+    evaluator = callbacks[1]
+    final = evaluator.rows[-1] if evaluator.rows else {}
+    meta = {
+        "config": asdict(config),
+        "timesteps": int(model.num_timesteps),
+        "seconds": seconds,  # evaluations included
+        "steps_per_second": model.num_timesteps / seconds if seconds > 0 else 0.0,
+        "final_eval": final,
+        "best_eval_vs_first_bot": evaluator.best,
+        "pretraining": pretraining,
+        "versions": {
+            "stable_baselines3": stable_baselines3.__version__,
+            "sb3_contrib": sb3_contrib.__version__,
+            "torch": torch.__version__,
+        },
+    }
+    with open(os.path.join(out, "model.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2)
+    if evaluator.rows:
+        plot_curve(os.path.join(out, "eval.csv"), os.path.join(out, "learning_curve.png"))
+    return model

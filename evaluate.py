@@ -18,12 +18,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-from agents.registry import check_spec, describe_allowed
+from agents.registry import check_spec, contracts_arg, describe_allowed
 from agents.report import print_tables, write_chart, write_games_csv, write_summary
 from agents.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from agents.stats import Summary, summarize
 from agents.tournament import TournamentConfig, run_tournament
-from shanghai_env.melds import CONTRACTS
 
 
 def _players(text: str) -> list[str]:
@@ -36,18 +35,6 @@ def _players(text: str) -> list[str]:
         return [check_spec(s) for s in names]
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _contracts(text: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(s) for s in text.split(","))
-    except ValueError:
-        out = ()
-    if not out or any(c not in CONTRACTS for c in out):
-        raise argparse.ArgumentTypeError(
-            f"contracts are a comma-separated list of numbers 1..10 (e.g. 1 or 1,2,3), got {text!r}"
-        )
-    return out
 
 
 def _positive(text: str) -> int:
@@ -86,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results", help="output folder (created if missing)")
     p.add_argument(
         "--contracts",
-        type=_contracts,
+        type=contracts_arg,
         default=None,
         help="contracts to play, e.g. 1 or 1,2,3 (default: all ten)",
     )

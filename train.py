@@ -18,9 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from agents.registry import check_spec
+from agents.registry import check_spec, contracts_arg
 from agents.training import SELF, TrainConfig, train
-from shanghai_env.melds import CONTRACTS
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -34,16 +33,6 @@ def _names(text: str) -> tuple[str, ...]:
             except ValueError as err:
                 raise argparse.ArgumentTypeError(f"{err} (or 'self' for self-play)") from None
     return names
-
-
-def _contracts(text: str) -> tuple[int, ...]:
-    try:
-        out = tuple(int(s) for s in text.split(","))
-    except ValueError:
-        out = ()
-    if not out or any(c not in CONTRACTS for c in out):
-        raise argparse.ArgumentTypeError(f"contracts are comma-separated numbers 1..10, got {text!r}")
-    return out
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -67,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated opponent names, drawn per seat and episode: bot names (random, greedy, "
         "planner), model paths (.zip), 'self' (a pool of the learner's past snapshots)",
     )
-    a("--contracts", type=_contracts, default=d.contracts, help="contracts of one episode, e.g. 1 or 1,2")
+    a("--contracts", type=contracts_arg, default=d.contracts, help="contracts of one episode, e.g. 1 or 1,2")
     a("--players", type=int, default=d.num_players, help="players at the table (3-8)")
     a("--reward", choices=("deal", "win"), default=d.reward, help="the AEC env's reward mode")
     a("--shaping", type=float, default=d.shaping, help="distance-to-contract potential coefficient; 0: off")

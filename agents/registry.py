@@ -71,3 +71,20 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         agent = ModelAgent(s)
     agent.reset(seed)
     return agent
+
+
+def contracts_arg(text: str) -> tuple[int, ...]:
+    """argparse type for ``--contracts``: comma-separated contract numbers, e.g. ``1`` or ``1,2,3``."""
+    import argparse
+
+    from shanghai_env.melds import CONTRACTS
+
+    try:
+        out = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        out = ()
+    if not out or any(c not in CONTRACTS for c in out):
+        raise argparse.ArgumentTypeError(
+            f"contracts are a comma-separated list of numbers 1..10 (e.g. 1 or 1,2,3), got {text!r}"
+        )
+    return out

@@ -168,6 +168,11 @@ def _agents_for(players: tuple[str, ...]) -> list[Agent]:
     return agents
 
 
+def forget_agents(players: tuple[str, ...]) -> None:
+    """Drop this process's cached agents for ``players`` (e.g. a model evaluated only once)."""
+    _AGENTS.pop(players, None)
+
+
 def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     """Play one scheduled game; the same task always gives the same result."""
     agents = _agents_for(config.players)

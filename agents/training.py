@@ -233,7 +233,7 @@ def evaluate_model(
         players=players, games=games or config.eval_games, seed=config.eval_seed, contracts=config.contracts
     )
     results = tournament.run_tournament(tconfig, workers=workers)
-    tournament._AGENTS.pop(tconfig.players, None)  # a path is evaluated once: free its model
+    tournament.forget_agents(tconfig.players)  # a path is evaluated once: free its model
     summary = summarize(results, tconfig.labels, tconfig.players, duplicate=True, seed=tconfig.seed)
     me, others = summary.players[0], summary.players[1:]
     return {

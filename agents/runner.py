@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shanghai_env.actions import ActionTable
+from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.engine import Game
 
 from .base import Agent, Encoder, decision_for
@@ -58,7 +58,7 @@ def play_game(
         raise ValueError(f"need one agent per seat: {n} seats, got {len(agents)} agents")
     if max_moves_per_deal < 1:
         raise ValueError(f"max_moves_per_deal must be >= 1, got {max_moves_per_deal}")
-    table = table if table is not None else ActionTable(game.rules)
+    table = table if table is not None else action_table(game.rules)
     game.reset(seed)
     capped: list[bool] = []
     deal_start = 0

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.actions import ActionTable
+from shanghai_env.actions import action_table
 from shanghai_env.engine import Game
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
@@ -194,7 +194,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
         task.game_seed,
         max_moves_per_deal=config.max_moves_per_deal,
         encoder=encoder,
-        table=ActionTable(rules),
+        table=action_table(rules),
     )
     n = config.num_players
     player_of_seat = task.seats

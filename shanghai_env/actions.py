@@ -21,10 +21,12 @@ clockwise from the acting player, so an action means the same thing from every s
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 import numpy as np
 
 from .cards import NUM_CARD_KINDS, NUM_PLACES, PLACE_CARD
+from .melds import CONTRACTS
 from .moves import BUY, DRAW, FINISH, PASS, TAKE, Move, MoveKind, move_name, parse_move
 from .rules import Rules
 
@@ -130,6 +132,25 @@ class ActionTable:
         action_of = self.action_of
         out[[action_of[m] for m in moves]] = 1
         return out
+
+
+def action_table(rules: Rules) -> ActionTable:
+    """The (shared, immutable) action table of these rule options.
+
+    A table holds a few thousand precomputed moves; envs, players and tournaments of the same
+    player count and contracts share one instead of building their own.
+    """
+    return _table_for(rules.num_players, rules.max_melds)
+
+
+@cache
+def _table_for(num_players: int, max_melds: int) -> ActionTable:
+    return ActionTable(Rules(num_players=num_players, contracts=_contracts_with(max_melds)))
+
+
+def _contracts_with(max_melds: int) -> tuple[int, ...]:
+    """A contract list whose largest contract has ``max_melds`` melds (the table depends on no more)."""
+    return next((c,) for c in sorted(CONTRACTS) if len(CONTRACTS[c]) == max_melds)
 
 
 def _placement(kind: MoveKind, k: int, seat: int, meld: int) -> Move:

@@ -110,7 +110,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .actions import ActionTable, table_markdown
+from .actions import ActionTable, action_table, table_markdown
 from .engine import DealResult, Game
 from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
@@ -229,7 +229,7 @@ class raw_env(AECEnv, EzPickle):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
         self.agents = self.possible_agents[:]
-        self.action_table = ActionTable(self.rules)
+        self.action_table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
         size = self.action_table.size

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from .actions import ActionTable
+from .actions import action_table
 from .cards import JOKER, NUM_CARD_KINDS, RANKS, SUITS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from .decision import Agent, Encoder, decision_for
 from .engine import NO_PLAYER, Game, Phase, PlayerView
@@ -162,7 +162,7 @@ class PlaySession:
             raise ValueError(f"need the person's seat (0..{n - 1}) and one agent for every other seat")
         self.game, self.human, self.bots, self.console = game, human, bots, console
         self.read_line, self.interactive, self.encoder = read_line, interactive, encoder
-        self.table = ActionTable(game.rules)
+        self.table = action_table(game.rules)
         self.names = [("you" if p == human else bots[p].name) for p in range(n)]
         self._others_moved = True
         self._deal_start = 0  # move count when the current deal began

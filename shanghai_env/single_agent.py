@@ -62,7 +62,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import ActionTable
+from .actions import action_table
 from .aec import REWARD_MODES, step_rewards
 from .decision import Agent, Decision, decision_for
 from .engine import Game
@@ -135,7 +135,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_mode = render_mode
         self.set_opponents(opponents)
 
-        self.table = ActionTable(self.rules)
+        self.table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self._action_of: dict[Move, int] = {self.table.decode(a): a for a in range(self.table.size)}
         self.action_space = spaces.Discrete(self.table.size)

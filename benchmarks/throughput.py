@@ -164,6 +164,31 @@ def vec_env_rate(num_envs: int, subprocess: bool, seconds: float) -> float | Non
     return rate
 
 
+def cost_along_a_deal(windows: int, window: int = 2000) -> list[float]:
+    """Microseconds per step of raw_env in successive windows of one long random deal.
+
+    Random players seldom end a deal (the discard pile is reshuffled into the stock again and
+    again), so one deal of contract 7 runs for the whole measurement; a per-step cost that grew
+    with the game's length would show as rising figures.
+    """
+    import shanghai_env
+
+    env = shanghai_env.raw_env(num_players=4, contracts=(7,), max_steps=10**9)
+    env.reset(seed=0)
+    rng = random.Random(0)
+    out = []
+    for _ in range(windows):
+        start = time.perf_counter()
+        for _ in range(window):
+            observation, _, terminated, _, _ = env.last()
+            if terminated:
+                env.reset(seed=rng.randrange(10**6))
+                continue
+            env.step(rng.choice(observation["action_mask"].view(np.bool_).nonzero()[0].tolist()))
+        out.append((time.perf_counter() - start) / window * 1e6)
+    return out
+
+
 def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float:
     """KiB each env instance holds after a reset and some play (tracemalloc, beyond imports)."""
     import shanghai_env
@@ -238,6 +263,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["vec_env"] = {"one_process": one, f"subproc_{cores}": many, "ratio": many / one}
         print(f"single-agent view, 1 process        {one:>10,.0f} learner steps/s")
         print(f"single-agent view, SubprocVecEnv({cores}) {many:>8,.0f} learner steps/s  ({many / one:.2f}x)")
+
+    along = cost_along_a_deal(4 if args.quick else 12)
+    results["us_per_step_along_one_deal"] = along
+    print("raw_env us/step along one deal      " + " ".join(f"{u:.0f}" for u in along))
 
     mem = {n: memory_per_env(n) for n in players}
     results["memory_kib_per_env"] = mem

@@ -183,6 +183,7 @@ class Game:
         self.down = [False] * n
         self.buys_left = [buys_allowed(self.contract)] * n
         self.picked_up = [[0] * NUM_CARD_KINDS for _ in range(n)]
+        self.picked_total = [0] * n  # sum of each picked_up row (lets encoders skip empty rows)
         self.upcard_from = NO_PLAYER
         self.reshuffles = 0
         self.turn_player = (dealer + 1) % n
@@ -304,12 +305,14 @@ class Game:
         self.hand_sizes[player] -= 1
         if self.picked_up[player][card]:
             self.picked_up[player][card] -= 1
+            self.picked_total[player] -= 1
 
     def _take_upcard(self, player: int) -> None:
         card = self.discard.pop()
         self.discard_counts[card] -= 1
         self._give(player, card)
         self.picked_up[player][card] += 1
+        self.picked_total[player] += 1
 
     def _draw_stock(self, player: int) -> bool:
         """Give the stock's top card; reshuffle if empty. False if the deal died (no stock)."""
@@ -415,6 +418,7 @@ class Game:
         self._lose(p, move.card)
         self._give(p, JOKER)
         self.picked_up[p][JOKER] += 1  # everyone saw the joker go into this hand
+        self.picked_total[p] += 1
 
     def abandon_deal(self) -> None:
         """End the current deal with nobody out, as an exhausted stock does (RULES.md 5.5).
@@ -464,6 +468,7 @@ class Game:
         g.down = self.down[:]
         g.buys_left = self.buys_left[:]
         g.picked_up = [p[:] for p in self.picked_up]
+        g.picked_total = self.picked_total[:]
         g.offer = self.offer[:]
         return g
 
@@ -484,6 +489,8 @@ class Game:
                 total[c] += self.hands[p][c]
                 if not 0 <= self.picked_up[p][c] <= self.hands[p][c]:
                     fail(f"player_{p} is known to hold {card_to_str(c)} it does not hold")
+            if self.picked_total[p] != sum(self.picked_up[p]):
+                fail(f"player_{p} picked_total does not match picked_up")
             if not 0 <= self.buys_left[p] <= buys_allowed(self.contract):
                 fail(f"player_{p} has {self.buys_left[p]} buys left")
         for c in self.stock + self.discard:

@@ -20,7 +20,7 @@ generated from :func:`layout_markdown`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -147,10 +147,13 @@ class _PublicEncoder:
         self._discard_counts = s["discard_counts"]
         self._upcard_from = s["upcard_from"].start
         self._picked_up = s["picked_up"].start
-        # hand_sizes, buys_left, down and scores lie side by side: written in one assignment
-        self._seat_counts = slice(s["hand_sizes"].start, s["scores"].stop)
-        if self._seat_counts.stop - self._seat_counts.start != 4 * self.n:
-            raise RuntimeError("layout: hand_sizes, buys_left, down, scores must be adjacent")
+        # hand_sizes, buys_left and down lie side by side: written in one assignment
+        self._seat_counts = slice(s["hand_sizes"].start, s["down"].stop)
+        if self._seat_counts.stop - self._seat_counts.start != 3 * self.n:
+            raise RuntimeError("layout: hand_sizes, buys_left, down must be adjacent")
+        self._scores = s["scores"].start
+        # per observing seat: (key, table bytes, template) of the latest template
+        self._templates: dict[int, tuple[tuple[Any, ...], bytes, bytes]] = {}
         self._to_be_asked = s["to_be_asked"].start
         self._to_act = s["to_act"].start
         self._turn = s["turn_player"].start
@@ -162,8 +165,6 @@ class _PublicEncoder:
         self._discard_size = s["discard_size"].start
         self._went_down = s["went_down_this_turn"].start
         self._joker_in_down = s["joker_in_down"].start
-        self._score_key: tuple[int, ...] = ()
-        self._score_vals: list[int] = []
         # Contract meld descriptions never change: one row per contract, written as a block.
         cm = s["contract_melds"]
         self._contract_melds = cm
@@ -197,20 +198,43 @@ class _PublicEncoder:
             return bytes(size)
         return np.bincount(idx, minlength=size).astype(np.int8).tobytes()
 
-    def _write_public(self, game: Game, base: int, buf: bytearray, table: bytes | None) -> None:
-        """Fill the public slices of the zeroed ``buf`` as seen from seat ``base``.
+    def _template(self, game: Game, base: int, table: bytes | None) -> bytearray:
+        """A fresh buffer holding the slices that change at most once a deal or per table state.
 
-        The vector is built in a bytearray (int8 values stored as bytes, negatives as
-        ``v & 255``): slice and item writes there cost a fraction of numpy's.
+        The table, the dealer, the contract, the deal and the scores change far less often
+        than every step; they are written once into a template per (seat, deal, scores, table)
+        and each observation starts as a copy of it.
         """
-        n = self.n
         if table is None:
             table = self.table_bytes(game)
+        key = (base, game.deal, game.dealer, game.contract, tuple(game.scores))
+        cached = self._templates.get(base)
+        if cached is not None and cached[0] == key and cached[1] == table:
+            return bytearray(cached[2])
+        n = self.n
+        buf = bytearray(self.size)
         if base:
             split = base * self.max_melds * PER_MELD
             buf[self._table : self._table_end] = table[split:] + table[:split]
         else:
             buf[self._table : self._table_end] = table
+        half = SCORE_SCALE // 2
+        scores = [max(-128, min(INT8_MAX, (v + half) // SCORE_SCALE)) & 255 for v in game.scores]
+        buf[self._scores : self._scores + n] = bytes(scores[base:] + scores[:base])
+        buf[self._dealer + (game.dealer - base) % n] = 1
+        buf[self._contract + game.contract - 1] = 1
+        buf[self._contract_melds] = self._contract_rows[game.contract]
+        buf[self._deal + game.deal] = 1
+        self._templates[base] = (key, table, bytes(buf))
+        return buf
+
+    def _write_public(self, game: Game, base: int, buf: bytearray) -> None:
+        """Fill the per-step public slices of ``buf`` (a copy of the template) from seat ``base``.
+
+        The vector is built in a bytearray (int8 values stored as bytes, negatives as
+        ``v & 255``): slice and item writes there cost a fraction of numpy's.
+        """
+        n = self.n
         discard = game.discard
         phase = int(game.phase)
         if discard:
@@ -221,23 +245,18 @@ class _PublicEncoder:
             buf[self._discard_counts] = bytes(game.discard_counts)
         pk = self._picked_up
         k = NUM_CARD_KINDS
-        picked_up = game.picked_up
+        totals = game.picked_total
         for r in range(n):
-            picked = picked_up[(base + r) % n]
-            if picked.count(0) != k:
-                buf[pk + r * k : pk + (r + 1) * k] = bytes(picked)
-        # hand sizes, buys left, down flags and scores, rotated so that ``base`` comes first
+            q = (base + r) % n
+            if totals[q]:
+                buf[pk + r * k : pk + (r + 1) * k] = bytes(game.picked_up[q])
+        # hand sizes, buys left and down flags, rotated so that ``base`` comes first
         sizes, buys, down = game.hand_sizes, game.buys_left, game.down
         if max(sizes) > INT8_MAX:
             sizes = [min(h, INT8_MAX) for h in sizes]
-        key = tuple(game.scores)
-        if key != self._score_key:  # scores change once a deal: cache their int8 form
-            half = SCORE_SCALE // 2
-            self._score_vals = [max(-128, min(INT8_MAX, (s + half) // SCORE_SCALE)) & 255 for s in key]
-            self._score_key = key
-        scores = self._score_vals
-        rotated = sizes[base:] + sizes[:base] + buys[base:] + buys[:base] + down[base:] + down[:base]
-        buf[self._seat_counts] = bytes(rotated + scores[base:] + scores[:base])
+        seat_counts = sizes[base:] + sizes[:base] + buys[base:] + buys[:base]
+        seat_counts += down[base:] + down[:base]  # bools are 0/1 ints
+        buf[self._seat_counts] = bytes(seat_counts)
         if game.upcard_from >= 0:
             buf[self._upcard_from + (game.upcard_from - base) % n] = 1
         if game.offer:
@@ -246,11 +265,6 @@ class _PublicEncoder:
         if game.to_act >= 0:
             buf[self._to_act + (game.to_act - base) % n] = 1
         buf[self._turn + (game.turn_player - base) % n] = 1
-        buf[self._dealer + (game.dealer - base) % n] = 1
-        contract = game.contract
-        buf[self._contract + contract - 1] = 1
-        buf[self._contract_melds] = self._contract_rows[contract]
-        buf[self._deal + game.deal] = 1
         buf[self._phase + phase] = 1
         stock_size = len(game.stock)
         buf[self._stock_size] = stock_size if stock_size < INT8_MAX else INT8_MAX
@@ -294,9 +308,9 @@ class ObservationEncoder(_PublicEncoder):
 
         ``table``, if given, must be :meth:`table_bytes` of this very state.
         """
-        buf = bytearray(self.size)
+        buf = self._template(game, player, table)
         buf[self._hand] = bytes(game.hands[player])
-        self._write_public(game, player, buf, table)
+        self._write_public(game, player, buf)
         return _finish(buf, out)
 
 
@@ -321,12 +335,12 @@ class StateEncoder(_PublicEncoder):
 
     def encode(self, game: Game, out: np.ndarray | None = None, *, table: bytes | None = None) -> np.ndarray:
         """The full state of ``game``: written into ``out`` if given, else a new array."""
-        buf = bytearray(self.size)
+        buf = self._template(game, 0, table)
         k = NUM_CARD_KINDS
         h = self._hands
         for p in range(self.n):
             buf[h + p * k : h + (p + 1) * k] = bytes(game.hands[p])
-        self._write_public(game, 0, buf, table)
+        self._write_public(game, 0, buf)
         stock = game.stock
         if stock:
             counts = [0] * k

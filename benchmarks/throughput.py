@@ -213,6 +213,49 @@ def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float
     return used / count / 1024
 
 
+def markdown(results: dict[str, Any], players: list[int]) -> str:
+    """The figures as Markdown tables (docs/performance.md embeds them)."""
+    sps = results["steps_per_second"]
+    lines = [
+        "| players | engine, moves only | engine + obs + mask | raw_env | env() |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for n in players:
+        row = [
+            sps.get(f"{label} {n}p", float("nan"))
+            for label in ("engine moves only", "engine + obs + mask", "raw_env", "env")
+        ]
+        lines.append(f"| {n} | " + " | ".join(f"{v:,.0f}" for v in row) + " |")
+    lines += ["", "| peer | steps/s | env() 4p / peer | raw_env 4p / peer |", "|---|---:|---:|---:|"]
+    for peer in ("openspiel gin_rummy", "rlcard gin-rummy"):
+        if peer in sps and 4 in players:
+            ratios = results["ratios"]
+            lines.append(
+                f"| {peer} | {sps[peer]:,.0f} | {ratios[f'env 4p / {peer}']:.2f}x | "
+                f"{ratios[f'raw_env 4p / {peer}']:.2f}x |"
+            )
+    mem = results["memory_kib_per_env"]
+    lines += ["", "| players | memory per env (KiB) |", "|---:|---:|"]
+    lines += [f"| {n} | {kib:,.0f} |" for n, kib in mem.items()]
+    if "vec_env" in results:
+        v = results["vec_env"]
+        many = next(k for k in v if k.startswith("subproc"))
+        lines += [
+            "",
+            "| single-agent view (4p, contract 1, random opponents) | learner steps/s |",
+            "|---|---:|",
+            f"| one process | {v['one_process']:,.0f} |",
+            f"| {many.replace('_', ' ')} workers | {v[many]:,.0f} ({v['ratio']:.2f}x) |",
+        ]
+    along = results["us_per_step_along_one_deal"]
+    lines += [
+        "",
+        "raw_env microseconds per step in successive windows of 2000 steps of one deal: "
+        + ", ".join(f"{u:.0f}" for u in along),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -222,6 +265,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--players", default="3,4,6,8", help="player counts, e.g. 4 or 3,4,6,8")
     parser.add_argument("--cap", type=int, default=2000, help="steps per episode before a reset")
     parser.add_argument("--json", default=None, help="write the figures to this file")
+    parser.add_argument("--markdown", default=None, help="write the figures as Markdown tables to this file")
     args = parser.parse_args(argv)
     seconds = args.seconds or (0.5 if args.quick else 3.0)
     players = [int(p) for p in args.players.split(",")]
@@ -273,6 +317,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for n, kib in mem.items():
         print(f"memory per env {n}p                  {kib:10.1f} KiB")
 
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(results, players))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -76,7 +76,7 @@ class TrainConfig:
     checkpoint_every: int = 50_000
     snapshot_every: int = 20_000
     pool_size: int = 5
-    vec_env: str = "subproc"  # or "dummy" (one process)
+    vec_env: str = "dummy"  # or "subproc"; on 2 cores one process is faster (benchmarks/throughput.py)
     pretrain: str = ""  # a bot to imitate before PPO (behaviour cloning); "" for none
     pretrain_steps: int = 40_000  # its decisions recorded
     pretrain_epochs: int = 5

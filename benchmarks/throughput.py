@@ -138,7 +138,8 @@ def rlcard_loop() -> Callable[[], int] | None:
 
 
 def vec_env_rate(num_envs: int, subprocess: bool, seconds: float) -> float | None:
-    """Learner steps/s of the single-agent view in a vector env (random masked actions)."""
+    """Learner steps/s of the single-agent view in a vector env (random masked actions,
+    masks fetched with ``env_method`` as MaskablePPO does)."""
     try:
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     except ImportError:
@@ -146,7 +147,14 @@ def vec_env_rate(num_envs: int, subprocess: bool, seconds: float) -> float | Non
     from shanghai_env.single_agent import SingleAgentEnv
 
     def make(i: int) -> Callable[[], SingleAgentEnv]:
-        return lambda: SingleAgentEnv(num_players=4, contracts=(1,))
+        # greedy opponents, as in training: their play is most of a learner step's cost
+        def build() -> SingleAgentEnv:
+            from agents.registry import make_agent
+
+            opponents = [make_agent("greedy", seed=100 * i + k) for k in range(3)]
+            return SingleAgentEnv(opponents, num_players=4, contracts=(1,))
+
+        return build
 
     fns = [make(i) for i in range(num_envs)]
     vec = SubprocVecEnv(fns) if subprocess else DummyVecEnv(fns)  # type: ignore[arg-type]
@@ -242,7 +250,7 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
         many = next(k for k in v if k.startswith("subproc"))
         lines += [
             "",
-            "| single-agent view (4p, contract 1, random opponents) | learner steps/s |",
+            "| single-agent view (4p, contract 1, greedy opponents) | learner steps/s |",
             "|---|---:|",
             f"| one process | {v['one_process']:,.0f} |",
             f"| {many.replace('_', ' ')} workers | {v[many]:,.0f} ({v['ratio']:.2f}x) |",

@@ -53,9 +53,75 @@ def _with_forwarding(cls: type, guard: bool) -> type:
     return type(cls.__name__, (cls,), namespace)
 
 
-TerminateIllegalWrapper = _with_forwarding(wrappers.TerminateIllegalWrapper, guard=False)
-AssertOutOfBoundsWrapper = _with_forwarding(wrappers.AssertOutOfBoundsWrapper, guard=False)
-OrderEnforcingWrapper = _with_forwarding(wrappers.OrderEnforcingWrapper, guard=True)
+_TerminateIllegal = _with_forwarding(wrappers.TerminateIllegalWrapper, guard=False)
+_AssertOutOfBounds = _with_forwarding(wrappers.AssertOutOfBoundsWrapper, guard=False)
+_OrderEnforcing = _with_forwarding(wrappers.OrderEnforcingWrapper, guard=True)
+
+
+# The methods below are PettingZoo's own (pettingzoo 1.24-1.27) with each repeated attribute
+# read done once from the base env. tests/test_aec.py runs PettingZoo's
+# api_test, seed_test and illegal-move checks through them.
+
+
+class TerminateIllegalWrapper(_TerminateIllegal):  # type: ignore[misc,valid-type]
+    def observe(self, agent: Any) -> Any:
+        obs = self.env.observe(agent)
+        base = self._base
+        selected = base.agent_selection
+        if agent == selected:
+            self._prev_obs = obs
+            infos = base.infos
+            self._prev_info = infos.get(selected, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        # The common case (a live agent plays an action its last observed mask allows) ends
+        # exactly as PettingZoo's step does: forget the observation, step the inner env.
+        # Everything else (illegal actions, dead agents, no observation yet) is PettingZoo's.
+        base = self._base
+        selected = base.agent_selection
+        prev = self._prev_obs
+        if (
+            not self._terminated
+            and action is not None
+            and isinstance(prev, dict)
+            and "action_mask" in prev
+            and not base.terminations[selected]
+            and not base.truncations[selected]
+            and prev["action_mask"][action]
+        ):
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+            return
+        super().step(action)
+
+
+class AssertOutOfBoundsWrapper(_AssertOutOfBounds):  # type: ignore[misc,valid-type]
+    def step(self, action: Any) -> None:
+        base = self._base
+        selected = base.agent_selection
+        assert (
+            action is None and (base.terminations[selected] or base.truncations[selected])
+        ) or self.env.action_space(selected).contains(action), "action is not in action space"
+        self.env.step(action)
+
+
+class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            return super().last(observe)  # PettingZoo's error for use before reset
+        base = self._base
+        agent = base.agent_selection
+        assert agent is not None
+        observation = self.observe(agent) if observe else None
+        return (
+            observation,
+            base._cumulative_rewards[agent],
+            base.terminations[agent],
+            base.truncations[agent],
+            base.infos[agent],
+        )
 
 
 def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:

@@ -49,6 +49,7 @@ class ActionTable:
         self.swap_base = self.layoff_base + targets * PER_MELD
         self.size = self.swap_base + targets * NUM_PLACES
         self._decoded: list[Move] = [self._decode(a) for a in range(self.size)]
+        self.moves: tuple[Move, ...] = tuple(self._decoded)  # action id -> move
         self.action_of: dict[Move, int] = {m: a for a, m in enumerate(self._decoded)}
         if any(self._encode(m) != a for m, a in self.action_of.items()):
             raise RuntimeError("action table: encoding is not the inverse of decoding")

@@ -292,6 +292,7 @@ class raw_env(AECEnv, EzPickle):
     def _reset_bookkeeping(self) -> None:
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewarded = False  # whether self.rewards holds a non-zero entry
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -353,7 +354,11 @@ class raw_env(AECEnv, EzPickle):
             return
         if action is None:
             raise ValueError(f"{agent} must act: None is only for terminated or truncated agents")
-        move = self.action_table.decode(action)
+        table = self.action_table
+        if type(action) is int and 0 <= action < table.size:
+            move = table.moves[action]
+        else:  # numpy ints, and anything else, with the table's own checks and errors
+            move = table.decode(action)
         game = self.game
         game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
 
@@ -362,13 +367,16 @@ class raw_env(AECEnv, EzPickle):
         if move.kind in _TABLE_MOVES:
             self._table = None
         rewards = self.rewards
-        for a in rewards:
-            rewards[a] = 0.0
+        if self._rewarded:  # rewards are non-zero only on steps that end a deal
+            for a in rewards:
+                rewards[a] = 0.0
+            self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
         if len(game.deal_results) != self._deals_seen:
             new = game.deal_results[self._deals_seen :]
             for a, r in zip(self.possible_agents, step_rewards(game, new, self.reward_mode)):
                 rewards[a] += r
+            self._rewarded = True
             self._deals_ended()
         if game.game_over:
             self._game_ended()
@@ -382,7 +390,8 @@ class raw_env(AECEnv, EzPickle):
                 self.infos[agent] = self._info(self._no_actions)
             self.infos[actor] = self._info(self._mask)
             self.agent_selection = actor
-        self._accumulate_rewards()
+        if self._rewarded:  # adding all-zero rewards would change nothing
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

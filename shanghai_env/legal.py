@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, PLACE_CARD, make_place
@@ -34,7 +35,7 @@ def legal_moves(game: Game) -> list[Move]:
 def _play_moves(game: Game) -> list[Move]:
     p = game.turn_player
     hand = game.hands[p]
-    moves = [_DISCARDS[c] for c in range(NUM_NATURALS + 1) if hand[c]]
+    moves = list(compress(_DISCARDS, hand))  # one discard per kind of card held, in card order
     rules = game.rules
     if not game.down[p]:
         if can_fulfil(hand, game.contract, gap=rules.same_suit_run_gap, exact=rules.exact_contract_melds):

@@ -126,11 +126,13 @@ class ActionTable:
 
     def mask(self, moves: Iterable[Move], out: np.ndarray | None = None) -> np.ndarray:
         """int8 mask with a 1 at every given move's action."""
-        if out is None:
-            out = np.zeros(self.size, dtype=np.int8)
-        else:
-            out.fill(0)
         action_of = self.action_of
+        if out is None:
+            buf = bytearray(self.size)  # item writes here beat numpy's fancy indexing
+            for m in moves:
+                buf[action_of[m]] = 1
+            return np.frombuffer(buf, dtype=np.int8)
+        out.fill(0)
         out[[action_of[m] for m in moves]] = 1
         return out
 

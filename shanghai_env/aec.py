@@ -313,10 +313,13 @@ class raw_env(AECEnv, EzPickle):
         return info
 
     def _build_mask(self) -> np.ndarray:
-        mask = np.zeros(self.action_table.size, dtype=np.int8)
+        # Built in a bytearray (a fresh, writable array each step): item writes there are
+        # cheaper than numpy's fancy indexing for the dozen or so legal actions.
+        buf = bytearray(self.action_table.size)
         action_of = self.action_table.action_of
-        mask[[action_of[m] for m in self.game.legal_moves()]] = 1
-        return mask
+        for move in self.game.legal_moves():
+            buf[action_of[move]] = 1
+        return np.frombuffer(buf, dtype=np.int8)
 
     # --- observing --------------------------------------------------------------------------
 

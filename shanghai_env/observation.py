@@ -246,10 +246,11 @@ class _PublicEncoder:
         pk = self._picked_up
         k = NUM_CARD_KINDS
         totals = game.picked_total
-        for r in range(n):
-            q = (base + r) % n
-            if totals[q]:
-                buf[pk + r * k : pk + (r + 1) * k] = bytes(game.picked_up[q])
+        if any(totals):
+            for r in range(n):
+                q = (base + r) % n
+                if totals[q]:
+                    buf[pk + r * k : pk + (r + 1) * k] = bytes(game.picked_up[q])
         # hand sizes, buys left and down flags, rotated so that ``base`` comes first
         sizes, buys, down = game.hand_sizes, game.buys_left, game.down
         if max(sizes) > INT8_MAX:

@@ -184,6 +184,8 @@ class Game:
         self.buys_left = [buys_allowed(self.contract)] * n
         self.picked_up = [[0] * NUM_CARD_KINDS for _ in range(n)]
         self.picked_total = [0] * n  # sum of each picked_up row (lets encoders skip empty rows)
+        # bytes of each picked_up row, rebuilt on demand by encoders (None once the row changes)
+        self.picked_bytes: list[bytes | None] = [None] * n
         self.upcard_from = NO_PLAYER
         self.reshuffles = 0
         self.turn_player = (dealer + 1) % n
@@ -306,6 +308,7 @@ class Game:
         if self.picked_up[player][card]:
             self.picked_up[player][card] -= 1
             self.picked_total[player] -= 1
+            self.picked_bytes[player] = None
 
     def _take_upcard(self, player: int) -> None:
         card = self.discard.pop()
@@ -313,6 +316,7 @@ class Game:
         self._give(player, card)
         self.picked_up[player][card] += 1
         self.picked_total[player] += 1
+        self.picked_bytes[player] = None
 
     def _draw_stock(self, player: int) -> bool:
         """Give the stock's top card; reshuffle if empty. False if the deal died (no stock)."""
@@ -419,6 +423,7 @@ class Game:
         self._give(p, JOKER)
         self.picked_up[p][JOKER] += 1  # everyone saw the joker go into this hand
         self.picked_total[p] += 1
+        self.picked_bytes[p] = None
 
     def abandon_deal(self) -> None:
         """End the current deal with nobody out, as an exhausted stock does (RULES.md 5.5).
@@ -469,6 +474,7 @@ class Game:
         g.buys_left = self.buys_left[:]
         g.picked_up = [p[:] for p in self.picked_up]
         g.picked_total = self.picked_total[:]
+        g.picked_bytes = self.picked_bytes[:]
         g.offer = self.offer[:]
         return g
 
@@ -491,6 +497,8 @@ class Game:
                     fail(f"player_{p} is known to hold {card_to_str(c)} it does not hold")
             if self.picked_total[p] != sum(self.picked_up[p]):
                 fail(f"player_{p} picked_total does not match picked_up")
+            if self.picked_bytes[p] not in (None, bytes(self.picked_up[p])):
+                fail(f"player_{p} picked_bytes is stale")
             if not 0 <= self.buys_left[p] <= buys_allowed(self.contract):
                 fail(f"player_{p} has {self.buys_left[p]} buys left")
         for c in self.stock + self.discard:

@@ -247,10 +247,14 @@ class _PublicEncoder:
         k = NUM_CARD_KINDS
         totals = game.picked_total
         if any(totals):
+            cached = game.picked_bytes  # rows change far less often than every step
             for r in range(n):
                 q = (base + r) % n
                 if totals[q]:
-                    buf[pk + r * k : pk + (r + 1) * k] = bytes(game.picked_up[q])
+                    row = cached[q]
+                    if row is None:
+                        row = cached[q] = bytes(game.picked_up[q])
+                    buf[pk + r * k : pk + (r + 1) * k] = row
         # hand sizes, buys left and down flags, rotated so that ``base`` comes first
         sizes, buys, down = game.hand_sizes, game.buys_left, game.down
         if max(sizes) > INT8_MAX:

@@ -63,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     a("--pretrain", default=d.pretrain, help="a bot to imitate before PPO (behaviour cloning), e.g. planner")
     a("--pretrain-steps", type=int, default=d.pretrain_steps, help="teacher decisions to record")
     a("--pretrain-epochs", type=int, default=d.pretrain_epochs)
+    a(
+        "--dagger-rounds",
+        type=int,
+        default=d.dagger_rounds,
+        help="after cloning: rounds of the clone playing, the teacher labelling",
+    )
     a("--seed", type=int, default=d.seed)
     a("--out", default=d.out, help="output folder")
     a("--lr", type=float, default=d.learning_rate, help="learning rate")
@@ -98,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         pretrain=args.pretrain,
         pretrain_steps=args.pretrain_steps,
         pretrain_epochs=args.pretrain_epochs,
+        dagger_rounds=args.dagger_rounds,
         seed=args.seed,
         out=args.out,
         learning_rate=args.lr,

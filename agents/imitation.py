@@ -11,6 +11,7 @@ on the teacher rather than rediscovering the game.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,31 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.size)
 
+    def __add__(self, other: Demonstrations) -> Demonstrations:
+        return Demonstrations(
+            obs=np.concatenate([self.obs, other.obs]),
+            masks=np.concatenate([self.masks, other.masks]),
+            actions=np.concatenate([self.actions, other.actions]),
+            returns=np.concatenate([self.returns, other.returns]),
+        )
 
-def collect(env: SingleAgentEnv, teacher: str, steps: int, gamma: float, seed: int = 0) -> Demonstrations:
-    """Play ``steps`` decisions of ``teacher`` in the learner's seat of ``env`` (whole episodes)."""
+
+Driver = Callable[[np.ndarray, np.ndarray], int]  # (observation, mask) -> action
+
+
+def collect(
+    env: SingleAgentEnv,
+    teacher: str,
+    steps: int,
+    gamma: float,
+    seed: int = 0,
+    driver: Driver | None = None,
+) -> Demonstrations:
+    """Record ``steps`` decisions of ``teacher`` in the learner's seat of ``env`` (whole episodes).
+
+    With a ``driver`` (DAgger), the driver's action is played and the teacher only labels the
+    states the driver reaches, so the clone learns to recover from its own mistakes.
+    """
     agent = make_agent(teacher)
     rng = np.random.default_rng(seed)
     obs_l: list[np.ndarray] = []
@@ -54,10 +77,12 @@ def collect(env: SingleAgentEnv, teacher: str, steps: int, gamma: float, seed: i
         while not done:
             decision = decision_for(env.game, env.learner, env.table, env.encoder)
             action = agent.act(decision)
+            mask = env.action_masks()
             obs_l.append(obs)
-            mask_l.append(env.action_masks())
+            mask_l.append(mask)
             act_l.append(action)
-            obs, reward, terminated, truncated, _ = env.step(action)
+            played = action if driver is None else driver(obs, mask)
+            obs, reward, terminated, truncated, _ = env.step(played)
             rewards.append(float(reward))
             done = terminated or truncated
         ret, returns = 0.0, []

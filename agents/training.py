@@ -80,6 +80,7 @@ class TrainConfig:
     pretrain: str = ""  # a bot to imitate before PPO (behaviour cloning); "" for none
     pretrain_steps: int = 40_000  # its decisions recorded
     pretrain_epochs: int = 5
+    dagger_rounds: int = 0  # after cloning: rounds of the clone playing, the teacher labelling
     torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
     progress: bool = True
     verbose: int = 0
@@ -416,6 +417,19 @@ def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
     demos = collect(env, config.pretrain, config.pretrain_steps, config.gamma, seed=config.seed)
     print(f"[pretrain] {len(demos)} decisions of {config.pretrain} in {time.perf_counter() - start:.0f}s")
     history = pretrain(model, demos, config.pretrain_epochs, config.batch_size, seed=config.seed)
+    for r in range(config.dagger_rounds):
+        # DAgger: the clone plays, the teacher labels; refit on everything gathered so far.
+        def clone_action(obs: np.ndarray, mask: np.ndarray) -> int:
+            return int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+
+        start = time.perf_counter()
+        steps, seed = config.pretrain_steps // 2, config.seed + 1 + r
+        more = collect(env, config.pretrain, steps, config.gamma, seed, clone_action)
+        demos = demos + more
+        elapsed = time.perf_counter() - start
+        print(f"[dagger] round {r + 1}: {len(more)} states of the clone labelled in {elapsed:.0f}s")
+        epochs = max(1, config.pretrain_epochs // 3)
+        history += pretrain(model, demos, epochs, config.batch_size, seed=seed)
     for i, row in enumerate(history):
         print(
             f"[pretrain] epoch {i + 1}: policy loss {row['policy_loss']:.3f}, value loss "

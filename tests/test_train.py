@@ -101,3 +101,22 @@ def test_opponent_sampler_draws_from_names_and_pool() -> None:
     assert names == {"greedy", "random"}
     with pytest.raises(ValueError, match="snapshot"):
         OpponentSampler(("self",), (), 3)(rng)
+
+
+def test_dagger_rounds_label_the_clones_own_states(tmp_path: Path) -> None:
+    from agents.imitation import collect
+    from shanghai_env.single_agent import SingleAgentEnv
+
+    env = SingleAgentEnv(num_players=4, contracts=(1,))
+    # a driver that always plays the first legal action: the teacher still labels every state
+    first = collect(env, "greedy", 60, 0.99, seed=0, driver=lambda obs, mask: int(mask.nonzero()[0][0]))
+    again = collect(env, "greedy", 60, 0.99, seed=0, driver=lambda obs, mask: int(mask.nonzero()[0][0]))
+    assert len(first) >= 60 and (first.actions == again.actions).all()
+    assert all(first.masks[i, a] for i, a in enumerate(first.actions))  # labels are legal actions
+    both = first + again
+    assert len(both) == 2 * len(first)
+    config = _tiny(
+        tmp_path / "dagger", pretrain="greedy", pretrain_steps=80, pretrain_epochs=3, dagger_rounds=1
+    )
+    model = train(config)
+    assert (tmp_path / "dagger" / "model.zip").exists() and model is not None

@@ -34,10 +34,6 @@ def rank_of(card: int) -> int:
     return card % 13
 
 
-def make_card(rank: int, suit: int) -> int:
-    return suit * 13 + rank
-
-
 def card_to_str(card: int) -> str:
     """``7H``-style text of a card id (``JK`` for the joker)."""
     if card == JOKER:
@@ -90,16 +86,7 @@ def str_to_place(text: str) -> int:
 
 def place_card(place: int) -> int:
     """The natural card that fits a place."""
-    return place * 13 - ACE_HIGH_BASE * 13 if place >= ACE_HIGH_BASE else place
-
-
-def place_suit(place: int) -> int:
-    return place - ACE_HIGH_BASE if place >= ACE_HIGH_BASE else place // 13
-
-
-def place_pos(place: int) -> int:
-    """Position within a suit for runs: ace low 0, 2..K are 1..12, ace high 13."""
-    return 13 if place >= ACE_HIGH_BASE else place % 13
+    return (place - ACE_HIGH_BASE) * 13 if place >= ACE_HIGH_BASE else place
 
 
 def make_place(suit: int, pos: int) -> int:
@@ -108,9 +95,7 @@ def make_place(suit: int, pos: int) -> int:
 
 
 # Precomputed (place -> natural card) for speed on hot paths.
-PLACE_CARD: tuple[int, ...] = tuple(
-    (p - ACE_HIGH_BASE) * 13 if p >= ACE_HIGH_BASE else p for p in range(NUM_PLACES)
-)
+PLACE_CARD: tuple[int, ...] = tuple(place_card(p) for p in range(NUM_PLACES))
 
 
 # --- decks ----------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from .cards import (
     PLACE_CARD,
     make_place,
     place_to_str,
-    rank_of,
 )
 
 SET = 0
@@ -547,7 +546,3 @@ def _take_rank(hand: list[int], rank: int, n: int) -> list[int]:
             hand[c] -= 1
             taken.append(c)
     return taken
-
-
-def set_rank_of(place: int) -> int:
-    return rank_of(place) if place < ACE_HIGH_BASE else 0

@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--pretrain", default=d.pretrain, help="a bot to imitate before PPO (behaviour cloning), e.g. planner")
     a("--pretrain-steps", type=int, default=d.pretrain_steps, help="teacher decisions to record")
     a("--pretrain-epochs", type=int, default=d.pretrain_epochs)
+    a("--pretrain-lr", type=float, default=d.pretrain_lr, help="peak learning rate of the cloning")
     a(
         "--dagger-rounds",
         type=int,
@@ -78,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     a("--gamma", type=float, default=d.gamma)
     a("--ent-coef", type=float, default=d.ent_coef)
     a("--net-arch", type=_ints, default=d.net_arch, help="hidden layer sizes of policy and value nets")
+    a(
+        "--features",
+        choices=("rummy", "cards"),
+        default=d.features,
+        help="the policy's input: per-card rummy features, or the older card counts (docs/training.md)",
+    )
     a("--max-moves-per-deal", type=int, default=d.max_moves_per_deal, help="end a deal after this many moves")
     a("--eval-every", type=int, default=d.eval_every, help="steps between evaluations")
     a("--eval-games", type=int, default=d.eval_games, help="games per evaluation and bot")
@@ -104,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         pretrain=args.pretrain,
         pretrain_steps=args.pretrain_steps,
         pretrain_epochs=args.pretrain_epochs,
+        pretrain_lr=args.pretrain_lr,
         dagger_rounds=args.dagger_rounds,
         seed=args.seed,
         out=args.out,
@@ -114,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         gamma=args.gamma,
         ent_coef=args.ent_coef,
         net_arch=args.net_arch,
+        features=args.features,
         max_moves_per_deal=args.max_moves_per_deal,
         eval_every=args.eval_every,
         eval_games=args.eval_games,

@@ -98,40 +98,61 @@ def collect(
     )
 
 
+def _logits_and_values(
+    policy: Any, obs: torch.Tensor, masks: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The policy's masked action logits and its values, straight from its modules."""
+    features = policy.extract_features(obs, policy.features_extractor)
+    latent_pi, latent_vf = policy.mlp_extractor(features)
+    logits = policy.action_net(latent_pi).masked_fill(~masks, float("-inf"))
+    return logits, policy.value_net(latent_vf).flatten()
+
+
 def pretrain(
-    model: Any, demos: Demonstrations, epochs: int, batch_size: int = 256, seed: int = 0
+    model: Any,
+    demos: Demonstrations,
+    epochs: int,
+    batch_size: int = 512,
+    seed: int = 0,
+    learning_rate: float = 1e-3,
 ) -> list[dict[str, float]]:
-    """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations; one row of losses per epoch."""
+    """Fit ``model.policy`` (a MaskablePPO policy) to the demonstrations; one row of losses per epoch.
+
+    Cross-entropy of the teacher's action under the masked policy, plus half the squared error
+    of the value head against the returns. It has its own Adam optimizer with a one-cycle
+    schedule peaking at ``learning_rate`` (cloning wants a larger step than PPO's), so PPO's
+    optimizer starts fresh afterwards.
+    """
     policy = model.policy
     policy.set_training_mode(True)
-    optimizer = policy.optimizer
-    rng = np.random.default_rng(seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     n = len(demos)
+    batches = (n + batch_size - 1) // batch_size
+    steps = max(1, epochs * batches)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, learning_rate, total_steps=steps)
+    rng = np.random.default_rng(seed)
     history = []
     for _ in range(epochs):
         order = rng.permutation(n)
         totals = {"policy_loss": 0.0, "value_loss": 0.0, "accuracy": 0.0}
         for start in range(0, n, batch_size):
-            idx = order[start : start + batch_size]
-            obs = torch.as_tensor(demos.obs[idx], dtype=torch.float32)
+            idx = np.sort(order[start : start + batch_size])  # sorted: faster gathers
+            obs = torch.as_tensor(demos.obs[idx])
+            masks = torch.as_tensor(demos.masks[idx])
             actions = torch.as_tensor(demos.actions[idx])
-            masks = demos.masks[idx]
-            values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
-            returns = torch.as_tensor(demos.returns[idx])
-            policy_loss = -log_prob.mean()
-            value_loss = torch.nn.functional.mse_loss(values.flatten(), returns)
+            logits, values = _logits_and_values(policy, obs, masks)
+            policy_loss = torch.nn.functional.cross_entropy(logits, actions)
+            value_loss = torch.nn.functional.mse_loss(values, torch.as_tensor(demos.returns[idx]))
             loss = policy_loss + 0.5 * value_loss
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             optimizer.step()
-            with torch.no_grad():
-                dist = policy.get_distribution(obs, action_masks=masks)
-                best = dist.distribution.probs.argmax(dim=1)
+            schedule.step()
             k = len(idx)
             totals["policy_loss"] += float(policy_loss.detach()) * k
             totals["value_loss"] += float(value_loss.detach()) * k
-            totals["accuracy"] += float((best == actions).float().sum())
+            totals["accuracy"] += float((logits.detach().argmax(1) == actions).float().sum())
         history.append({key: v / n for key, v in totals.items()})
     policy.set_training_mode(False)
     return history

@@ -31,9 +31,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from shanghai_env.engine import Game
 from shanghai_env.observation import ObservationEncoder
@@ -42,9 +40,11 @@ from shanghai_env.single_agent import SingleAgentEnv
 
 from .base import Agent
 from .contract import ContractMeter
+from .features import CardFeatures, RummyFeatures
 from .registry import make_agent
 
 SELF = "self"
+FEATURES = ("rummy", "cards")
 
 
 @dataclass
@@ -68,6 +68,7 @@ class TrainConfig:
     gae_lambda: float = 0.95
     ent_coef: float = 0.003
     net_arch: tuple[int, ...] = (128, 128)
+    features: str = "rummy"  # the policy's input: "rummy" (RummyFeatures) or "cards" (CardFeatures)
     max_moves_per_deal: int = 1000
     eval_every: int = 10_000
     eval_games: int = 100
@@ -80,6 +81,8 @@ class TrainConfig:
     pretrain: str = ""  # a bot to imitate before PPO (behaviour cloning); "" for none
     pretrain_steps: int = 40_000  # its decisions recorded
     pretrain_epochs: int = 5
+    pretrain_lr: float = 1e-3  # peak of the cloning's one-cycle schedule
+    pretrain_batch: int = 512
     dagger_rounds: int = 0  # after cloning: rounds of the clone playing, the teacher labelling
     torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
     progress: bool = True
@@ -91,6 +94,8 @@ class TrainConfig:
         self.contracts = tuple(self.contracts)
         self.net_arch = tuple(self.net_arch)
         self.eval_opponents = tuple(self.eval_opponents)
+        if self.features not in FEATURES:
+            raise ValueError(f"features must be one of {sorted(FEATURES)}, got {self.features!r}")
         if self.vec_env not in ("subproc", "dummy"):
             raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
         if self.timesteps < 1 or self.n_envs < 1:
@@ -174,49 +179,6 @@ def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], S
 
 
 # --- the policy's input scaling ----------------------------------------------------------------
-
-
-class CardFeatures(BaseFeaturesExtractor):
-    """The observation scaled to about [-1, 1], plus card features computed from it.
-
-    Every entry is divided by its largest magnitude (hand sizes reach 127, counts 3). With
-    ``upcard_start`` (where the ``upcard_offered`` slice begins) it adds what a rummy player
-    looks at first, all read from the hand (the first 53 entries) and the upcard on offer:
-    cards held per rank and per suit, the upcard's rank and suit and their products with those
-    counts, and for each card held, how many cards of its rank are held. These are functions of
-    the observation only; they spare the network from discovering the products itself.
-    """
-
-    def __init__(self, observation_space: spaces.Box, upcard_start: int | None = None) -> None:
-        size = int(np.prod(observation_space.shape))
-        extra = 0 if upcard_start is None else 3 * 13 + 3 * 4 + 1 + 52
-        super().__init__(observation_space, size + extra)
-        scale = np.maximum(np.maximum(np.abs(observation_space.low), np.abs(observation_space.high)), 1)
-        self.scale: torch.Tensor
-        self.register_buffer("scale", torch.as_tensor(scale.reshape(-1), dtype=torch.float32))
-        self.upcard_start = upcard_start
-
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        x = observations.flatten(1).float()
-        parts = [x / self.scale]
-        u = self.upcard_start
-        if u is not None:
-            hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
-            up = x[:, u : u + 52].reshape(-1, 4, 13)
-            by_rank, up_rank = hand.sum(1), up.sum(1)
-            by_suit, up_suit = hand.sum(2), up.sum(2)
-            held_rank = (hand > 0).float() * by_rank.unsqueeze(1)
-            parts += [
-                by_rank / 4,
-                up_rank,
-                by_rank * up_rank / 4,
-                by_suit / 11,
-                up_suit,
-                by_suit * up_suit / 11,
-                x[:, u + 52 : u + 53],
-                held_rank.flatten(1) / 4,
-            ]
-        return torch.cat(parts, dim=1)
 
 
 # --- evaluation --------------------------------------------------------------------------------
@@ -370,8 +332,13 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     from sb3_contrib import MaskablePPO
 
     arch = list(config.net_arch)
-    rules = Rules(num_players=config.num_players, contracts=config.contracts)
-    upcard_start = ObservationEncoder(rules).slices["upcard_offered"].start
+    if config.features == "cards":
+        rules = Rules(num_players=config.num_players, contracts=config.contracts)
+        upcard_start = ObservationEncoder(rules).slices["upcard_offered"].start
+        extractor: tuple[type, dict[str, Any]] = (CardFeatures, {"upcard_start": upcard_start})
+    else:
+        layout = {"num_players": config.num_players, "contracts": config.contracts}
+        extractor = (RummyFeatures, layout)
     return MaskablePPO(
         "MlpPolicy",
         env,
@@ -383,8 +350,8 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         gae_lambda=config.gae_lambda,
         ent_coef=config.ent_coef,
         policy_kwargs={
-            "features_extractor_class": CardFeatures,
-            "features_extractor_kwargs": {"upcard_start": upcard_start},
+            "features_extractor_class": extractor[0],
+            "features_extractor_kwargs": extractor[1],
             "net_arch": {"pi": arch, "vf": arch},
         },
         tensorboard_log=tensorboard_log,
@@ -416,7 +383,8 @@ def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
     start = time.perf_counter()
     demos = collect(env, config.pretrain, config.pretrain_steps, config.gamma, seed=config.seed)
     print(f"[pretrain] {len(demos)} decisions of {config.pretrain} in {time.perf_counter() - start:.0f}s")
-    history = pretrain(model, demos, config.pretrain_epochs, config.batch_size, seed=config.seed)
+    batch, lr = config.pretrain_batch, config.pretrain_lr
+    history = pretrain(model, demos, config.pretrain_epochs, batch, config.seed, lr)
     for r in range(config.dagger_rounds):
         # DAgger: the clone plays, the teacher labels; refit on everything gathered so far.
         def clone_action(obs: np.ndarray, mask: np.ndarray) -> int:
@@ -429,7 +397,7 @@ def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
         elapsed = time.perf_counter() - start
         print(f"[dagger] round {r + 1}: {len(more)} states of the clone labelled in {elapsed:.0f}s")
         epochs = max(1, config.pretrain_epochs // 3)
-        history += pretrain(model, demos, epochs, config.batch_size, seed=seed)
+        history += pretrain(model, demos, epochs, batch, seed, lr)
     for i, row in enumerate(history):
         print(
             f"[pretrain] epoch {i + 1}: policy loss {row['policy_loss']:.3f}, value loss "

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = TrainConfig()
     p = argparse.ArgumentParser(prog="train.py", description="Train MaskablePPO on Shanghai Rummy.")
     a = p.add_argument
-    a("--timesteps", type=int, default=d.timesteps, help="learner decisions to train for")
+    a("--timesteps", type=int, default=d.timesteps, help="learner decisions to train for (0: clone only)")
     a("--n-envs", type=int, default=d.n_envs, help="parallel environments")
     a("--vec-env", choices=("subproc", "dummy"), default=d.vec_env, help="one process per env, or one in all")
     a(
@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.dagger_rounds,
         help="after cloning: rounds of the clone playing, the teacher labelling",
     )
+    a("--dagger-epochs", type=int, default=d.dagger_epochs, help="epochs per DAgger refit (0: as cloning)")
+    a("--init", default=d.init, help="start PPO from this saved model.zip instead of a fresh network")
     a("--seed", type=int, default=d.seed)
     a("--out", default=d.out, help="output folder")
     a("--lr", type=float, default=d.learning_rate, help="learning rate")
@@ -113,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> Any:
         pretrain_epochs=args.pretrain_epochs,
         pretrain_lr=args.pretrain_lr,
         dagger_rounds=args.dagger_rounds,
+        dagger_epochs=args.dagger_epochs,
+        init=args.init,
         seed=args.seed,
         out=args.out,
         learning_rate=args.lr,

@@ -84,6 +84,8 @@ class TrainConfig:
     pretrain_lr: float = 1e-3  # peak of the cloning's one-cycle schedule
     pretrain_batch: int = 512
     dagger_rounds: int = 0  # after cloning: rounds of the clone playing, the teacher labelling
+    dagger_epochs: int = 0  # epochs of each DAgger refit (0: pretrain_epochs)
+    init: str = ""  # a saved model to start PPO from (its network and features), "" for a fresh one
     torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
     progress: bool = True
     verbose: int = 0
@@ -98,8 +100,10 @@ class TrainConfig:
             raise ValueError(f"features must be one of {sorted(FEATURES)}, got {self.features!r}")
         if self.vec_env not in ("subproc", "dummy"):
             raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
-        if self.timesteps < 1 or self.n_envs < 1:
-            raise ValueError("timesteps and n_envs must be positive")
+        if self.timesteps < 0 or self.n_envs < 1:
+            raise ValueError("timesteps must be >= 0 (0: cloning only) and n_envs positive")
+        if self.init and self.pretrain:
+            raise ValueError("start from a saved model (init) or from cloning a bot (pretrain), not both")
         if not self.opponents:
             raise ValueError("name at least one opponent (a bot, a model path, or 'self')")
 
@@ -361,6 +365,33 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     )
 
 
+def load_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
+    """``config.init`` (a saved MaskablePPO) with ``config``'s PPO settings, to train further.
+
+    The network, its feature extractor and its weights come from the file; the learning rate,
+    rollout and update settings from ``config``, so a cloned policy can be fine-tuned gently.
+    """
+    from sb3_contrib import MaskablePPO
+
+    settings = {
+        "learning_rate": config.learning_rate,
+        "n_steps": config.n_steps,
+        "batch_size": config.batch_size,
+        "n_epochs": config.n_epochs,
+        "gamma": config.gamma,
+        "gae_lambda": config.gae_lambda,
+        "ent_coef": config.ent_coef,
+    }
+    model = MaskablePPO.load(
+        config.init, env=env, device="cpu", custom_objects=settings, tensorboard_log=tensorboard_log
+    )
+    if model.observation_space != env.observation_space or model.action_space != env.action_space:
+        raise ValueError(f"{config.init} was trained for another table (players or contracts)")
+    model.set_random_seed(config.seed)
+    model.verbose = config.verbose
+    return model
+
+
 def save_for_play(model: Any, path: str) -> None:
     """Save ``model`` with a fresh optimizer: a third of the size, plays the same (checkpoints/
     keep the optimizer's state for resuming training)."""
@@ -396,7 +427,7 @@ def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
         demos = demos + more
         elapsed = time.perf_counter() - start
         print(f"[dagger] round {r + 1}: {len(more)} states of the clone labelled in {elapsed:.0f}s")
-        epochs = max(1, config.pretrain_epochs // 3)
+        epochs = config.dagger_epochs or config.pretrain_epochs
         history += pretrain(model, demos, epochs, batch, seed, lr)
     for i, row in enumerate(history):
         print(
@@ -430,7 +461,8 @@ def train(config: TrainConfig) -> Any:
     torch.set_num_threads(config.torch_threads)
     pool: list[str] = []
     env = make_vec_env(config, pool)
-    model = build_model(config, env, tensorboard_log=os.path.join(out, "tb"))
+    tb = os.path.join(out, "tb")
+    model = load_model(config, env, tb) if config.init else build_model(config, env, tensorboard_log=tb)
     pretraining = _pretrain(config, model) if config.pretrain else []
     if SELF in config.opponents:  # the pool starts with the policy as it is before PPO
         pool.append(os.path.join(out, "pool", "step_0.zip"))

@@ -382,11 +382,12 @@ def load_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None
         "gae_lambda": config.gae_lambda,
         "ent_coef": config.ent_coef,
     }
-    model = MaskablePPO.load(
-        config.init, env=env, device="cpu", custom_objects=settings, tensorboard_log=tensorboard_log
-    )
-    if model.observation_space != env.observation_space or model.action_space != env.action_space:
-        raise ValueError(f"{config.init} was trained for another table (players or contracts)")
+    try:
+        model = MaskablePPO.load(
+            config.init, env=env, device="cpu", custom_objects=settings, tensorboard_log=tensorboard_log
+        )
+    except ValueError as err:  # SB3 compares the saved spaces with the environment's
+        raise ValueError(f"{config.init} was trained for another table (players, contracts): {err}") from None
     model.set_random_seed(config.seed)
     model.verbose = config.verbose
     return model

@@ -120,3 +120,18 @@ def test_dagger_rounds_label_the_clones_own_states(tmp_path: Path) -> None:
     )
     model = train(config)
     assert (tmp_path / "dagger" / "model.zip").exists() and model is not None
+
+
+def test_clone_only_then_fine_tune_from_the_saved_model(tmp_path: Path) -> None:
+    config = _tiny(tmp_path / "clone", timesteps=0, pretrain="greedy", pretrain_steps=60, pretrain_epochs=1)
+    clone = train(config)
+    assert clone.num_timesteps == 0 and (tmp_path / "clone" / "model.zip").exists()
+    init = str(tmp_path / "clone" / "model.zip")
+    tuned = train(_tiny(tmp_path / "tuned", init=init, learning_rate=1e-5, n_steps=16, batch_size=16))
+    assert tuned.num_timesteps >= 128 and tuned.n_steps == 16 and tuned.learning_rate == 1e-5
+    before, after = _parameters(Path(init)), _parameters(tmp_path / "tuned" / "model.zip")
+    assert before.keys() == after.keys() and any(not np.array_equal(before[k], after[k]) for k in before)
+    with pytest.raises(ValueError, match="another table"):
+        train(_tiny(tmp_path / "other", init=init, num_players=3))
+    with pytest.raises(ValueError, match="not both"):
+        _tiny(tmp_path / "both", init=init, pretrain="greedy")

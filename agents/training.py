@@ -276,7 +276,7 @@ def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
                 )
                 if i == 0 and r["mean_deal_score"] < self.best:
                     self.best = r["mean_deal_score"]
-                    self.model.save(os.path.join(out, "best_model.zip"))
+                    save_for_play(self.model, os.path.join(out, "best_model.zip"))
             torch.set_rng_state(states[0])
             np.random.set_state(states[1])
             random.setstate(states[2])
@@ -310,12 +310,15 @@ def plot_curve(csv_path: str, png_path: str, title: str = "") -> None:
     x = [r["timesteps"] for r in rows]
     for bot in bots:
         y = [r[f"{bot}_mean_deal_score"] for r in rows]
-        ax.plot(x, y, marker="o", label=f"model vs 3 {bot}")
-        ax.fill_between(x, [r[f"{bot}_ci_low"] for r in rows], [r[f"{bot}_ci_high"] for r in rows], alpha=0.2)
+        (line,) = ax.plot(x, y, marker="o", label=f"model vs 3 {bot}")
+        color = line.get_color()  # the bots' own mean in the same colour as the model's line
+        low, high = [r[f"{bot}_ci_low"] for r in rows], [r[f"{bot}_ci_high"] for r in rows]
+        ax.fill_between(x, low, high, alpha=0.2, color=color)
         ax.axhline(
             float(np.mean([r[f"{bot}_opponent_mean_deal_score"] for r in rows])),
             ls="--",
             lw=1,
+            color=color,
             label=f"{bot}'s own mean in those games",
         )
     ax.set_xlabel("training steps (learner decisions)")

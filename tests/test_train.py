@@ -135,3 +135,19 @@ def test_clone_only_then_fine_tune_from_the_saved_model(tmp_path: Path) -> None:
         train(_tiny(tmp_path / "other", init=init, num_players=3))
     with pytest.raises(ValueError, match="not both"):
         _tiny(tmp_path / "both", init=init, pretrain="greedy")
+
+
+def test_cloning_fits_the_teachers_decisions(tmp_path: Path) -> None:
+    from agents.imitation import collect, pretrain
+    from agents.training import build_model, env_factory
+
+    config = _tiny(tmp_path / "fit", net_arch=(64,))
+    env = env_factory(config)()
+    demos = collect(env, "greedy", 300, config.gamma, seed=1)
+    model = build_model(config, env)
+    history = pretrain(model, demos, epochs=25, batch_size=64, seed=0, learning_rate=3e-3)
+    assert history[-1]["policy_loss"] < 0.5 * history[0]["policy_loss"]
+    assert history[-1]["accuracy"] > 0.9  # it reproduces the teacher on the decisions it saw
+    pairs = zip(demos.obs, demos.masks)
+    played = [int(model.predict(o, action_masks=m, deterministic=True)[0]) for o, m in pairs]
+    assert np.mean(np.asarray(played) == demos.actions) > 0.9

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.registry import check_spec, contracts_arg
-from agents.training import SELF, TrainConfig, train
+from agents.training import FEATURES, SELF, TrainConfig, train
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--net-arch", type=_ints, default=d.net_arch, help="hidden layer sizes of policy and value nets")
     a(
         "--features",
-        choices=("rummy", "cards"),
+        choices=FEATURES,
         default=d.features,
         help="the policy's input: per-card rummy features, or the older card counts (docs/training.md)",
     )

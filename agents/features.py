@@ -53,24 +53,29 @@ class CardFeatures(BaseFeaturesExtractor):
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.flatten(1).float()
         parts = [x / self.scale]
-        u = self.upcard_start
-        if u is not None:
-            hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
-            up = x[:, u : u + 52].reshape(-1, 4, 13)
-            by_rank, up_rank = hand.sum(1), up.sum(1)
-            by_suit, up_suit = hand.sum(2), up.sum(2)
-            held_rank = (hand > 0).float() * by_rank.unsqueeze(1)
-            parts += [
-                by_rank / 4,
-                up_rank,
-                by_rank * up_rank / 4,
-                by_suit / 11,
-                up_suit,
-                by_suit * up_suit / 11,
-                x[:, u + 52 : u + 53],
-                held_rank.flatten(1) / 4,
-            ]
+        if self.upcard_start is not None:
+            parts += [p.flatten(1) for p in _count_parts(x, self.upcard_start).values()]
         return torch.cat(parts, dim=1)
+
+
+def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, torch.Tensor]:
+    """:class:`CardFeatures`' extras, shared with :class:`RummyFeatures`: counts per rank and suit
+    of the hand (the first 53 entries) and of the upcard (from index ``upcard``), their products,
+    and for each card held how many cards of its rank are held."""
+    hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
+    up = x[:, upcard : upcard + 52].reshape(-1, 4, 13)
+    by_rank, up_rank = hand.sum(1), up.sum(1)
+    by_suit, up_suit = hand.sum(2), up.sum(2)
+    return {
+        "rank_counts": by_rank / 4,
+        "upcard_rank": up_rank,
+        "upcard_rank_held": by_rank * up_rank / 4,
+        "suit_counts": by_suit / 11,
+        "upcard_suit": up_suit,
+        "upcard_suit_held": by_suit * up_suit / 11,
+        "upcard_joker": x[:, upcard + 52 : upcard + 53],
+        "held_rank": ((hand > 0).float() * by_rank.unsqueeze(1)) / 4,  # [B, 4, 13]
+    }
 
 
 def _neighbours(cards: torch.Tensor, reach: int) -> torch.Tensor:
@@ -128,15 +133,14 @@ class RummyFeatures(BaseFeaturesExtractor):
         on_table[:, 0::13] += melds[:, :, 52:56].sum(1)  # high aces (places 52..55) are aces C, D, H, S
         picked = x[:, self.picked : self.picked + n * 53].reshape(b, n, 53)[:, 1:, :52]  # other seats
         seen = (x[:, self.discards : self.discards + 52] + on_table + picked.sum(1)).reshape(b, 4, 13)
-        by_rank, up_rank = hand.sum(1), up.sum(1)
-        by_suit, up_suit = hand.sum(2), up.sum(2)
+        counts = _count_parts(x, u)
         held = (hand > 0).float()
-        rank_held = by_rank.unsqueeze(1).expand(b, 4, 13)
+        rank_held = hand.sum(1).unsqueeze(1).expand(b, 4, 13)
         rank_seen = seen.sum(1).unsqueeze(1).expand(b, 4, 13)
         near1, near2 = _neighbours(held, 1), _neighbours(held, 2)
         per_card = torch.stack(
             [
-                held * rank_held / 4,  # cards held of its rank (0 if not held)
+                counts["held_rank"],  # cards held of its rank (0 if not held); repeats held_rank
                 held * rank_seen / 8,  # cards of its rank seen elsewhere
                 held * self.points,
                 held * near1 / 2,  # same-suit neighbours held, one and two ranks away
@@ -161,16 +165,11 @@ class RummyFeatures(BaseFeaturesExtractor):
             ],
             dim=1,
         )
+        # The layout is what the shipped model was trained on: per_card repeats held_rank and
+        # rank_counts (rows 0 and 7); dropping them would need a retrained model.
         return {
             "observation": x / self.scale,
-            "rank_counts": by_rank / 4,
-            "upcard_rank": up_rank,
-            "upcard_rank_held": by_rank * up_rank / 4,
-            "suit_counts": by_suit / 11,
-            "upcard_suit": up_suit,
-            "upcard_suit_held": by_suit * up_suit / 11,
-            "upcard_joker": x[:, u + 52 : u + 53],
-            "held_rank": (held * rank_held).flatten(1) / 4,
+            **counts,
             "per_card": per_card,
             "upcard_facts": up_facts,
             "opponent_ranks": picked.reshape(b, n - 1, 4, 13).sum(2) / 2,  # ranks each opponent took

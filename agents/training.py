@@ -182,9 +182,6 @@ def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], S
     return make
 
 
-# --- the policy's input scaling ----------------------------------------------------------------
-
-
 # --- evaluation --------------------------------------------------------------------------------
 
 
@@ -339,13 +336,12 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     from sb3_contrib import MaskablePPO
 
     arch = list(config.net_arch)
+    extractor: type = RummyFeatures
+    extractor_kwargs: dict[str, Any] = {"num_players": config.num_players, "contracts": config.contracts}
     if config.features == "cards":
         rules = Rules(num_players=config.num_players, contracts=config.contracts)
-        upcard_start = ObservationEncoder(rules).slices["upcard_offered"].start
-        extractor: tuple[type, dict[str, Any]] = (CardFeatures, {"upcard_start": upcard_start})
-    else:
-        layout = {"num_players": config.num_players, "contracts": config.contracts}
-        extractor = (RummyFeatures, layout)
+        extractor = CardFeatures
+        extractor_kwargs = {"upcard_start": ObservationEncoder(rules).slices["upcard_offered"].start}
     return MaskablePPO(
         "MlpPolicy",
         env,
@@ -357,8 +353,8 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         gae_lambda=config.gae_lambda,
         ent_coef=config.ent_coef,
         policy_kwargs={
-            "features_extractor_class": extractor[0],
-            "features_extractor_kwargs": extractor[1],
+            "features_extractor_class": extractor,
+            "features_extractor_kwargs": extractor_kwargs,
             "net_arch": {"pi": arch, "vf": arch},
         },
         tensorboard_log=tensorboard_log,

@@ -151,3 +151,20 @@ def test_cloning_fits_the_teachers_decisions(tmp_path: Path) -> None:
     pairs = zip(demos.obs, demos.masks)
     played = [int(model.predict(o, action_masks=m, deterministic=True)[0]) for o, m in pairs]
     assert np.mean(np.asarray(played) == demos.actions) > 0.9
+
+
+@pytest.mark.parametrize("features", ["rummy", "cards"])
+def test_build_model_uses_the_chosen_features(tmp_path: Path, features: str) -> None:
+    from agents.features import CardFeatures, RummyFeatures
+    from agents.training import build_model, env_factory
+
+    config = _tiny(tmp_path / features, features=features)
+    env = env_factory(config)()
+    model = build_model(config, env)
+    expected = RummyFeatures if features == "rummy" else CardFeatures
+    assert isinstance(model.policy.features_extractor, expected)
+    obs, _ = env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask[int(model.predict(obs, action_masks=mask, deterministic=True)[0])]
+    with pytest.raises(ValueError, match="features must be one of"):
+        _tiny(tmp_path / "bad", features="pixels")

@@ -82,6 +82,7 @@ class PlayerView:
     discard_counts: tuple[int, ...]  # every card in the discard pile (all were seen face up)
     discard_size: int
     stock_size: int
+    stock_rebuilds_left: int | None  # rebuilds of the stock still allowed (None: no limit)
     picked_up: tuple[tuple[int, ...], ...]  # face-up cards each player took and still holds
     went_down_this_turn: bool
     legal_moves: tuple[Move, ...]  # empty unless this player is to act
@@ -248,6 +249,7 @@ class Game:
             discard_counts=tuple(self.discard_counts),
             discard_size=len(self.discard),
             stock_size=len(self.stock),
+            stock_rebuilds_left=self.stock_rebuilds_left,
             picked_up=tuple(tuple(p) for p in self.picked_up),
             went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
             legal_moves=self._legal_now() if player == self.to_act else (),
@@ -318,10 +320,22 @@ class Game:
         self.picked_total[player] += 1
         self.picked_bytes[player] = None
 
+    @property
+    def stock_rebuilds_left(self) -> int | None:
+        """Rebuilds of the stock still allowed in this deal (None: no limit)."""
+        limit = self.rules.max_stock_rebuilds
+        return None if limit is None else limit - self.reshuffles
+
     def _draw_stock(self, player: int) -> bool:
-        """Give the stock's top card; reshuffle if empty. False if the deal died (no stock)."""
+        """Give the stock's top card, rebuilding an empty stock while rebuilds are left.
+
+        When the stock is empty and no rebuild is left (or a rebuild would leave no stock) the
+        deal ends with nobody out (RULES.md 5.5) and this returns False.
+        """
         if not self.stock:
-            self._reshuffle()
+            left = self.stock_rebuilds_left
+            if left is None or left > 0:
+                self._reshuffle()
             if not self.stock:
                 self._end_deal(NO_PLAYER)
                 return False
@@ -428,7 +442,8 @@ class Game:
     def abandon_deal(self) -> None:
         """End the current deal with nobody out, as an exhausted stock does (RULES.md 5.5).
 
-        For move caps in tournaments and training: every player scores the cards in hand.
+        For move caps (a deal whose players keep taking the upcard never empties the stock, so
+        no rule bounds it): every player scores the cards in hand.
         """
         if self.phase == Phase.GAME_OVER:
             raise ValueError("the game is over: there is no deal to abandon")
@@ -501,6 +516,9 @@ class Game:
                 fail(f"player_{p} picked_bytes is stale")
             if not 0 <= self.buys_left[p] <= buys_allowed(self.contract):
                 fail(f"player_{p} has {self.buys_left[p]} buys left")
+        limit = self.rules.max_stock_rebuilds
+        if limit is not None and not 0 <= self.reshuffles <= limit:
+            fail(f"the stock was rebuilt {self.reshuffles} times, the rules allow {limit}")
         for c in self.stock + self.discard:
             total[c] += 1
         counts = [0] * NUM_CARD_KINDS

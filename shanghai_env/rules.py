@@ -6,14 +6,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .cards import decks_for
 from .melds import CONTRACTS
 
 ALL_CONTRACTS: tuple[int, ...] = tuple(range(1, 11))
 
+# Options by kind; a value of the wrong type is a TypeError, a value out of range a ValueError.
+_INT_OPTIONS = ("num_players", "joker_points", "same_suit_run_gap")
+_BOOL_OPTIONS = ("down_players_may_buy", "exact_contract_melds", "joker_swaps")
+
 
 def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+    """A Python or numpy integer, but not a bool (``True`` is not a player count)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 @dataclass(frozen=True)
@@ -27,27 +34,53 @@ class Rules:
     exact_contract_melds: bool = True
     same_suit_run_gap: int = 1
     joker_swaps: bool = True
+    # Stock rebuilds per deal; the next empty-stock draw ends the deal (RULES.md 5.5). None: no limit.
+    max_stock_rebuilds: int | None = 1
 
     def __post_init__(self) -> None:
+        # Types first (TypeError), then ranges (ValueError); numpy scalars become Python values.
+        for name in _INT_OPTIONS:
+            value = getattr(self, name)
+            if not _is_int(value):
+                raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+            object.__setattr__(self, name, int(value))
+        for name in _BOOL_OPTIONS:
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+            object.__setattr__(self, name, bool(value))
+        rebuilds = self.max_stock_rebuilds
+        if rebuilds is not None:
+            if not _is_int(rebuilds):
+                raise TypeError(
+                    f"max_stock_rebuilds must be an int >= 0 or None (no limit), got {rebuilds!r} "
+                    f"({type(rebuilds).__name__})"
+                )
+            if rebuilds < 0:
+                raise ValueError(f"max_stock_rebuilds must be an int >= 0 or None (no limit), got {rebuilds}")
+            object.__setattr__(self, "max_stock_rebuilds", int(rebuilds))
         decks_for(self.num_players)  # raises on a bad player count
         contracts = self.contracts
         if _is_int(contracts):
             contracts = (contracts,)  # type: ignore[assignment]
+        if isinstance(contracts, np.ndarray) and contracts.ndim == 1:
+            contracts = contracts.tolist()
         if not isinstance(contracts, Sequence) or isinstance(contracts, str):
-            raise TypeError(f"contracts must be a sequence of contract numbers 1..10, got {contracts!r}")
+            raise TypeError(
+                f"contracts must be a contract number 1..10 or a sequence of them, got {contracts!r}"
+            )
         contracts = tuple(contracts)
-        if not contracts or not all(_is_int(c) and c in CONTRACTS for c in contracts):
+        if not all(_is_int(c) for c in contracts):
+            raise TypeError(f"contracts must hold ints 1..10, got {self.contracts!r}")
+        if not contracts or not all(c in CONTRACTS for c in contracts):
             raise ValueError(
                 f"contracts must be a non-empty sequence of contract numbers 1..10, got {self.contracts!r}"
             )
-        object.__setattr__(self, "contracts", contracts)
-        if not _is_int(self.joker_points) or self.joker_points < 0:
+        object.__setattr__(self, "contracts", tuple(int(c) for c in contracts))
+        if self.joker_points < 0:
             raise ValueError(f"joker_points must be an int >= 0, got {self.joker_points!r}")
-        if not _is_int(self.same_suit_run_gap) or not 0 <= self.same_suit_run_gap <= 12:
+        if not 0 <= self.same_suit_run_gap <= 12:
             raise ValueError(f"same_suit_run_gap must be an int 0..12, got {self.same_suit_run_gap!r}")
-        for name in ("down_players_may_buy", "exact_contract_melds", "joker_swaps"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> Rules:

@@ -86,6 +86,9 @@ class PlayerView:
     picked_up: tuple[tuple[int, ...], ...]  # face-up cards each player took and still holds
     went_down_this_turn: bool
     legal_moves: tuple[Move, ...]  # empty unless this player is to act
+    # the player in turn went down this turn (public: everyone saw it; went_down_this_turn above
+    # is set only in the view of the player in turn)
+    turn_player_went_down: bool = False
 
 
 class Game:
@@ -253,6 +256,7 @@ class Game:
             picked_up=tuple(tuple(p) for p in self.picked_up),
             went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
             legal_moves=self._legal_now() if player == self.to_act else (),
+            turn_player_went_down=self.went_down_this_turn,
         )
 
     # --- applying moves ---------------------------------------------------------------------

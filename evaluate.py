@@ -22,7 +22,7 @@ from agents.registry import check_spec, contracts_arg, describe_allowed
 from agents.report import print_tables, write_chart, write_games_csv, write_summary
 from agents.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from agents.stats import Summary, summarize
-from agents.tournament import TournamentConfig, run_tournament
+from agents.tournament import GameResult, TournamentConfig, run_tournament
 
 
 def _players(text: str) -> list[str]:
@@ -55,6 +55,11 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"the seed is a non-negative integer, got {text!r}")
     return value
+
+
+def _record(text: str) -> int:
+    """``all`` (-1) or a number of games to record."""
+    return -1 if text.strip().lower() == "all" else _positive(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,9 +95,28 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_MOVES_PER_DEAL,
         help="end a deal after this many moves, everybody scoring their hand (recorded as capped)",
     )
+    p.add_argument(
+        "--record",
+        type=_record,
+        default=0,
+        metavar="N|all",
+        help="write the game records (JSON, docs/replay.md) of the first N games, or all, to OUT/records/",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="print no tables")
     return p
+
+
+def write_records(results: Sequence[GameResult], out: str) -> int:
+    """Write every recorded game as ``OUT/records/game-NNNNN.json``; return how many."""
+    from shanghai_env.record import save
+
+    written = 0
+    for r in results:
+        if r.record is not None:
+            save(r.record, os.path.join(out, "records", f"game-{r.index:05d}.json"))
+            written += 1
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> Summary:
@@ -105,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> Summary:
         seed=args.seed,
         duplicate=args.duplicate,
         max_moves_per_deal=args.max_moves_per_deal,
+        record_games=args.record,
         **kwargs,
     )
     workers = args.workers or os.cpu_count() or 1
@@ -127,9 +152,12 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     write_summary(summary, args.out)
     write_games_csv(results, config.labels, args.out)
     write_chart(summary, args.out)
+    records = write_records(results, args.out)
     if not args.quiet:
         print_tables(summary)
         print(f"wrote {args.out}/summary.json, games.csv, scores.png")
+        if records:
+            print(f"wrote {records} game records to {args.out}/records/ (see docs/replay.md)")
     return summary
 
 

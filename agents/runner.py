@@ -12,6 +12,7 @@ from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.engine import Game
+from shanghai_env.record import ABANDON, MoveLog, make_record
 
 from .base import Agent, Encoder, decision_for
 
@@ -32,6 +33,7 @@ class GameRecord:
     capped: list[bool]  # per deal: ended by the move cap (everybody scored their hand)
     moves: int
     extra: dict[str, Any] = field(default_factory=dict)
+    record: dict[str, Any] | None = None  # the game record (shanghai_env.record), when asked for
 
 
 def end_deal_at_cap(game: Game) -> None:
@@ -47,11 +49,13 @@ def play_game(
     max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
     encoder: Encoder | None = None,
     table: ActionTable | None = None,
+    record: bool = False,
 ) -> GameRecord:
     """Reset ``game`` with ``seed`` and play it to the end; ``agents[s]`` plays seat ``s``.
 
     Every action is checked against the acting player's legal moves; an illegal one raises
     ValueError naming the agent. Agents are not reset here (the caller seeds them).
+    With ``record`` the moves are logged by name and the result carries the game's record.
     """
     n = game.num_players
     if len(agents) != n:
@@ -60,6 +64,8 @@ def play_game(
         raise ValueError(f"max_moves_per_deal must be >= 1, got {max_moves_per_deal}")
     table = table if table is not None else action_table(game.rules)
     game.reset(seed)
+    log = MoveLog() if record else None
+    first_dealer = game.dealer
     capped: list[bool] = []
     deal_start = 0
     deal = 0
@@ -70,6 +76,8 @@ def play_game(
             deal_start = game.move_count
         if game.move_count - deal_start >= max_moves_per_deal:
             end_deal_at_cap(game)
+            if log is not None:
+                log.add(ABANDON, len(game.deal_results))
             capped.append(True)
             deal += 1
             deal_start = game.move_count
@@ -87,6 +95,8 @@ def play_game(
                 f"in phase {game.phase.name}"
             )
         game.apply(move)
+        if log is not None:
+            log.add(move.name, len(game.deal_results))
     capped.extend([False] * (len(game.deal_results) - len(capped)))
     results = game.deal_results
     return GameRecord(
@@ -96,4 +106,7 @@ def play_game(
         blind=[r.blind for r in results],
         capped=capped,
         moves=game.move_count,
+        record=None
+        if log is None
+        else make_record(game, log, dealer=first_dealer, players=[a.name for a in agents]),
     )

@@ -45,6 +45,7 @@ class TournamentConfig:
     contracts: tuple[int, ...] = ALL_CONTRACTS
     duplicate: bool = True
     max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL
+    record_games: int = 0  # keep the game records of the first N games (schedule order); -1: all
 
     def __post_init__(self) -> None:
         players = tuple(check_spec(p) for p in self.players)
@@ -121,6 +122,7 @@ class GameResult:
     moves: int
     seconds: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
+    record: dict[str, Any] | None = None  # the game record (shanghai_env.record), seats as played
 
     @property
     def winners(self) -> list[int]:
@@ -195,7 +197,18 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
         max_moves_per_deal=config.max_moves_per_deal,
         encoder=encoder,
         table=action_table(rules),
+        record=config.record_games < 0 or task.index < config.record_games,
     )
+    if record.record is not None:
+        labels = config.labels
+        record.record["players"] = [labels[i] for i in task.seats]
+        record.record["meta"] = {
+            "tournament_seed": config.seed,
+            "game": task.index,
+            "block": task.block,
+            "rotation": task.rotation,
+            "max_moves_per_deal": config.max_moves_per_deal,
+        }
     n = config.num_players
     player_of_seat = task.seats
     scores = [0] * n
@@ -221,6 +234,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
         capped=record.capped,
         moves=record.moves,
         seconds=time.perf_counter() - start,
+        record=record.record,
     )
 
 

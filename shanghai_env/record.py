@@ -1,0 +1,406 @@
+"""Game records: one versioned JSON format for a whole game, and its exact replay.
+
+A record holds what makes the game again and what it gave, so that anyone can check it:
+
+.. code-block:: json
+
+    {
+      "format": "shanghai-game-record",
+      "version": 1,
+      "package": "shanghai-env 0.2.0",
+      "rules": {"num_players": 4, "contracts": [1, 2], "joker_points": 50, "...": "every option"},
+      "start": {"seed": 123, "deck": null, "dealer": 2},
+      "players": ["planner", "greedy", "greedy", "random"],
+      "deals": [
+        {"contract": 1, "moves": ["draw", "pass", "take", "discard 7H", "..."],
+         "scores": [0, 35, 60, 105], "out_player": 0, "blind": false},
+        {"contract": 2, "moves": ["take", "..."]}
+      ],
+      "scores": [0, 35, 60, 105],
+      "game_over": false,
+      "meta": {}
+    }
+
+- ``start`` is :meth:`Game.reset`'s arguments: ``seed`` (the game's seed entropy, so that an
+  unseeded game replays too), ``deck`` (card strings, top first, when the first deal was stacked)
+  and ``dealer`` (the first dealer);
+- ``deals[i].moves`` are the moves of deal ``i`` by their engine names (:attr:`Move.name`, read
+  back by :func:`~shanghai_env.moves.parse_move`); ``"abandon"`` stands for
+  :meth:`Game.abandon_deal` (a move cap ended the deal, everybody scoring their hand);
+- a finished deal has its ``scores``, ``out_player`` (``null``: nobody went out) and ``blind``;
+  the last deal of an unfinished game has only its moves;
+- ``scores`` are the totals after the last move, ``game_over`` whether the game ended;
+- ``meta`` is free: where the game was played (a tournament's seed and game index, say).
+
+:func:`replay` rebuilds the :class:`Game` and plays every move, checking every deal's result and
+the totals; a record of another format or version, or one that does not replay to what it says
+(a changed move, score or rule), is refused with a :class:`ValueError` naming what is wrong.
+:class:`Recorder` records a game as it is played; :func:`make_record` builds a record from a
+played game and its moves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .engine import NO_PLAYER, DealResult, Game
+from .moves import Move, parse_move
+from .rules import Rules
+
+FORMAT = "shanghai-game-record"
+VERSION = 1
+ABANDON = "abandon"  # the move-list entry for Game.abandon_deal()
+_KEYS = ("format", "version", "package", "rules", "start", "players", "deals", "scores", "game_over")
+
+
+def package_version() -> str:
+    from . import __version__
+
+    return f"shanghai-env {__version__}"
+
+
+def rules_dict(rules: Rules) -> dict[str, Any]:
+    """Every rule option by name, as JSON values."""
+    out = dataclasses.asdict(rules)
+    out["contracts"] = list(rules.contracts)
+    return out
+
+
+class MoveLog:
+    """The moves of a game by deal, as names. ``add`` after each move (cheap: one append)."""
+
+    def __init__(self) -> None:
+        self.deals: list[list[str]] = [[]]
+
+    def add(self, name: str, deals_done: int) -> None:
+        """Log move ``name``; ``deals_done`` is ``len(game.deal_results)`` after the move."""
+        self.deals[-1].append(name)
+        while len(self.deals) <= deals_done:
+            self.deals.append([])
+
+    def flat(self) -> list[str]:
+        return [name for deal in self.deals for name in deal]
+
+
+def make_record(
+    game: Game,
+    moves: MoveLog | Sequence[Sequence[str]],
+    *,
+    deck: Sequence[str] | None = None,
+    dealer: int,
+    players: Sequence[str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The record of ``game`` (played from its reset to now) whose moves, by deal, are ``moves``.
+
+    ``deck`` and ``dealer`` are what the first deal was dealt with (the stacked deck, if any,
+    and the first dealer); the seed is the game's own. Nothing is replayed here: use
+    :func:`replay` to check a record.
+    """
+    by_deal = moves.deals if isinstance(moves, MoveLog) else [list(m) for m in moves]
+    results = game.deal_results
+    played = len(results) + (0 if game.game_over else 1)
+    if any(by_deal[played:]) or len(by_deal) < played:
+        raise ValueError(f"the moves cover {len(by_deal)} deals, the game has played {played}")
+    n = game.num_players
+    names = [f"player_{p}" for p in range(n)] if players is None else [str(p) for p in players]
+    if len(names) != n:
+        raise ValueError(f"players must name {n} seats, got {len(names)}")
+    deals: list[dict[str, Any]] = []
+    for i in range(played):
+        entry: dict[str, Any] = {"contract": game.rules.contracts[i], "moves": list(by_deal[i])}
+        if i < len(results):
+            entry.update(_result_dict(results[i]))
+        deals.append(entry)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "package": package_version(),
+        "rules": rules_dict(game.rules),
+        "start": {
+            "seed": int(game.seed_entropy),
+            "deck": None if deck is None else [str(c).upper() for c in deck],
+            "dealer": int(dealer),
+        },
+        "players": names,
+        "deals": deals,
+        "scores": list(game.scores),
+        "game_over": game.game_over,
+        "meta": dict(meta or {}),
+    }
+
+
+def _result_dict(result: DealResult) -> dict[str, Any]:
+    return {
+        "scores": list(result.scores),
+        "out_player": None if result.out_player == NO_PLAYER else result.out_player,
+        "blind": result.blind,
+    }
+
+
+class Recorder:
+    """Plays a :class:`Game` and records it: ``reset``, ``apply`` and ``abandon_deal`` as the game's.
+
+    >>> rec = Recorder(Game(num_players=3, contracts=(1,)), players=["me", "bot", "bot"])
+    >>> rec.reset(7)
+    >>> rec.apply(rec.game.legal_moves()[0])
+    >>> rec.record()["deals"][0]["moves"]  # doctest: +SKIP
+    ['take']
+    """
+
+    def __init__(self, game: Game, players: Sequence[str] | None = None) -> None:
+        self.game = game
+        self.players = list(players) if players is not None else None
+        self.log = MoveLog()
+        self.deck: list[str] | None = None
+        self.dealer = game.dealer if game.move_count == 0 and not game.deal_results else None
+
+    def reset(
+        self, seed: int | None = None, *, deck: list[str] | None = None, dealer: int | None = None
+    ) -> None:
+        self.game.reset(seed, deck=deck, dealer=dealer)
+        self.log = MoveLog()
+        self.deck = None if deck is None else [str(c).upper() for c in deck]
+        self.dealer = self.game.dealer
+
+    def apply(self, move: Move | str) -> None:
+        self.game.apply(move)
+        self.log.add(
+            move.name if isinstance(move, Move) else parse_move(move).name, len(self.game.deal_results)
+        )
+
+    def abandon_deal(self) -> None:
+        self.game.abandon_deal()
+        self.log.add(ABANDON, len(self.game.deal_results))
+
+    def record(self, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        if self.dealer is None:
+            raise ValueError("the recorder has not seen the game's start: call Recorder.reset first")
+        return make_record(
+            self.game, self.log, deck=self.deck, dealer=self.dealer, players=self.players, meta=meta
+        )
+
+
+# --- reading and replaying ----------------------------------------------------------------------
+
+
+def save(record: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a record as JSON, one move a line (about 15 bytes a move)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read a record written by :func:`save` (checked by :func:`replay`, not here)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not a game record: not JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a game record: expected a JSON object")
+    return data
+
+
+def check_format(record: Mapping[str, Any]) -> None:
+    """Refuse anything but a record of this format and version, with its required fields."""
+    if not isinstance(record, Mapping):
+        raise ValueError(f"a game record is a JSON object (dict), got {type(record).__name__}")
+    if record.get("format") != FORMAT:
+        raise ValueError(f"not a game record: format is {record.get('format')!r}, expected {FORMAT!r}")
+    if record.get("version") != VERSION or isinstance(record.get("version"), bool):
+        made_by = record.get("package", "an unknown version")
+        raise ValueError(
+            f"game record version {record.get('version')!r} (written by {made_by}) cannot be read: "
+            f"this package ({package_version()}) reads version {VERSION}"
+        )
+    missing = [k for k in _KEYS if k not in record]
+    if missing:
+        raise ValueError(f"game record lacks {', '.join(missing)}")
+
+
+def record_rules(record: Mapping[str, Any]) -> Rules:
+    """The record's :class:`Rules`; every option must be given, and no other."""
+    given = record["rules"]
+    if not isinstance(given, Mapping):
+        raise ValueError(f"record rules must be an object of rule options, got {given!r}")
+    fields = list(Rules.__dataclass_fields__)
+    missing = [f for f in fields if f not in given]
+    unknown = sorted(set(given) - set(fields))
+    if missing or unknown:
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+            [f"unknown {', '.join(unknown)}"] if unknown else []
+        )
+        raise ValueError(f"record rules must give every rule option ({'; '.join(parts)})")
+    try:
+        options: dict[str, Any] = dict(given)
+        if isinstance(options["contracts"], list):
+            options["contracts"] = tuple(options["contracts"])
+        return Rules(**options)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"record rules are not valid: {err}") from None
+
+
+@dataclass
+class Step:
+    """One move of a replay: the state before it, the move, and what followed.
+
+    ``game`` is the replaying game after the move (the same object at every step: clone it to
+    keep it). When the move ended a deal, ``ended`` is that deal's result and ``deal_end`` a copy
+    of the table as the deal ended (hands still held, before the next deal is dealt).
+    """
+
+    index: int  # 1-based number of the move in the game
+    deal: int  # the deal the move belongs to (0-based)
+    name: str  # the move's name, or ABANDON
+    move: Move | None  # None for ABANDON
+    before: Game  # a copy of the state before the move
+    game: Game
+    ended: DealResult | None = None
+    deal_end: Game | None = None
+
+
+def start_game(record: Mapping[str, Any]) -> Game:
+    """A :class:`Game` dealt as the record's game began (the record's format is checked)."""
+    check_format(record)
+    rules = record_rules(record)
+    start = record["start"]
+    if not isinstance(start, Mapping) or set(start) != {"seed", "deck", "dealer"}:
+        raise ValueError(
+            f"record start must be {{'seed': int, 'deck': list or null, 'dealer': int}}, got {start!r}"
+        )
+    players = record["players"]
+    if not isinstance(players, list) or len(players) != rules.num_players:
+        raise ValueError(f"record players must name the {rules.num_players} seats, got {players!r}")
+    game = Game(rules)
+    try:
+        game.reset(start["seed"], deck=start["deck"], dealer=start["dealer"])
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"record start cannot deal the game: {err}") from None
+    return game
+
+
+def iter_replay(record: Mapping[str, Any], *, copies: bool = False) -> Iterator[Step]:
+    """Replay a record move by move, checking it; yield a :class:`Step` after each move.
+
+    With ``copies`` each step carries a copy of the state before the move and, at a deal's end,
+    a copy of the table as the deal ended (for viewers); otherwise ``before`` is the live game
+    and ``deal_end`` is None. Raises ValueError at the first thing that does not match.
+    """
+    game = start_game(record)
+    deals = record["deals"]
+    contracts = game.rules.contracts
+    if not isinstance(deals, list) or not deals or len(deals) > len(contracts):
+        raise ValueError(f"record deals must list 1 to {len(contracts)} deals, got {_count(deals)}")
+    index = 0
+    for d, entry in enumerate(deals):
+        where = f"record deal {d + 1}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("moves"), list):
+            raise ValueError(f"{where} must be an object with a list of moves")
+        if entry.get("contract") != contracts[d]:
+            raise ValueError(
+                f"{where} says contract {entry.get('contract')!r}, the rules play {contracts[d]}"
+            )
+        if game.deal != d or game.game_over:
+            raise ValueError(f"{where}: the game is not at that deal (deal {game.deal + 1})")
+        finished = "scores" in entry
+        moves = entry["moves"]
+        for k, name in enumerate(moves):
+            index += 1
+            at = f"{where} move {k + 1} ({name!r})"
+            if game.game_over or game.deal != d:
+                raise ValueError(f"{at}: the deal already ended at its move {k}")
+            before = game.clone() if copies else game
+            move = None
+            try:
+                if name == ABANDON:
+                    game.abandon_deal()
+                else:
+                    if not isinstance(name, str):
+                        raise ValueError(f"a move is a move name, got {name!r}")
+                    move = parse_move(name)
+                    game.apply(move)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"{at}: {err}") from None
+            ended = game.deal_results[d] if len(game.deal_results) > d else None
+            if ended is not None and k + 1 < len(moves):
+                raise ValueError(
+                    f"{at}: the deal ended here, but the record goes on with {len(moves) - k - 1} moves"
+                )
+            deal_end = _deal_end(before, move) if copies and ended is not None else None
+            yield Step(index, d, name, move, before, game, ended, deal_end)
+        if finished:
+            if len(game.deal_results) <= d:
+                raise ValueError(f"{where}: the record gives its scores, but its moves do not end it")
+            _check_result(where, entry, game.deal_results[d])
+        elif len(game.deal_results) > d:
+            raise ValueError(f"{where}: its moves end the deal, but the record gives no scores")
+        elif d + 1 < len(deals):
+            raise ValueError(f"{where} has no scores but is not the last deal of the record")
+    if record["scores"] != game.scores:
+        raise ValueError(f"record final scores {record['scores']!r}, the replay gives {game.scores}")
+    if record["game_over"] is not game.game_over:
+        raise ValueError(f"record says game_over={record['game_over']!r}, the replay says {game.game_over}")
+
+
+def _count(x: object) -> str:
+    return str(len(x)) if isinstance(x, list) else repr(x)
+
+
+def _check_result(where: str, entry: Mapping[str, Any], result: DealResult) -> None:
+    expected = _result_dict(result)
+    for key in ("scores", "out_player", "blind"):
+        if entry.get(key) != expected[key] or type(entry.get(key)) is not type(expected[key]):
+            raise ValueError(
+                f"{where} {key}: the record says {entry.get(key)!r}, the replay gives {expected[key]!r}"
+            )
+
+
+def _deal_end(before: Game, move: Move | None) -> Game:
+    """The table as the deal ended by ``move`` from ``before``: the same move on a copy that does
+    not deal the next hand."""
+    end = before.clone()
+    end._start_deal = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    if move is None:
+        end.abandon_deal()
+    else:
+        end.apply(move)
+    del end._start_deal  # the instance attribute only; the class's method is back
+    return end
+
+
+def replay(record: Mapping[str, Any]) -> Game:
+    """The game of ``record``, rebuilt and replayed move by move, every deal's scores and the
+    totals checked. Raises ValueError naming the first thing that does not match."""
+    game: Game | None = None
+    for step in iter_replay(record):
+        game = step.game
+    return game if game is not None else start_game(record)
+
+
+def play_and_record(
+    game: Game,
+    moves: Sequence[str],
+    *,
+    seed: int | None = None,
+    deck: list[str] | None = None,
+    dealer: int | None = None,
+    players: Sequence[str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Reset ``game`` and play the flat list ``moves`` (names, :data:`ABANDON` for a capped deal);
+    return its record. For trainers' evaluations that keep only the move names they played."""
+    rec = Recorder(game, players)
+    rec.reset(seed, deck=deck, dealer=dealer)
+    for name in moves:
+        if name == ABANDON:
+            rec.abandon_deal()
+        else:
+            rec.apply(name)
+    return rec.record(meta)

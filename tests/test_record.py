@@ -1,0 +1,218 @@
+"""Game records: written where games are played (tournament, Recorder), replayed exactly,
+tampered records refused with a message naming what is wrong."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import deal_deck
+
+from agents.registry import make_agent
+from agents.runner import play_game
+from agents.tournament import TournamentConfig, play_task, schedule
+from shanghai_env.engine import NO_PLAYER, Game
+from shanghai_env.record import (
+    ABANDON,
+    FORMAT,
+    VERSION,
+    Recorder,
+    iter_replay,
+    load,
+    play_and_record,
+    replay,
+    rules_dict,
+    save,
+)
+from shanghai_env.rules import Rules
+
+_spec = importlib.util.spec_from_file_location(
+    "evaluate", Path(__file__).resolve().parents[1] / "evaluate.py"
+)
+assert _spec is not None and _spec.loader is not None
+evaluate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(evaluate)
+
+
+def assert_replays(record: dict[str, Any]) -> Game:
+    """Replay ``record`` and compare every deal's scores, out player and the totals with it."""
+    game = replay(record)
+    finished = [d for d in record["deals"] if "scores" in d]
+    assert len(game.deal_results) == len(finished)
+    for entry, result in zip(finished, game.deal_results):
+        assert entry["scores"] == list(result.scores)
+        assert entry["out_player"] == (None if result.out_player == NO_PLAYER else result.out_player)
+        assert entry["blind"] == result.blind
+    assert record["scores"] == game.scores
+    return game
+
+
+@pytest.fixture(scope="module")
+def tournament_record() -> tuple[TournamentConfig, Any]:
+    config = TournamentConfig(
+        players=("greedy", "planner", "random"), games=3, seed=5, contracts=(1, 2), record_games=2
+    )
+    task = schedule(config)[1]
+    return config, play_task(config, task)
+
+
+def test_a_tournament_game_is_recorded_and_replays_to_its_scores(tournament_record) -> None:
+    config, result = tournament_record
+    record = result.record
+    assert record["format"] == FORMAT and record["version"] == VERSION
+    assert record["rules"] == rules_dict(config.rules)
+    assert record["players"] == [config.labels[i] for i in result.seats]
+    assert record["meta"]["game"] == 1 and record["game_over"] is True
+    game = assert_replays(record)
+    # the tournament's result is by player, the record by seat
+    assert [game.scores[result.seats.index(i)] for i in range(3)] == result.scores
+    for deal, row in enumerate(result.deal_scores):
+        assert [game.deal_results[deal].scores[result.seats.index(i)] for i in range(3)] == row
+    assert sum(len(d["moves"]) for d in record["deals"]) == result.moves
+
+
+def test_only_the_games_asked_for_are_recorded() -> None:
+    config = TournamentConfig(players=("greedy", "greedy", "random"), games=3, contracts=(1,), record_games=1)
+    tasks = schedule(config)
+    assert play_task(config, tasks[0]).record is not None
+    assert play_task(config, tasks[1]).record is None
+    assert (
+        play_game(
+            Game(num_players=3, contracts=(1,)), [make_agent("random", seed=s) for s in range(3)], 1
+        ).record
+        is None
+    )
+
+
+def test_deals_ended_by_the_move_cap_are_recorded_and_replayed() -> None:
+    agents = [make_agent("random", seed=s) for s in range(3)]
+    game = Game(num_players=3, contracts=(1, 2, 3))
+    out = play_game(game, agents, seed=4, max_moves_per_deal=20, record=True)
+    assert out.capped == [True, True, True]
+    record = out.record
+    assert all(d["moves"][-1] == ABANDON and len(d["moves"]) == 21 for d in record["deals"])
+    assert all(d["out_player"] is None for d in record["deals"])
+    assert assert_replays(record).scores == out.scores
+
+
+def test_a_stacked_deal_and_an_unfinished_game_replay() -> None:
+    deck = deal_deck(3, 2, {0: "7H 7D JK 9S 9H 9D 2C 3C 4D 5S KH"}, "QS")
+    rec = Recorder(Game(num_players=3, contracts=(1, 2)), players=["me", "bot", "bot"])
+    rec.reset(None, deck=deck, dealer=2)
+    for name in ["take", "meld 0 7H", "meld 0 7D", "meld 0 JK=7C", "meld 1 9S"]:
+        rec.apply(name)
+    record = rec.record({"note": "unfinished"})
+    assert record["start"]["deck"] == deck and record["start"]["dealer"] == 2
+    assert record["game_over"] is False and record["deals"][0]["moves"][-1] == "meld 1 9S"
+    game = assert_replays(record)
+    assert game.table[0][0].text() == "7H 7D JK=7C" and game.to_act == 0
+    # the same game from a flat list of names
+    again = play_and_record(
+        Game(num_players=3, contracts=(1, 2)), record["deals"][0]["moves"], deck=deck, dealer=2
+    )
+    assert again["deals"] == record["deals"]
+
+
+def test_records_save_and_load_as_json(tmp_path: Path, tournament_record) -> None:
+    _, result = tournament_record
+    path = save(result.record, tmp_path / "sub" / "game.json")
+    loaded = load(path)
+    assert loaded == json.loads(json.dumps(result.record))
+    assert_replays(loaded)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not a game record: not JSON"):
+        load(tmp_path / "bad.json")
+
+
+def test_replay_steps_carry_the_table_at_each_deal_end(tournament_record) -> None:
+    _, result = tournament_record
+    ends = [s for s in iter_replay(result.record, copies=True) if s.ended is not None]
+    assert len(ends) == 2
+    for step in ends:
+        assert step.deal_end is not None and step.deal_end.deal == step.deal
+        assert step.deal_end.deal_results[-1] == step.ended
+        if step.ended.out_player != NO_PLAYER:
+            assert step.deal_end.hand_sizes[step.ended.out_player] == 0
+
+
+# --- refused records ------------------------------------------------------------------------------
+
+
+def tampered(record: dict[str, Any], change) -> dict[str, Any]:
+    out = copy.deepcopy(record)
+    change(out)
+    return out
+
+
+def _set_move(r: dict[str, Any]) -> None:
+    moves = r["deals"][0]["moves"]
+    i = next(i for i, m in enumerate(moves) if m.startswith("discard "))
+    moves[i] = "discard JK" if moves[i] != "discard JK" else "discard 2C"
+
+
+REFUSED = {
+    "another version": (lambda r: r.update(version=2), r"game record version 2 .* reads version 1"),
+    "another format": (lambda r: r.update(format="chess"), r"not a game record: format is 'chess'"),
+    "a changed move": (_set_move, r"record deal 1 move \d+ \('discard .*'\): illegal move"),
+    "a changed deal score": (
+        lambda r: r["deals"][1]["scores"].__setitem__(0, r["deals"][1]["scores"][0] + 5),
+        r"record deal 2 scores: the record says",
+    ),
+    "a changed total": (lambda r: r["scores"].__setitem__(2, -1), r"record final scores"),
+    "inexact contract melds": (
+        lambda r: r["rules"].update(exact_contract_melds=False),
+        r"record deal 1 move \d+ \('(meld|discard) .*'\): illegal move",
+    ),
+    "other contracts": (
+        lambda r: r["rules"].update(contracts=[2, 1]),
+        r"record deal 1 says contract 1, the rules play 2",
+    ),
+    "an unknown rule": (lambda r: r["rules"].update(wild_twos=True), r"record rules .*unknown wild_twos"),
+    "a missing rule": (lambda r: r["rules"].pop("max_stock_rebuilds"), r"missing max_stock_rebuilds"),
+    "a bad rule value": (
+        lambda r: r["rules"].update(num_players=9),
+        r"record rules are not valid: num_players",
+    ),
+    "another seed": (lambda r: r["start"].update(seed=r["start"]["seed"] + 1), r"record deal 1 move"),
+    "a dropped move": (
+        lambda r: r["deals"][0]["moves"].pop(),
+        r"record deal 1: the record gives its scores, but its moves do not end it",
+    ),
+    "an added move": (
+        lambda r: r["deals"][0]["moves"].append("pass"),
+        r"record deal 1 move \d+ \('discard ..'\): the deal ended here, but the record goes on with 1 moves",
+    ),
+    "a wrong out player": (lambda r: r["deals"][0].update(out_player=None), r"record deal 1 out_player"),
+    "a wrong contract": (lambda r: r["deals"][1].update(contract=3), r"record deal 2 says contract 3"),
+    "a missing field": (lambda r: r.pop("players"), r"game record lacks players"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_tampered_record_is_refused(case: str, tournament_record) -> None:
+    _, result = tournament_record
+    change, message = REFUSED[case]
+    with pytest.raises(ValueError, match=message):
+        replay(tampered(result.record, change))
+
+
+def test_evaluate_writes_the_records_asked_for(tmp_path: Path) -> None:
+    argv = ["--players", "greedy,random,random", "--games", "3", "--contracts", "1", "--workers", "1"]
+    evaluate.main([*argv, "--record", "all", "--out", str(tmp_path), "--no-progress", "--quiet"])
+    files = sorted((tmp_path / "records").glob("game-*.json"))
+    assert [f.name for f in files] == ["game-00000.json", "game-00001.json", "game-00002.json"]
+    for f in files:
+        assert_replays(load(f))
+    evaluate.main([*argv, "--record", "1", "--out", str(tmp_path / "one"), "--no-progress", "--quiet"])
+    assert len(list((tmp_path / "one" / "records").glob("*.json"))) == 1
+    with pytest.raises(SystemExit):
+        evaluate.main([*argv, "--record", "some", "--out", str(tmp_path)])
+
+
+def test_rules_dict_names_every_option() -> None:
+    assert set(rules_dict(Rules())) == set(Rules.__dataclass_fields__)
+    assert rules_dict(Rules(max_stock_rebuilds=None))["max_stock_rebuilds"] is None

@@ -1,0 +1,305 @@
+"""Worlds a player cannot tell from the real game: complete states sampled from a player's view.
+
+A player sees a :class:`~shanghai_env.engine.PlayerView`: its own hand, the table, the discard
+pile, hand sizes, buys, scores, and the face-up cards each player picked up and still holds.
+Everything else is hidden: the rest of the other hands and the order of the stock. A
+*determinisation* (a *world*) fills the hidden part at random so that the result is a complete
+:class:`~shanghai_env.engine.Game` whose ``view(player)`` is the player's view, field for field,
+and which plays on under the rules like the real game:
+
+- every other hand has its real size and holds the cards that player was seen to pick up;
+- the *unseen* cards (the deck minus the own hand, the table, the discard pile and the others'
+  known pickups) are spread uniformly at random over the other hands' unknown slots and the
+  stock;
+- the discard pile holds exactly the seen discards, with the upcard on top (the order below
+  the top only matters to a rebuild of the stock, which shuffles it anyway);
+- the phase, the player in turn and to act, the pending buy offer (derived from the rules and
+  the public state), buys, who is down, who went down this turn (and whether a joker was in it),
+  the rebuilds of the stock left, the dealer and the scores are those of the view;
+- the world's ``seed_entropy`` is drawn from the caller's generator, so the world's later
+  rebuilds of the stock and later deals come from that generator, not from the real game's seed.
+
+One hidden fact constrains the deal: while another player is going down (phase GOING_DOWN
+seen by someone else) its hand must still complete the contract it has started, keeping a card
+to discard, as the real hand does. Such worlds are drawn by rejection (exact); when that keeps
+failing, from a completion found by search, then mixed by swaps that keep the hand able to
+complete (a Metropolis walk whose stationary law is the uniform one over such worlds).
+
+Not derivable from a view, and not needed to play on: the scores of each past deal (the totals
+are kept; ``deal_results`` gets one neutral entry per past deal: zero scores, nobody out) and
+the move count (0). Without a limit on rebuilds, the number of rebuilds so far is not public;
+it only keys the world's own shuffles, so it is set to 0.
+
+:class:`WorldSampler` does the work that depends only on the view once; each
+:meth:`WorldSampler.sample` then costs one copy of the state and one permutation.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+import numpy as np
+
+from .cards import JOKER, NUM_CARD_KINDS, deck_counts, full_deck
+from .engine import NO_PLAYER, DealResult, Game, Phase, PlayerView
+from .melds import _complete, completion_feasible
+from .rules import Rules
+
+__all__ = ["WorldSampler", "sample_world", "unseen_counts"]
+
+_ENTROPY_BOUND = 1 << 63
+REJECTION_TRIES = 64  # uniform tries before building a world around a completion
+COMPLETIONS_SCANNED = 5000  # completions searched for ones the hand can hold
+SWAPS_PER_CARD = 8  # Metropolis swaps per unknown card of the hand going down
+
+
+def unseen_counts(view: PlayerView) -> list[int]:
+    """Copies of each card kind that ``view.player`` has not seen: in other hands or the stock.
+
+    The deck minus the own hand, every table meld, the discard pile and the cards the other
+    players were seen to pick up and still hold. Raises ValueError if the view holds more of a
+    card than the deck does.
+    """
+    counts = deck_counts(view.num_players)
+    for c, k in enumerate(view.hand):
+        counts[c] -= k
+    for c, k in enumerate(view.discard_counts):
+        counts[c] -= k
+    for melds in view.table:
+        for meld in melds:
+            for c in meld.cards:
+                counts[c] -= 1
+    for q, picked in enumerate(view.picked_up):
+        if q != view.player:
+            for c, k in enumerate(picked):
+                counts[c] -= k
+    if min(counts) < 0:
+        raise ValueError("the view shows more copies of a card than the deck holds")
+    return counts
+
+
+def _pending_offer(view: PlayerView, rules: Rules) -> list[int]:
+    """Players still to be asked in the current buy offer, the player to act first.
+
+    The offer is fixed when the player in turn declines the upcard (Game._open_offer) from
+    public facts that cannot change while it runs (buys left, who is down, who discarded the
+    upcard): a buy ends the offer and a pass changes nothing but whose turn it is to answer.
+    """
+    n, turn = view.num_players, view.turn_player
+    asked = [
+        q
+        for q in ((turn + k) % n for k in range(1, n))
+        if q != view.upcard_from
+        and view.buys_left[q] > 0
+        and (rules.down_players_may_buy or not view.down[q])
+    ]
+    if view.to_act not in asked:
+        raise ValueError(f"player_{view.to_act} is to act in a buy offer it cannot be part of")
+    return asked[asked.index(view.to_act) :]
+
+
+class WorldSampler:
+    """Samples complete games consistent with one player's view (see the module docstring).
+
+    ``WorldSampler(view, rules).sample(rng)`` returns a fresh, independent :class:`Game`;
+    ``rules`` are the game's rule options (public; a Decision carries them). Sampling depends on
+    ``rng`` only, so a seeded generator gives the same worlds.
+    """
+
+    def __init__(self, view: PlayerView, rules: Rules | None = None) -> None:
+        if not isinstance(view, PlayerView):
+            raise TypeError(f"view must be a PlayerView, got {type(view).__name__}")
+        n = view.num_players
+        rules = rules if rules is not None else Rules(num_players=n)
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
+        if rules.num_players != n:
+            raise ValueError(f"the view is of a {n}-player game, the rules are for {rules.num_players}")
+        if not 0 <= view.deal < len(rules.contracts) or rules.contracts[view.deal] != view.contract:
+            raise ValueError(f"deal {view.deal} is not played under contract {view.contract} by these rules")
+        if view.phase == Phase.GAME_OVER:
+            raise ValueError("the game is over: there is no hidden state left to sample")
+        self.view = view
+        self.rules = rules
+        me = view.player
+
+        unseen = unseen_counts(view)
+        # other players' unknown slots: (player, how many of its cards are not known)
+        slots = []
+        for q in range(n):
+            if q == me:
+                continue
+            known = sum(view.picked_up[q])
+            free = view.hand_sizes[q] - known
+            if free < 0:
+                raise ValueError(f"player_{q} is known to hold {known} cards but holds {view.hand_sizes[q]}")
+            if free:
+                slots.append((q, free))
+        hidden = sum(free for _, free in slots) + view.stock_size
+        if sum(unseen) != hidden:
+            raise ValueError(
+                f"the view leaves {sum(unseen)} cards unseen for {hidden} hidden places "
+                "(other hands' unknown cards and the stock)"
+            )
+        self.slots: tuple[tuple[int, int], ...] = tuple(slots)
+        self.unseen = np.array([c for c in range(NUM_CARD_KINDS) for _ in range(unseen[c])], dtype=np.int64)
+        self.template = self._template()
+        # Another player going down must keep a hand that completes its started contract.
+        self._going_down = view.phase == Phase.GOING_DOWN and view.turn_player != me
+
+    def _template(self) -> Game:
+        """The public part of the world; the hidden cards are filled in by :meth:`sample`."""
+        view, rules = self.view, self.rules
+        n, me = view.num_players, view.player
+        game = Game(rules)  # every attribute a game has, then the view's state on top
+        game._start_deal(view.deal, view.dealer, full_deck(n))
+        game.scores = list(view.scores)
+        game.deal_results = [
+            DealResult(d, rules.contracts[d], (0,) * n, NO_PLAYER, False) for d in range(view.deal)
+        ]
+        game.move_count = 0
+
+        game.hands = [list(picked) for picked in view.picked_up]
+        game.hands[me] = list(view.hand)
+        game.hand_sizes = list(view.hand_sizes)
+        discard = [c for c in range(NUM_CARD_KINDS) for _ in range(view.discard_counts[c])]
+        if view.upcard != NO_PLAYER:
+            discard.remove(view.upcard)  # ValueError if the upcard is not in the pile
+            discard.append(view.upcard)
+        elif discard:
+            raise ValueError("the view has a discard pile but no upcard")
+        game.discard = discard
+        game.discard_counts = list(view.discard_counts)
+        game.stock = []
+        game.table = [[m.copy() for m in melds] for melds in view.table]
+        game.table_version += 1
+        game.table_index = None
+        game.down = list(view.down)
+        game.buys_left = list(view.buys_left)
+        game.picked_up = [list(picked) for picked in view.picked_up]
+        game.picked_total = [sum(picked) for picked in view.picked_up]
+        game.picked_bytes = [None] * n
+        game.upcard_from = view.upcard_from
+        left = view.stock_rebuilds_left
+        limit = rules.max_stock_rebuilds
+        game.reshuffles = 0 if limit is None or left is None else limit - left
+        game.turn_player = view.turn_player
+        game.to_act = view.to_act
+        game.phase = view.phase
+        went_down = view.turn_player_went_down or view.went_down_this_turn
+        game.went_down_this_turn = went_down
+        # A player lays no card off in the turn it goes down, so the melds of the player in turn
+        # hold exactly what it laid down this turn (the engine's joker_in_down).
+        laying = went_down or view.phase == Phase.GOING_DOWN
+        game.joker_in_down = laying and any(JOKER in m.cards for m in game.table[view.turn_player])
+        game.offer = _pending_offer(view, rules) if view.phase == Phase.BUY else []
+        game._legal = None
+        return game
+
+    def sample(self, rng: np.random.Generator) -> Game:
+        """One world: a complete game that ``view.player`` cannot tell from the real one."""
+        if self._going_down:
+            return self._sample_going_down(rng)
+        return self._deal(rng, rng.permutation(self.unseen).tolist())
+
+    def _deal(self, rng: np.random.Generator, cards: list[int]) -> Game:
+        """The world whose hidden places get ``cards``: the slots in order, then the stock."""
+        game = self.template.clone()
+        game.seed_entropy = int(rng.integers(_ENTROPY_BOUND))
+        hands = game.hands
+        k = 0
+        for q, free in self.slots:
+            hand = hands[q]
+            for c in cards[k : k + free]:
+                hand[c] += 1
+            k += free
+        game.stock = cards[k:]
+        return game
+
+    # --- another player is going down ----------------------------------------------------------
+
+    def _completes(self, hand: list[int]) -> bool:
+        rules = self.rules
+        melds = self.template.table[self.view.turn_player]
+        if not rules.exact_contract_melds and all(m.is_complete(False) for m in melds):
+            return True  # `finish` is legal
+        return completion_feasible(hand, melds, gap=rules.same_suit_run_gap, exact=rules.exact_contract_melds)
+
+    def _sample_going_down(self, rng: np.random.Generator) -> Game:
+        turn = self.view.turn_player
+        known = list(self.view.picked_up[turn])
+        start, free = 0, 0
+        for q, k in self.slots:
+            if q == turn:
+                free = k
+                break
+            start += k
+        for _ in range(REJECTION_TRIES):
+            cards = rng.permutation(self.unseen).tolist()
+            hand = known[:]
+            for c in cards[start : start + free]:
+                hand[c] += 1
+            if self._completes(hand):
+                return self._deal(rng, cards)
+        mine = self._completion_cards(rng, known, free)
+        rest = self.unseen.tolist()
+        for c in mine:
+            rest.remove(c)
+        own = mine + [int(c) for c in rng.permutation(rest)[: free - len(mine)]]
+        rest = self.unseen.tolist()
+        for c in own:
+            rest.remove(c)
+        # Metropolis walk: swap one of the hand's unknown cards with a hidden card elsewhere,
+        # keep the swap when the hand still completes (uniform proposals: uniform stationary law)
+        hand = known[:]
+        for c in own:
+            hand[c] += 1
+        if rest:
+            for _ in range(SWAPS_PER_CARD * free):
+                i, j = int(rng.integers(free)), int(rng.integers(len(rest)))
+                a, b = own[i], rest[j]
+                if a == b:
+                    continue
+                hand[a] -= 1
+                hand[b] += 1
+                if self._completes(hand):
+                    own[i], rest[j] = b, a
+                else:
+                    hand[a] += 1
+                    hand[b] -= 1
+        rest = [int(c) for c in rng.permutation(rest)]
+        return self._deal(rng, rest[:start] + own + rest[start:])
+
+    def _completion_cards(self, rng: np.random.Generator, known: list[int], free: int) -> list[int]:
+        """Unseen cards that, with the known ones, complete the contract being laid down."""
+        rules = self.rules
+        pool = known[:]
+        for c in self.unseen.tolist():
+            pool[c] += 1
+        melds = [m.copy() for m in self.template.table[self.view.turn_player]]
+        size = sum(known) + free
+        fits = []
+        for arrangement in islice(
+            _complete(pool, melds, rules.same_suit_run_gap, rules.exact_contract_melds, 1, True),
+            COMPLETIONS_SCANNED,
+        ):
+            need = [c for placed in arrangement for c, _ in placed]
+            left = known[:]
+            extra = []
+            for c in need:
+                if left[c]:
+                    left[c] -= 1
+                else:
+                    extra.append(c)
+            if len(extra) <= free and len(need) < size:  # a card is left to discard
+                fits.append(extra)
+        if not fits:
+            raise ValueError(
+                f"player_{self.view.turn_player} is going down but no hand of its size completes its melds"
+            )
+        return fits[int(rng.integers(len(fits)))]
+
+
+def sample_world(view: PlayerView, rng: np.random.Generator, rules: Rules | None = None) -> Game:
+    """One world consistent with ``view`` (see :class:`WorldSampler`; build one to sample many)."""
+    return WorldSampler(view, rules).sample(rng)

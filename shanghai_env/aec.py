@@ -9,7 +9,7 @@
 | Action shape       | `()`, values `0 .. N-1` (N = 3194 for 4 players, 5882 for 8)     |
 | Observation        | `Dict(observation=Box(int8, (L,)), action_mask=Box(int8, (N,)))` |
 | Observation length | L = 2293 for 4 players, 4333 for 8 (all ten contracts)           |
-| Render modes       | `"ansi"` (returns text), `"human"` (prints it)                   |
+| Render modes       | `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (pixels) |
 
 Shanghai Rummy as in `RULES.md`: ten deals under ten contracts, buying out of turn, jokers
 declared as cards, layoffs, joker swaps, going out blind. The agent to act is
@@ -24,7 +24,8 @@ Every rule option of RULES.md section 7 (`num_players=4`, `contracts=(1, ..., 10
 
 - `reward`: `"deal"` (default) or `"win"`, see Rewards;
 - `max_steps`: the step cap (default `3000 * len(contracts)`), see Episode end;
-- `render_mode`: `None`, `"ansi"` or `"human"`.
+- `render_mode`: `None`, `"ansi"`, `"human"` or `"rgb_array"` (an `(H, W, 3)` uint8 picture of
+  the table, every hand face up; needs Pillow, the `draw` extra: `docs/replay.md`).
 
 `reset(seed=s)` deals the same game for the same seed. `reset(seed=s, options={"deck": [...],
 "dealer": k})` stacks the first deal (card strings top first, RULES.md section 3) and/or picks
@@ -120,7 +121,7 @@ from .rules import ALL_CONTRACTS, Rules
 
 ENV_ID = "shanghai/Shanghai-v0"
 REWARD_MODES = ("deal", "win")
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 STEPS_PER_DEAL = 3000  # default cap per deal played; see "Episode end" above
 DEAL_REWARD_SCALE = 100  # reward = -deal_score / DEAL_REWARD_SCALE
 RESET_OPTIONS = ("deck", "dealer")
@@ -220,10 +221,14 @@ class raw_env(AECEnv, EzPickle):
         if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive int (or None for the default), got {max_steps!r}")
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         self.reward_mode = reward
         self.max_steps = int(max_steps)
         self.render_mode = render_mode
+        if self.render_mode == "rgb_array":
+            from .draw.raster import require_pillow
+
+            require_pillow()  # fail now, naming the extra, rather than at the first render()
 
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -419,11 +424,16 @@ class raw_env(AECEnv, EzPickle):
 
     # --- rendering --------------------------------------------------------------------------
 
-    def render(self) -> str | None:
-        """``"ansi"``: the table as text (every hand shown); ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the table as text (every hand shown); ``"human"``: print it;
+        ``"rgb_array"``: the table drawn as an ``(H, W, 3)`` uint8 array (every hand face up)."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        if self.render_mode == "rgb_array":
+            from .draw.raster import table_array  # Pillow, the `draw` extra
+
+            return table_array(self.game, supersample=1)
         text = self.game.render()
         if self.render_mode == "ansi":
             return text
@@ -431,7 +441,7 @@ class raw_env(AECEnv, EzPickle):
         return None
 
     def close(self) -> None:
-        """Nothing to release (text rendering only)."""
+        """Nothing to release (no window is opened)."""
 
 
 # --- generated documentation ---------------------------------------------------------------

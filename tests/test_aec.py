@@ -67,7 +67,7 @@ def test_render_without_mode_warns_and_returns_none() -> None:
 def test_metadata_and_agents() -> None:
     env = shanghai_env.raw_env(num_players=6)
     assert env.metadata["name"] == "shanghai_v0"
-    assert set(env.metadata["render_modes"]) == {"ansi", "human"}
+    assert set(env.metadata["render_modes"]) == {"ansi", "human", "rgb_array"}
     assert env.metadata["is_parallelizable"] is False
     assert env.possible_agents == [f"player_{i}" for i in range(6)]
     assert str(env) == "shanghai_v0"
@@ -132,7 +132,7 @@ def test_pettingzoo_make() -> None:
         {"reward": "points"},
         {"max_steps": 0},
         {"max_steps": 2.5},
-        {"render_mode": "rgb_array"},
+        {"render_mode": "rgb"},
         {"same_suit_run_gap": -1},
     ],
 )

@@ -19,6 +19,7 @@ import contextlib
 import secrets
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO
 
@@ -28,7 +29,9 @@ from .decision import Agent, Encoder, decision_for
 from .engine import NO_PLAYER, Game, Phase, PlayerView
 from .melds import RUN, describe_contract
 from .moves import Move, MoveKind, parse_move
+from .narrate import card_words, meld_words
 from .play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
+from .record import ABANDON, MoveLog, make_record
 from .rules import ALL_CONTRACTS, Rules
 
 try:
@@ -95,6 +98,9 @@ class PlaySession:
         self.names = [("you" if p == human else bots[p].name) for p in range(n)]
         self._others_moved = True
         self._deal_start = 0  # move count when the current deal began
+        self.log = MoveLog()  # every move by name, for the game record
+        self._start: tuple[list[str] | None, int] = (None, 0)  # the first deal's stacked deck and dealer
+        self._recent: deque[Text] = deque(maxlen=12)  # the last lines, shown again after a clear
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -108,6 +114,8 @@ class PlaySession:
         """
         game = self.game
         game.reset(seed, deck=deck, dealer=dealer)
+        self.log = MoveLog()
+        self._start = (None if deck is None else [str(c).upper() for c in deck], game.dealer)
         for p, bot in self.bots.items():
             bot.reset(None if seed is None else seed + 1 + p)
         seeded = f" · seed {seed}" if seed is not None else ""
@@ -118,7 +126,7 @@ class PlaySession:
         while not game.game_over:
             if game.move_count - self._deal_start >= self.max_moves:
                 self.console.print(f"[yellow]Move limit ({self.max_moves}) reached: the deal ends.[/]")
-                self._after_move(len(game.deal_results), game.abandon_deal)
+                self._after_move(len(game.deal_results), game.abandon_deal, ABANDON)
             elif game.to_act == self.human:
                 if not self._human_decision():
                     self.console.print("[yellow]You left the game before its end.[/]")
@@ -145,20 +153,37 @@ class PlaySession:
         up = card_to_str(game.upcard) if game.upcard != NO_PLAYER else "--"
         notes = {MoveKind.TAKE: f"took {up}", MoveKind.DRAW: f"declined {up}", MoveKind.BUY: f"bought {up}"}
         note = notes.get(move.kind, "") + (" + a penalty card" if move.kind == MoveKind.BUY else "")
-        if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP) and p != self.human:  # name the meld as you see it
-            owner = (p + move.seat) % game.num_players
-            where = "onto" if move.kind == MoveKind.LAYOFF else "from"
-            note = f"{where} {(owner - self.human) % game.num_players}.{move.meld} (player_{owner})"
-        line = Text(f"player_{p}: {move.name}", style="bold" if p == self.human else "")
+        said = move.name
+        if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP) and p != self.human:
+            said = self._table_move_words(p, move)  # a bot's move names melds from its seat: say it
+        line = Text(f"player_{p}: {said}", style="bold" if p == self.human else "")
         if note:
             line.append(f" · {note}", style="dim")
-        self.console.print(line)
-        self._after_move(len(game.deal_results), lambda: game.apply(move))
+        self._say(line)
+        self._after_move(len(game.deal_results), lambda: game.apply(move), move.name)
 
-    def _after_move(self, deals_before: int, step: Callable[[], None]) -> None:
+    def _table_move_words(self, p: int, move: Move) -> str:
+        """A layoff or swap in words, the meld named by owner and as the table shows it to you:
+        ``lays off 7D on player_2's run (1.1)``."""
+        game = self.game
+        owner = (p + move.seat) % game.num_players
+        whose = "your" if owner == self.human else ("their" if owner == p else f"player_{owner}'s")
+        seen_as = f"{(owner - self.human) % game.num_players}.{move.meld}"  # the name on your table
+        meld = f"{whose} {meld_words(game.contract, move.meld)} ({seen_as})"
+        if move.kind == MoveKind.LAYOFF:
+            return f"lays off {card_words(move.card, move.place)} on {meld}"
+        return f"swaps {card_words(move.card)} for the joker in {meld}"
+
+    def _say(self, line: Text) -> None:
+        """Print a line of the game's story (kept to be shown again when the screen is cleared)."""
+        self._recent.append(line)
+        self.console.print(line)
+
+    def _after_move(self, deals_before: int, step: Callable[[], None], name: str) -> None:
         game, me = self.game, self.human
         before = list(game.hands[me])
         step()
+        self.log.add(name, len(game.deal_results))
         if len(game.deal_results) > deals_before:
             self._deal_start = game.move_count
             self._show_deal_end()
@@ -166,15 +191,22 @@ class PlaySession:
         got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[me][c] - before[c]))]
         got.sort(key=sort_key_by_rank)
         if got:
-            self.console.print(
-                Text("  you receive ", style="dim").append_text(Text(" ").join(map(card_text, got)))
-            )
+            self._say(Text("  you receive ", style="dim").append_text(Text(" ").join(map(card_text, got))))
 
     # --- the person's decisions ---------------------------------------------------------------
 
     def _human_decision(self) -> bool:
         """Show the table, read one line, play what it says; False if the person quits."""
-        self.draw_table(full=self._others_moved)
+        if self.interactive:  # a fresh screen: the table, then the last moves
+            self.console.clear()
+            self.draw_table()
+            if self._recent:
+                self.console.print(Text("Last moves:", style="dim"))
+                for said in self._recent:
+                    self.console.print(said)
+                self._recent.clear()
+        else:
+            self.draw_table(full=self._others_moved)
         self._others_moved = False
         if self.show_menu:
             self._print_menu()
@@ -197,8 +229,9 @@ class PlaySession:
             Phase.DRAW: f"Your turn: take {up} or draw",
             Phase.BUY: f"player_{view.turn_player} declined {up}. Buy it ({view.buys_left[self.human]} "
             "buys left)? buy/pass",
-            Phase.PLAY: "Meld, lay off or swap, then discard",
-            Phase.GOING_DOWN: "Going down: meld N CARD",
+            Phase.PLAY: _play_prompt(view),
+            Phase.GOING_DOWN: "Going down: meld N CARD"
+            + (", or finish" if any(m.kind == MoveKind.FINISH for m in view.legal_moves) else ""),
         }.get(view.phase, "")
         prompt += " (help, moves) > "
         if self.interactive:
@@ -259,6 +292,11 @@ class PlaySession:
     def _error(self, message: str) -> None:
         self.console.print(Text(message, style="bold red"))
 
+    def record(self, meta: dict[str, object] | None = None) -> dict[str, object]:
+        """The game so far (finished or not) as a game record (:mod:`shanghai_env.record`)."""
+        deck, dealer = self._start
+        return make_record(self.game, self.log, deck=deck, dealer=dealer, players=self.names, meta=meta)
+
     def completions(self, text: str) -> list[str]:
         """Move names and commands starting with ``text`` (for tab completion)."""
         mine = self.game.to_act == self.human
@@ -276,16 +314,25 @@ class PlaySession:
                 f"{describe_contract(view.contract)} · dealer player_{view.dealer}"
             )
             self._draw_players(view)
+        melds = _grid(3, padding=2)
         for rel in range(view.num_players):  # your own melds first, then clockwise
-            self._draw_melds(view, rel)
-        if full:
+            self._draw_melds(view, rel, melds)
+        if melds.row_count:
+            self.console.print(melds)
+        if full and view.phase in (Phase.DRAW, Phase.BUY):
             up = Text("Upcard ").append_text(card_text(view.upcard) if view.upcard >= 0 else Text("--"))
             if view.upcard_from != NO_PLAYER:
                 up.append(f" (from player_{view.upcard_from})")
             self.console.print(up.append(f" · stock {view.stock_size} · discard pile {view.discard_size}"))
-        hand = Text(f"Your hand ({sum(view.hand)}): ", style="bold").append_text(hand_by_rank(view.hand))
+        elif full:  # the top of the pile is not on offer once the turn's draw is made
+            pile = Text(f"Discard pile {view.discard_size}")
+            if view.upcard >= 0:
+                pile.append(" (top ").append_text(card_text(view.upcard)).append(")")
+            self.console.print(pile.append(f" · stock {view.stock_size}"))
+        hand = _grid()
+        hand.add_row(Text(f"Your hand ({sum(view.hand)}):", style="bold"), hand_by_rank(view.hand))
+        hand.add_row(Text("  by suit:", style="dim"), hand_by_suit(view.hand))
         self.console.print(hand)
-        self.console.print(Text("  by suit: ", style="dim").append_text(hand_by_suit(view.hand)))
 
     def _draw_players(self, view: PlayerView) -> None:
         grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
@@ -299,17 +346,20 @@ class PlaySession:
             grid.add_row("▶" if p == view.to_act else "", *cells, known, style="bold" if mine else None)
         self.console.print(grid)
 
-    def _draw_melds(self, view: PlayerView, rel: int) -> None:
-        """The melds of the player ``rel`` seats to the person's left, named ``rel.M``."""
+    def _draw_melds(self, view: PlayerView, rel: int, grid: Table) -> None:
+        """The melds of the player ``rel`` seats to the person's left, named ``rel.M``: rows of ``grid``
+        (a long meld wraps in its own column)."""
         p = (self.human + rel) % view.num_players
         for j, meld in enumerate(view.table[p]):
-            line = Text(f"  {rel}.{j} ", style="bold cyan").append(f"{meld.spec}".ljust(10))
-            line.append(f" player_{p} ({self.names[p]})  ".ljust(22), style="dim")
             laid = list(zip(meld.places, meld.cards))  # runs are in order; sets are shown sorted
             laid = laid if meld.kind == RUN else sorted(laid)
             texts = [(card, ("JK=" if card == JOKER else "") + place_to_str(place)) for place, card in laid]
             cards = [card_text(c, t) for c, t in texts] or [Text("(empty)", style="dim")]
-            self.console.print(line.append_text(Text(" ").join(cards)))
+            grid.add_row(
+                Text(f"  {rel}.{j} ", style="bold cyan").append(str(meld.spec), style="default"),
+                Text(f"player_{p} ({self.names[p]})", style="dim"),
+                Text(" ").join(cards),
+            )
 
     def _print_menu(self) -> None:
         menu = menu_order(self.game.legal_moves())
@@ -350,6 +400,29 @@ class PlaySession:
         self.console.print("[bold green]You win![/]" if won else f"Winner{'s' * (len(winners) > 1)}: {who}")
 
 
+def _grid(columns: int = 2, padding: int = 1) -> Table:
+    """Label columns that never wrap, then one column that wraps under itself."""
+    grid = Table.grid(padding=(0, padding))
+    for _ in range(columns - 1):
+        grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def _play_prompt(view: PlayerView) -> str:
+    """What the person may do after drawing, as the legal moves allow."""
+    kinds = {m.kind for m in view.legal_moves}
+    can = [
+        words
+        for kind, words in ((MoveKind.MELD, "go down"), (MoveKind.LAYOFF, "lay off"), (MoveKind.SWAP, "swap"))
+        if kind in kinds
+    ]
+    if not can:
+        return "Discard a card"
+    first = ", ".join(can[:-1]) + (" or " if len(can) > 1 else "") + can[-1]
+    return first[0].upper() + first[1:] + ", then discard"
+
+
 def parse_moves(text: str) -> list[Move]:
     """The moves of one typed part: a move name, or ``meld N C1 C2 ...`` for several placements."""
     words = text.split()
@@ -384,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--delay", type=float, default=0.0, help="seconds to pause after each bot move")
     add("--no-menu", action="store_true", help="do not list the legal moves at each prompt")
     add("--max-moves", type=int, default=DEFAULT_MAX_MOVES_PER_DEAL, help="end a deal after this many moves")
+    add("--record", metavar="FILE", help="save the game as a game record (JSON) to FILE, to replay it later")
     return parser
 
 
@@ -481,6 +555,26 @@ def main(
     except KeyboardInterrupt:
         console.print("\n[yellow]Interrupted.[/]")
         return 1
+    finally:
+        if args.record:
+            _save_record(session, args.record, seed)
+
+
+def _save_record(session: PlaySession, path: str, seed: int) -> None:
+    from .record import save
+
+    if session.game.move_count == 0 and not session.game.deal_results:
+        return
+    try:
+        save(session.record({"program": "shanghai_env.play", "seed": seed}), path)
+    except OSError as err:
+        session.console.print(f"[red]Could not save the game record to {path}: {err.strerror}[/]")
+        return
+    # a path is not wrapped, so that it can be copied
+    session.console.print(f"Game record saved to {path}", highlight=False, soft_wrap=True)
+    session.console.print(
+        f"Replay it: python -m shanghai_env.draw.replay {path}", highlight=False, soft_wrap=True
+    )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,25 @@ from shanghai_env.rules import Rules
 Console = pytest.importorskip("rich.console", reason="the terminal game needs rich (the play extra)").Console
 MOVE_LINE = re.compile(r"^(player_\d+): (.+?)(?: · .*)?$", re.MULTILINE)
 MENU_LINE = re.compile(r"^\d+ [a-z]")
+# a bot's layoff or swap is said in words, its meld named as the person's table shows it
+TABLE_WORDS = re.compile(
+    r"^(lays off|swaps) (?:a joker as )?(\S+) (?:on|for the joker in) .* \((\d+)\.(\d+)\)$"
+)
+
+
+def engine_name(said: str, mover: int, person: int, num_players: int) -> str:
+    """The engine's name of a printed move: names pass through, a bot's layoff or swap in words
+    (``lays off a joker as 7H on player_2's run (2.1)``) becomes ``layoff JK=7H 1.1``."""
+    m = TABLE_WORDS.match(said)
+    if not m:
+        return said
+    verb, card, rel, meld = m.groups()
+    owner = (person + int(rel)) % num_players
+    seat = (owner - mover) % num_players
+    if verb == "swaps":
+        return f"swap {card} {seat}.{meld}"
+    joker = "JK=" if said.startswith("lays off a joker as ") else ""
+    return f"layoff {joker}{card} {seat}.{meld}"
 
 
 def console() -> tuple[Console, io.StringIO]:
@@ -67,7 +86,7 @@ class ScreenPlayer:
         self.pos += len(text)
         for m in MOVE_LINE.finditer(text):
             assert m.group(1) == f"player_{self.game.to_act}", m.group(0)
-            self.game.apply(m.group(2))
+            self.game.apply(engine_name(m.group(2), self.game.to_act, self.seat, self.game.num_players))
         return text
 
     def __call__(self, prompt: str) -> str:

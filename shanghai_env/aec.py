@@ -20,17 +20,23 @@ being offered the upcard, so agents do not simply take turns.
 
 Every rule option of RULES.md section 7 (`num_players=4`, `contracts=(1, ..., 10)`,
 `joker_points=50`, `down_players_may_buy=True`, `exact_contract_melds=True`,
-`same_suit_run_gap=1`, `joker_swaps=True`), plus
+`same_suit_run_gap=1`, `joker_swaps=True`, `max_stock_rebuilds=1`), plus
 
 - `reward`: `"deal"` (default) or `"win"`, see Rewards;
-- `max_steps`: the step cap (default `3000 * len(contracts)`), see Episode end;
+- `max_moves_per_deal`: the per-deal move cap (default 3000), see Episode end;
+- `max_steps`: truncate the episode after this many actions (default None: never);
 - `render_mode`: `None`, `"ansi"`, `"human"` or `"rgb_array"` (an `(H, W, 3)` uint8 picture of
   the table, every hand face up; needs Pillow, the `draw` extra: `docs/replay.md`).
 
-`reset(seed=s)` deals the same game for the same seed. `reset(seed=s, options={"deck": [...],
-"dealer": k})` stacks the first deal (card strings top first, RULES.md section 3) and/or picks
-its dealer; a bad deck or dealer raises `ValueError` and leaves the env as it was. Unknown
-option keys are ignored with a warning (PettingZoo's `api_test` passes one).
+A wrong type is a TypeError, a value out of range a ValueError, each naming the option and
+what it allows; numpy scalars are accepted.
+
+`reset(seed=s)` deals the same game for the same seed (the game `Game(rules).reset(s)` deals)
+and seeds the env's generator `np_random`; `reset()` draws the game's seed from it.
+`reset(seed=s, options={"deck": [...], "dealer": k})` stacks the first deal (card strings top
+first, RULES.md section 3) and/or picks its dealer; a bad deck or dealer raises `ValueError`
+and leaves the env as it was. Unknown option keys are ignored with a warning (PettingZoo's
+`api_test` passes one).
 
 ## Actions
 
@@ -40,12 +46,21 @@ listed in `docs/actions.md`): `take`, `draw` (decline the upcard), `buy`, `pass`
 and `swap <card> <seat>.<meld>`; seats in action names are counted clockwise from the actor.
 `env.unwrapped.action_name(a)` and `env.unwrapped.action_id(name)` convert both ways.
 
+`step` takes a Python or numpy integer (or a 0-d integer array); anything else (`True`,
+`5.9`, `"5"`, `[a, b]`) is a TypeError and an id outside `0..N-1` a ValueError, in `raw_env`
+and `env()` alike, checked explicitly (also under `python -O`), changing nothing. `None` is
+for terminated or truncated agents only. Once every agent has stepped out of a finished
+game, `last()` and `step()` raise a RuntimeError saying to call `reset()`; an unknown agent
+name in `observe`, `action_space` or `observation_space` is a ValueError listing the agents.
+
 ## Legal action mask
 
 `observation["action_mask"]` (int8, length N) is exact: 1 iff the engine accepts that action
 now. The agent to act always has at least one legal action; every other agent's mask is all
-zero (a shared read-only array). The same array is in `infos[agent]["action_mask"]`.
-`env()` turns an illegal action into the actor's loss (`TerminateIllegalWrapper`, reward -1,
+zero. Masks and observations are read-only arrays (`observe` returns the same arrays for
+the same state, so a caller writing into one would change what the others see); the same
+mask is in `infos[agent]["action_mask"]`. Legality is decided by the engine, never by a mask
+a caller holds. `env()` turns an illegal action into the actor's loss (`TerminateIllegalWrapper`, reward -1,
 game over); `raw_env` raises `ValueError` and stays playable, state unchanged.
 
 ## Observations
@@ -74,24 +89,40 @@ Truncation gives no reward of its own.
 
 ## Episode end
 
-An episode is one game. At the game's end every agent is terminated. When `max_steps`
-actions have been taken since `reset` every agent is truncated. The cap exists because a deal
-need not end: random play rarely goes out in contracts 7 to 10, and once every card of the
-set ranks lies on the table in a sets-only contract, nobody can lay off again, so nobody can
-go out while the reshuffled stock keeps the deal alive. Seeded random deals that did finish
-took 240 to 4500 steps (most under 2000), and a deal between sensible players a few hundred,
-so 3000 steps per deal leave play plenty of room while keeping stuck episodes bounded.
+An episode is one game, and it ends by termination: at the game's end every agent is
+terminated. Deals end by the rules (somebody goes out, or a draw meets an empty stock with no
+rebuild left, `max_stock_rebuilds`) or, as a safety net, by the per-deal move cap: after
+`max_moves_per_deal` moves in one deal (default 3000, the constant
+`shanghai_env.engine.DEFAULT_MAX_MOVES_PER_DEAL` that `SingleAgentEnv` and the tournament use
+too) the deal is abandoned (`Game.abandon_deal`): nobody is out, everyone scores the cards in
+hand, rewards are paid as for any deal, and the game goes on with the next deal. The cap is
+still needed because the stock rule bounds a deal's stock draws, not its moves: players who
+keep taking the upcard and discarding never empty the stock. Under the default rules and
+random or bot play it is never reached: random players' deals take about 400 moves (median;
+90% end within 620), the longest in 1,200 seeded games of 3 to 8 players 820, a whole game
+at most about 6,400; bots finish a deal in a few hundred. `max_steps` (default None)
+optionally truncates every agent after that many actions since `reset`; truncation gives no
+reward of its own.
 
-`infos[agent]` holds `action_mask`, `game_scores` (totals so far, one per seat, absolute
-order), `deals_played`, after the first deal `deal_scores` (the last finished deal's scores)
-and at the game's end `winners` (agent names).
+## Infos
+
+Every `infos[agent]`, from `reset` on, has the same keys, with values of a fixed type and
+length, so that replay buffers can stack them: `action_mask` (as in the observation),
+`game_scores` (totals so far, one per seat, absolute order), `deals_played`, `deal_scores`
+(the last finished deal's scores; zeros before the first deal ends), `capped_deals` (deals
+ended by the move cap) and `winners` (one 0/1 per seat: 1 for the players with the lowest
+total once the game is over, all 0 before). Nothing in an info or an observation reveals a
+hidden card (no seed, no entropy).
 
 ## Attributes
 
 `raw_env` exposes `game` (the engine's `Game`, for bots and tests: `game.view(p)`,
 `game.clone()`), `rules`, `action_table`, `encoder` (`ObservationEncoder`), `state_encoder`,
-`state_space`, `reward_mode`, `max_steps` and `num_steps` (actions taken since `reset`).
-Pickling (EzPickle) rebuilds an env from its constructor arguments, not its current game.
+`state_space`, `reward_mode`, `max_moves_per_deal`, `max_steps`, `num_steps` (actions taken
+since `reset`) and `np_random`. `copy.deepcopy` and `pickle` of `raw_env` or `env()` keep the
+game: the copy continues exactly like the original (observations, masks, rewards, infos and,
+under the same actions, the same future, the env's and the action spaces' random streams
+included).
 
 ## Version history
 
@@ -100,19 +131,27 @@ Pickling (EzPickle) rebuilds an env from its constructor arguments, not its curr
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .actions import ActionTable, action_table, table_markdown
-from .engine import DealResult, Game
+from .checks import (
+    EPISODE_OVER,
+    action_id,
+    choice_arg,
+    frozen,
+    int_arg,
+    optional_choice_arg,
+    optional_int_arg,
+    reset_options,
+)
+from .engine import DEFAULT_MAX_MOVES_PER_DEAL, DealResult, Game
 from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
 from .moves import MoveKind
@@ -122,9 +161,8 @@ from .rules import ALL_CONTRACTS, Rules
 ENV_ID = "shanghai/Shanghai-v0"
 REWARD_MODES = ("deal", "win")
 RENDER_MODES = ("ansi", "human", "rgb_array")
-STEPS_PER_DEAL = 3000  # default cap per deal played; see "Episode end" above
 DEAL_REWARD_SCALE = 100  # reward = -deal_score / DEAL_REWARD_SCALE
-RESET_OPTIONS = ("deck", "dealer")
+SEED_LIMIT = 2**63  # game seeds drawn from an env's generator are below this
 _TABLE_MOVES = (MoveKind.MELD, MoveKind.LAYOFF, MoveKind.SWAP)
 
 
@@ -165,10 +203,12 @@ class ActionSpace(spaces.Discrete):
     def contains(self, x: Any) -> bool:
         if type(x) is int:
             return 0 <= x < int(self.n)
+        if isinstance(x, (bool, np.bool_)):  # gymnasium counts True as 1; it is no action
+            return False
         return super().contains(x)
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     """Shanghai Rummy as a PettingZoo AEC env; see the module docstring for the full description."""
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -190,20 +230,9 @@ class raw_env(AECEnv, EzPickle):
         reward: str = "deal",
         max_steps: int | None = None,
         render_mode: str | None = None,
+        max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
+        max_stock_rebuilds: int | None = 1,
     ) -> None:
-        EzPickle.__init__(
-            self,
-            num_players=num_players,
-            contracts=contracts,
-            joker_points=joker_points,
-            down_players_may_buy=down_players_may_buy,
-            exact_contract_melds=exact_contract_melds,
-            same_suit_run_gap=same_suit_run_gap,
-            joker_swaps=joker_swaps,
-            reward=reward,
-            max_steps=max_steps,
-            render_mode=render_mode,
-        )
         super().__init__()
         self.rules = Rules(
             num_players=num_players,
@@ -213,22 +242,17 @@ class raw_env(AECEnv, EzPickle):
             exact_contract_melds=exact_contract_melds,
             same_suit_run_gap=same_suit_run_gap,
             joker_swaps=joker_swaps,
+            max_stock_rebuilds=max_stock_rebuilds,
         )
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if max_steps is None:
-            max_steps = STEPS_PER_DEAL * len(self.rules.contracts)
-        if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
-            raise ValueError(f"max_steps must be a positive int (or None for the default), got {max_steps!r}")
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
-        self.reward_mode = reward
-        self.max_steps = int(max_steps)
-        self.render_mode = render_mode
+        self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
+        self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
+        self.max_moves_per_deal = int_arg("max_moves_per_deal", max_moves_per_deal, low=1)
+        self.render_mode = optional_choice_arg("render_mode", render_mode, RENDER_MODES)
         if self.render_mode == "rgb_array":
             from .draw.raster import require_pillow
 
             require_pillow()  # fail now, naming the extra, rather than at the first render()
+        self._np_random: np.random.Generator | None = None
 
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -238,8 +262,7 @@ class raw_env(AECEnv, EzPickle):
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
         size = self.action_table.size
-        self._no_actions = np.zeros(size, dtype=np.int8)
-        self._no_actions.flags.writeable = False
+        self._no_actions = frozen(bytes(size))
         self.action_spaces = {a: ActionSpace(size) for a in self.possible_agents}
         obs_box = spaces.Box(low=self.encoder.low, high=self.encoder.high, dtype=np.int8)
         self.observation_spaces = {
@@ -256,11 +279,23 @@ class raw_env(AECEnv, EzPickle):
 
     def observation_space(self, agent: str) -> spaces.Dict:
         """The (cached) observation space of ``agent``."""
-        return self.observation_spaces[agent]
+        space = self.observation_spaces.get(agent)
+        return space if space is not None else self._unknown_agent(agent)
 
     def action_space(self, agent: str) -> spaces.Discrete:
         """The (cached) ``Discrete(N)`` action space of ``agent``."""
-        return self.action_spaces[agent]
+        space = self.action_spaces.get(agent)
+        return space if space is not None else self._unknown_agent(agent)
+
+    def _unknown_agent(self, agent: Any) -> Any:
+        raise ValueError(f"unknown agent {agent!r}: the agents are {', '.join(self.possible_agents)}")
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator: ``reset(seed=s)`` seeds it, ``reset()`` draws the game's seed from it."""
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
 
     def action_name(self, action: int) -> str:
         """The engine's move name of an action id, e.g. ``'discard 7H'``."""
@@ -273,25 +308,24 @@ class raw_env(AECEnv, EzPickle):
     # --- reset ------------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; ``options`` may hold ``deck`` (card strings, top first) and ``dealer``."""
-        deck = dealer = None
-        if options is not None:
-            if not isinstance(options, Mapping):
-                raise ValueError(f"options must be a dict like {{'deck': [...], 'dealer': 0}}: {options!r}")
-            unknown = sorted(set(options) - set(RESET_OPTIONS))
-            if unknown:
-                warnings.warn(
-                    f"reset options {unknown} are not used; known options: {list(RESET_OPTIONS)}",
-                    stacklevel=2,
-                )
-            deck = options.get("deck")
-            dealer = options.get("dealer")
-            if isinstance(dealer, np.integer):
-                dealer = int(dealer)
-        try:
-            self.game.reset(seed, deck=deck, dealer=dealer)
-        except (TypeError, ValueError) as err:  # the engine checks everything before changing state
+        """Start a new game; ``options`` may hold ``deck`` (card strings, top first) and ``dealer``.
+
+        ``reset(seed=s)`` deals the game ``Game(rules).reset(s)`` deals and seeds
+        :attr:`np_random`; ``reset()`` deals a game whose seed comes from :attr:`np_random`.
+        Bad arguments raise ValueError and leave the env as it was.
+        """
+        # PettingZoo's api_test passes an unknown option: warn rather than refuse
+        deck, dealer = reset_options(options, unknown="warn")
+        try:  # the engine checks everything before changing state
+            self.game.check_reset_args(seed, deck=deck, dealer=dealer)
+        except (TypeError, ValueError) as err:
             raise ValueError(f"bad reset arguments: {err}") from err
+        if seed is not None:
+            game_seed = int(seed)
+            self._np_random = np.random.default_rng(game_seed)
+        else:
+            game_seed = int(self.np_random.integers(SEED_LIMIT))
+        self.game.reset(game_seed, deck=deck, dealer=dealer)
         self._reset_bookkeeping()
 
     def _reset_bookkeeping(self) -> None:
@@ -303,9 +337,19 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(self.agents, False)
         self.num_steps = 0
         self._deals_seen = 0
+        self._deal_start = 0  # game.move_count when the current deal started
+        self._capped = 0  # deals ended by max_moves_per_deal
         self._table: bytes | None = None
         self._obs_cache: dict[str, np.ndarray] = {}
-        self._info_base: dict[str, Any] = {"game_scores": tuple(self.game.scores), "deals_played": 0}
+        n = self.rules.num_players
+        # every info has the same keys, with values of a fixed type and length (see "Infos")
+        self._info_base: dict[str, Any] = {
+            "game_scores": tuple(self.game.scores),
+            "deals_played": 0,
+            "deal_scores": (0,) * n,
+            "capped_deals": 0,
+            "winners": (0,) * n,
+        }
         self._mask = self._build_mask()
         actor = self.possible_agents[self.game.to_act]
         self.infos = {a: self._info(self._no_actions) for a in self.agents}
@@ -318,13 +362,14 @@ class raw_env(AECEnv, EzPickle):
         return info
 
     def _build_mask(self) -> np.ndarray:
-        # Built in a bytearray (a fresh, writable array each step): item writes there are
-        # cheaper than numpy's fancy indexing for the dozen or so legal actions.
+        # Built in a bytearray (item writes there are cheaper than numpy's fancy indexing for
+        # the dozen or so legal actions), handed out read-only: a caller writing into a mask
+        # would otherwise change infos and later observations of this state.
         buf = bytearray(self.action_table.size)
         action_of = self.action_table.action_of
         for move in self.game.legal_moves():
             buf[action_of[move]] = 1
-        return np.frombuffer(buf, dtype=np.int8)
+        return frozen(buf)
 
     # --- observing --------------------------------------------------------------------------
 
@@ -335,9 +380,13 @@ class raw_env(AECEnv, EzPickle):
         """
         obs = self._obs_cache.get(agent)
         if obs is None:
+            seat = self._seat_of.get(agent)
+            if seat is None:
+                return self._unknown_agent(agent)
             if self._table is None:
                 self._table = self.encoder.table_bytes(self.game)
-            obs = self.encoder.encode(self.game, self._seat_of[agent], table=self._table)
+            obs = self.encoder.encode(self.game, seat, table=self._table)
+            obs.flags.writeable = False  # cached for this state: callers share it
             self._obs_cache[agent] = obs
         acting = (
             agent == self.agent_selection
@@ -354,10 +403,34 @@ class raw_env(AECEnv, EzPickle):
 
     # --- stepping ---------------------------------------------------------------------------
 
-    def step(self, action: int | None) -> None:
-        """Play ``action`` for ``agent_selection``; an illegal one raises ValueError, state unchanged."""
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Observation, cumulative reward, termination, truncation and info of ``agent_selection``."""
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        try:
+            return (
+                self.observe(agent) if observe else None,
+                self._cumulative_rewards[agent],
+                self.terminations[agent],
+                self.truncations[agent],
+                self.infos[agent],
+            )
+        except KeyError:  # every agent has stepped out of the finished game
+            if self.agents:
+                raise
+            raise RuntimeError(EPISODE_OVER) from None
+
+    def step(self, action: int | None) -> None:
+        """Play ``action`` for ``agent_selection``; an illegal one raises ValueError, state unchanged.
+
+        A malformed action (not one int 0..N-1: a bool, a float, an array with elements) is a
+        TypeError, one out of range a ValueError; both leave the state unchanged too.
+        """
+        agent = self.agent_selection
+        try:
+            done = self.terminations[agent] or self.truncations[agent]
+        except KeyError:  # every agent has stepped out of the finished game
+            raise RuntimeError(EPISODE_OVER) from None
+        if done:
             self._was_dead_step(action)
             return
         if action is None:
@@ -365,10 +438,15 @@ class raw_env(AECEnv, EzPickle):
         table = self.action_table
         if type(action) is int and 0 <= action < table.size:
             move = table.moves[action]
-        else:  # numpy ints, and anything else, with the table's own checks and errors
-            move = table.decode(action)
+        else:  # numpy ints, 0-d arrays; anything else raises naming what is allowed
+            move = table.moves[action_id(action, table.size)]
         game = self.game
         game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
+        if len(game.deal_results) == self._deals_seen and (
+            game.move_count - self._deal_start >= self.max_moves_per_deal
+        ):  # the safety net (see "Episode end"): the deal ends as if the stock had run out
+            game.abandon_deal()
+            self._capped += 1
 
         self.num_steps += 1
         self._obs_cache.clear()
@@ -388,7 +466,7 @@ class raw_env(AECEnv, EzPickle):
             self._deals_ended()
         if game.game_over:
             self._game_ended()
-        elif self.num_steps >= self.max_steps:
+        elif self.max_steps is not None and self.num_steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
             self.infos = {a: self._info(self._no_actions) for a in self.agents}
         else:
@@ -408,17 +486,20 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         new = game.deal_results[self._deals_seen :]
         self._deals_seen = len(game.deal_results)
+        self._deal_start = game.move_count
         self._table = None
         self._info_base = {
             "game_scores": tuple(game.scores),
             "deals_played": self._deals_seen,
             "deal_scores": new[-1].scores,
+            "capped_deals": self._capped,
+            "winners": self._info_base["winners"],
         }
         self.infos = {a: self._info(self._no_actions) for a in self.agents}
 
     def _game_ended(self) -> None:
         winners = self.game.winners()
-        self._info_base["winners"] = tuple(self.possible_agents[i] for i in winners)
+        self._info_base["winners"] = tuple(int(i in winners) for i in range(self.rules.num_players))
         self.infos = {a: self._info(self._no_actions) for a in self.agents}
         self.terminations = dict.fromkeys(self.agents, True)
 
@@ -442,6 +523,53 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self) -> None:
         """Nothing to release (no window is opened)."""
+
+    # --- copies -----------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but what :meth:`__setstate__` rebuilds from the rules (tables, encoders, caches).
+
+        ``copy.deepcopy`` and ``pickle`` use it: a copy continues the game exactly where the
+        original stands, random streams included.
+        """
+        _fix_streams([*self.action_spaces.values(), *self.observation_spaces.values()])
+        _ = self.np_random
+        state = self.__dict__.copy()
+        for name in _REBUILT:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.action_table = action_table(self.rules)
+        self.encoder = ObservationEncoder(self.rules)
+        self.state_encoder = StateEncoder(self.rules)
+        self._table = None
+        self._obs_cache = {}
+        # copied masks come back writable: make them read-only again, shared as before
+        refrozen: dict[int, np.ndarray] = {}
+
+        def refreeze(mask: np.ndarray) -> np.ndarray:
+            if id(mask) not in refrozen:
+                refrozen[id(mask)] = frozen(mask)
+            return refrozen[id(mask)]
+
+        self._no_actions = refreeze(self._no_actions)
+        self._mask = refreeze(self._mask)
+        self.infos = {
+            a: {**info, "action_mask": refreeze(info["action_mask"])} for a, info in self.infos.items()
+        }
+
+
+_REBUILT = ("action_table", "encoder", "state_encoder", "_table", "_obs_cache")
+
+
+def _fix_streams(space_list: Sequence[spaces.Space[Any]]) -> None:
+    """Seed every lazily seeded space (and subspace) now, so that a copy shares its stream."""
+    for space in space_list:
+        _ = space.np_random
+        if isinstance(space, spaces.Dict):
+            _fix_streams(list(space.spaces.values()))
 
 
 # --- generated documentation ---------------------------------------------------------------
@@ -495,8 +623,14 @@ def write_docs(root: str | Path = ".") -> None:
 
 
 def register() -> None:
-    """Register ``shanghai/Shanghai-v0`` with PettingZoo (done on ``import shanghai_env``)."""
+    """Register ``shanghai/Shanghai-v0`` with PettingZoo (done on ``import shanghai_env``).
+
+    PettingZoo has a registry (``pettingzoo.make``) from version 1.27 on; with older versions
+    this does nothing and the env is made with ``shanghai_env.env()``.
+    """
     import pettingzoo
 
+    if not hasattr(pettingzoo, "register"):
+        return
     if ENV_ID not in pettingzoo.aec_registry:
         pettingzoo.register("aec", ENV_ID, entry_point="shanghai_env.aec:env")

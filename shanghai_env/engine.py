@@ -29,13 +29,19 @@ from .cards import (
     str_to_card,
 )
 from .melds import CONTRACTS, Meld, buys_allowed, meld_is_valid
-from .moves import Move, MoveKind, parse_move
+from .moves import Move, MoveKind, checked_move, parse_move
 from .rules import Rules
 
 HAND_SIZE = 11
 NO_PLAYER = -1
 BLIND_BONUS = -25
 BLIND_NO_JOKER_BONUS = -50
+# The per-deal move cap of the envs and the tournament (the safety net of Game.abandon_deal).
+# max_stock_rebuilds bounds the stock draws of a deal, not its moves: players who keep taking
+# the upcard and discarding never empty the stock. Under the default rules random players'
+# deals take about 400 moves (the longest of 1,200 seeded games of 3-8 players: 820) and bots'
+# a few hundred, so the cap is never reached there.
+DEFAULT_MAX_MOVES_PER_DEAL = 3000
 
 
 class Phase(IntEnum):
@@ -91,6 +97,18 @@ class PlayerView:
     turn_player_went_down: bool = False
 
 
+def _is_plain(move: object) -> bool:
+    """A Move whose fields are exactly a MoveKind and four ints (what the engine itself builds)."""
+    return (
+        type(move) is Move
+        and type(move[0]) is MoveKind
+        and type(move[1]) is int
+        and type(move[2]) is int
+        and type(move[3]) is int
+        and type(move[4]) is int
+    )
+
+
 class Game:
     """A game of Shanghai Rummy. ``Game(num_players=4)`` or ``Game(Rules(...))``."""
 
@@ -113,6 +131,20 @@ class Game:
         dealer: int | None = None,
     ) -> None:
         """Start a new game. ``deck`` (card strings, top first) stacks the first deal."""
+        first_deck = self.check_reset_args(seed, deck=deck, dealer=dealer)
+        n = self.num_players
+        self.seed_entropy: int = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
+        self.scores = [0] * n
+        self.deal_results: list[DealResult] = []
+        self.move_count = 0
+        if dealer is None:
+            dealer = self._cut_for_dealer()
+        self._start_deal(0, int(dealer), first_deck)
+
+    def check_reset_args(
+        self, seed: int | None = None, *, deck: list[str] | None = None, dealer: int | None = None
+    ) -> list[int] | None:
+        """Raise as :meth:`reset` would for these arguments, changing nothing; returns the deck's cards."""
         if seed is not None and (
             not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0
         ):
@@ -122,14 +154,7 @@ class Game:
             not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool) or not 0 <= dealer < n
         ):
             raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
-        first_deck = self._check_deck(deck) if deck is not None else None
-        self.seed_entropy: int = int(np.random.SeedSequence(seed).entropy)  # type: ignore[arg-type]
-        self.scores = [0] * n
-        self.deal_results: list[DealResult] = []
-        self.move_count = 0
-        if dealer is None:
-            dealer = self._cut_for_dealer()
-        self._start_deal(0, int(dealer), first_deck)
+        return self._check_deck(deck) if deck is not None else None
 
     def _rng(self, *key: int) -> np.random.Generator:
         return np.random.Generator(np.random.PCG64(np.random.SeedSequence(self.seed_entropy, spawn_key=key)))
@@ -222,6 +247,9 @@ class Game:
         return self._legal
 
     def is_legal(self, move: Move) -> bool:
+        """Whether ``move`` may be played now; a malformed Move (float fields...) is a TypeError."""
+        if not _is_plain(move):
+            move = checked_move(move)
         return move in self._legal_now()
 
     def winners(self) -> list[int]:
@@ -264,12 +292,13 @@ class Game:
     def apply(self, move: Move | str) -> None:
         """Play ``move`` (a Move or its name) for the player to act.
 
-        An illegal move raises ValueError and leaves the state unchanged.
+        An illegal move raises ValueError, a malformed one (a field that is not an int, see
+        :func:`~shanghai_env.moves.checked_move`) TypeError; either leaves the state unchanged.
         """
         if isinstance(move, str):
             move = parse_move(move)
-        elif not isinstance(move, Move):
-            raise TypeError(f"a move is a Move or a move name, got {type(move).__name__}")
+        elif not _is_plain(move):
+            move = checked_move(move)  # TypeError/ValueError for malformed fields, before any change
         if self.phase == Phase.GAME_OVER:
             raise ValueError(f"illegal move {move.name!r}: the game is over")
         legal_now = self._legal_now()

@@ -4,8 +4,16 @@ PettingZoo's ``BaseWrapper`` forwards every attribute it lacks (``agent_selectio
 ``agents``, ``terminations``, ...) through ``__getattr__``, which Python calls only after a
 failed lookup. Behind three wrappers a plain ``agent_iter``/``last``/``step`` loop pays for
 about 36 such failed lookups a step, a third of the time of a step. These subclasses change
-nothing but that: each hot attribute becomes a property that reads (or writes) the base env
-directly. Behaviour, checks and warnings are PettingZoo's own; ``isinstance`` still holds.
+little but that: each hot attribute becomes a property that reads (or writes) the base env
+directly. Behaviour, checks and warnings are PettingZoo's own, with two exceptions, and
+``isinstance`` still holds:
+
+- actions are checked with explicit errors, not ``assert`` (which ``python -O`` strips, letting
+  ``-1`` through as the last action): a value that is not one int (``True``, ``5.9``, an array
+  with elements) is a TypeError, one out of range or ``None`` for a live agent a ValueError;
+- ``last()`` and ``step()`` once every agent has stepped out of the finished game raise a
+  RuntimeError that says to call ``reset()`` (PettingZoo's ``step`` only warns, and ``last``
+  fails with a KeyError).
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from typing import Any
 
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECEnv
+
+from .checks import EPISODE_OVER, action_id
 
 # Attributes a wrapper never owns: every wrapper reads the base env's.
 HOT_ATTRIBUTES = (
@@ -101,19 +111,31 @@ class AssertOutOfBoundsWrapper(_AssertOutOfBounds):  # type: ignore[misc,valid-t
     def step(self, action: Any) -> None:
         base = self._base
         selected = base.agent_selection
-        assert (
-            action is None and (base.terminations[selected] or base.truncations[selected])
-        ) or self.env.action_space(selected).contains(action), "action is not in action space"
+        if action is None:
+            try:
+                done = base.terminations[selected] or base.truncations[selected]
+            except KeyError:
+                raise RuntimeError(EPISODE_OVER) from None
+            if not done:
+                raise ValueError(f"{selected} must act: None is only for terminated or truncated agents")
+        elif type(action) is not int or not 0 <= action < self._num_actions:
+            action = action_id(action, self._num_actions)  # TypeError/ValueError naming what is allowed
         self.env.step(action)
 
 
 class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
+    def step(self, action: Any) -> None:
+        if self._has_reset and not self._base.agents:
+            raise RuntimeError(EPISODE_OVER)
+        super().step(action)
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             return super().last(observe)  # PettingZoo's error for use before reset
         base = self._base
+        if not base.agents:
+            raise RuntimeError(EPISODE_OVER)
         agent = base.agent_selection
-        assert agent is not None
         observation = self.observe(agent) if observe else None
         return (
             observation,
@@ -131,6 +153,7 @@ def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:
     wrapped._base = base
     wrapped = AssertOutOfBoundsWrapper(wrapped)
     wrapped._base = base
+    wrapped._num_actions = int(base.action_space(base.possible_agents[0]).n)
     wrapped = OrderEnforcingWrapper(wrapped)
     wrapped._base = base
     return wrapped

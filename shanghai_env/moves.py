@@ -23,6 +23,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import NamedTuple
 
+import numpy as np
+
 from .cards import JOKER, PLACE_CARD, card_to_str, place_to_str, str_to_card, str_to_place
 
 
@@ -61,6 +63,39 @@ BUY = Move(MoveKind.BUY)
 PASS = Move(MoveKind.PASS)
 FINISH = Move(MoveKind.FINISH)
 _SIMPLE = {"take": TAKE, "draw": DRAW, "buy": BUY, "pass": PASS, "finish": FINISH}
+
+
+_INT_FIELDS = ("card", "place", "seat", "meld")
+
+
+def checked_move(move: object) -> Move:
+    """``move`` with every field a plain int (``kind`` a MoveKind), or TypeError/ValueError.
+
+    Numpy integers and a kind given as its int are converted; bools, floats and anything else
+    are refused. ``Move(MoveKind.DISCARD, 5.0) == Move(MoveKind.DISCARD, 5)``, so without this
+    check a malformed move would pass a legality test and fail halfway through being applied.
+    """
+    if not isinstance(move, Move):
+        raise TypeError(f"a move is a Move or a move name, got {type(move).__name__}")
+    kind = move.kind
+    if not isinstance(kind, MoveKind):
+        if not _is_int(kind):
+            raise TypeError(f"Move.kind must be a MoveKind, got {kind!r} ({type(kind).__name__})")
+        if int(kind) not in MoveKind._value2member_map_:
+            raise ValueError(f"Move.kind must be a MoveKind (0..{len(MoveKind) - 1}), got {kind!r}")
+        kind = MoveKind(int(kind))
+    fields = []
+    for name in _INT_FIELDS:
+        value = getattr(move, name)
+        if not _is_int(value):
+            raise TypeError(f"Move.{name} must be an int, got {value!r} ({type(value).__name__})")
+        fields.append(int(value))
+    return Move(kind, *fields)
+
+
+def _is_int(x: object) -> bool:
+    """A Python or numpy integer, but not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def discard(card: int) -> Move:

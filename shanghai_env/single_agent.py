@@ -8,11 +8,18 @@ ever sees its own decisions: in its own turns and whenever it is offered a decli
 
 | | |
 |---|---|
-| Creation | `SingleAgentEnv(opponents, contracts=(1,), num_players=4, ...)` |
+| Creation | `SingleAgentEnv(opponents, num_players=4, contracts=(1, ..., 10), ...)` |
 | Actions | `Discrete(N)`: the AEC env's action table (`docs/actions.md`) |
 | Observation | `Box(int8, (L,))`: `ObservationEncoder`, seen from the learner's seat |
-| Mask | `action_masks()` (sb3-contrib's MaskablePPO), also `info["action_mask"]` |
+| Mask | `action_masks()` (sb3-contrib's MaskablePPO), also `info["action_mask"]` (read-only) |
 | Episode | one game (`contracts` deals); the learner's seat is random or fixed |
+
+Every argument is checked: a wrong type is a TypeError, a value out of range a ValueError,
+each naming the argument and what it allows; numpy scalars are accepted. The defaults are the
+AEC env's: all ten contracts (so both envs' default observations have the same length L, 2293
+for 4 players) and every rule option of RULES.md section 7 as a keyword (``joker_points``,
+``max_stock_rebuilds``, ...). Training passes its contracts explicitly (``train.py`` defaults
+to contract 1).
 
 ## Opponents
 
@@ -24,6 +31,12 @@ uniformly random legal players. Every opponent is ``reset(seed)`` at every episo
 drawn from the env's seeded generator, so ``reset(seed=s)`` fixes the game, the learner's
 seat and every opponent's play. Opponents see only what :func:`~shanghai_env.decision.decision_for`
 shows them.
+
+``reset(options=...)`` takes the AEC env's ``deck`` (card strings, top first: stacks the first
+deal) and ``dealer``, with the same checks and errors; any other key is a ValueError naming
+the allowed ones. The game's seed is in the attribute ``env.game_seed``
+(``Game(env.rules).reset(env.game_seed)`` deals the same hands and stock), never in an info or
+an observation: it would tell the learner every hidden card.
 
 ## Rewards
 
@@ -40,22 +53,47 @@ leaves the optimal policies unchanged; the shaping part of a step is in ``info["
 
 ## Episode end: a per-deal move cap
 
-A deal between random players can last for ever (the discard pile is reshuffled into the stock
-again and again). After ``max_moves_per_deal`` moves of all players in one deal (default 3000,
-as in :mod:`agents.runner`, so training and evaluation end deals alike) the deal is ended with
-:meth:`~shanghai_env.engine.Game.abandon_deal`, as an empty stock ends it: nobody is out and
-everybody scores the cards in hand. That is a real, scored end of the deal, so the episode
-*terminates* and the learner is charged for its hand as in evaluation. ``max_steps`` (default
-``None``) additionally truncates an episode after that many learner actions.
+The rule ``max_stock_rebuilds`` (RULES.md 5.5) ends a deal whose rebuilt stock runs out, so it
+bounds a deal's stock draws, but not its moves: players who keep taking the upcard and
+discarding never empty the stock, and no rule ends such a deal. So, as in the AEC env and the
+tournament (one constant, :data:`~shanghai_env.engine.DEFAULT_MAX_MOVES_PER_DEAL`, 3000), after
+``max_moves_per_deal`` moves of all players in one deal the deal is ended with
+:meth:`~shanghai_env.engine.Game.abandon_deal`, as an exhausted stock ends it: nobody is out and
+everybody scores the cards in hand. That is a real, scored end of the deal: the game goes on,
+the episode *terminates* at its end and the learner is charged for its hand as in evaluation.
+Under the default rules the cap is a safety net only: random players' deals take about 400
+moves (median; the longest in 1,200 seeded games of 3 to 8 players 820), bots' a few
+hundred. ``max_steps`` (default ``None``) additionally truncates an episode after that many
+learner actions.
 
-An action the mask forbids (a policy without masks, or the env checkers' random samples) ends
-the episode at once with reward ``illegal_reward`` (-1) and ``info["illegal_action"] = True``,
-like the AEC env's ``TerminateIllegalWrapper``.
+## Actions
+
+``step`` takes one action id: a Python or numpy integer, or a 0-d integer array (what SB3
+passes). Anything else (``5.9``, ``"5"``, ``True``, ``[a, b]``, None) is a TypeError, an id
+outside ``0..N-1`` a ValueError, and neither changes anything. An in-range action the engine
+refuses (a policy without masks, or the env checkers' random samples) ends the episode at once
+with reward ``illegal_reward`` (-1) and ``info["illegal_action"] = True``, like the AEC env's
+``TerminateIllegalWrapper``; legality is the engine's, whatever a caller wrote into a mask.
+
+## Infos
+
+Every info, from ``reset`` on, has the same keys with values of a fixed type and length, so
+that replay buffers can stack them: ``action_mask`` (int8[N], read-only), ``learner_seat``,
+``game_scores`` (every seat's total so far, absolute seats), ``score`` (the learner's total),
+``deals_played``, ``deal_scores`` (the last finished deal's scores; zeros before the first),
+``capped_deals`` (deals ended by the move cap), ``win`` (at the game's end 1 / number of
+winners if the learner has the lowest total, else 0; 0 before the end), ``shaping`` (the
+shaping part of the step's reward, 0 without shaping) and ``illegal_action``.
+
+## Copies
+
+``copy.deepcopy(env)`` and ``pickle`` keep the episode: the copy continues exactly like the
+original (observations, masks, rewards, infos, the opponents' play and every random stream).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import gymnasium
@@ -64,13 +102,23 @@ from gymnasium import spaces
 
 from .actions import action_table
 from .aec import REWARD_MODES, step_rewards
+from .checks import (
+    action_id,
+    choice_arg,
+    frozen,
+    int_arg,
+    optional_choice_arg,
+    optional_int_arg,
+    real_arg,
+    reset_options,
+)
 from .decision import Agent, Decision, decision_for
-from .engine import Game
-from .moves import Move
+from .engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
 from .observation import ObservationEncoder
-from .rules import Rules
+from .rules import ALL_CONTRACTS, Rules
 
-DEFAULT_MAX_MOVES_PER_DEAL = 3000  # the tournament's cap (agents/runner.py)
+# rule options passed through **rule_options (num_players and contracts are named arguments)
+RULE_OPTIONS = tuple(f for f in Rules.__dataclass_fields__ if f not in ("num_players", "contracts"))
 OpponentFactory = Callable[[np.random.Generator], Sequence[Agent]]
 Potential = Callable[[Game, int], float]
 _SEED_LIMIT = 2**63
@@ -102,7 +150,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         opponents: Sequence[Agent] | OpponentFactory | None = None,
         *,
         num_players: int = 4,
-        contracts: Sequence[int] = (1,),
+        contracts: Sequence[int] | int = ALL_CONTRACTS,
         reward: str = "deal",
         learner_seat: int | None = None,
         max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
@@ -113,44 +161,49 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         **rule_options: Any,
     ) -> None:
-        self.rules = Rules(num_players=num_players, contracts=tuple(contracts), **rule_options)
+        unknown = sorted(set(rule_options) - set(RULE_OPTIONS))
+        if unknown:
+            raise TypeError(
+                f"unknown argument(s) {unknown}; the rule options are num_players, contracts, "
+                + ", ".join(RULE_OPTIONS)
+            )
+        self.rules = Rules(num_players=num_players, contracts=contracts, **rule_options)  # type: ignore[arg-type]
         n = self.rules.num_players
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < n):
-            raise ValueError(f"learner_seat must be None (random) or a seat 0..{n - 1}, got {learner_seat!r}")
-        if max_moves_per_deal < 1:
-            raise ValueError(f"max_moves_per_deal must be >= 1, got {max_moves_per_deal}")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be None or >= 1, got {max_steps}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.reward_mode = reward
-        self.fixed_seat = learner_seat
-        self.max_moves_per_deal = int(max_moves_per_deal)
-        self.max_steps = max_steps
+        self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
+        self.fixed_seat = optional_int_arg(
+            "learner_seat", learner_seat, low=0, high=n - 1, none="a random seat"
+        )
+        self.max_moves_per_deal = int_arg("max_moves_per_deal", max_moves_per_deal, low=1)
+        self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
+        if potential is not None and not callable(potential):
+            raise TypeError(
+                f"potential must be None or a function potential(game, seat) -> float, got {potential!r}"
+            )
         self.potential = potential
-        self.gamma = float(gamma)
-        self.illegal_reward = float(illegal_reward)
-        self.render_mode = render_mode
+        self.gamma = real_arg("gamma", gamma, low=0.0, high=1.0)
+        self.illegal_reward = real_arg("illegal_reward", illegal_reward)
+        self.render_mode = optional_choice_arg("render_mode", render_mode, self.metadata["render_modes"])
         self.set_opponents(opponents)
 
         self.table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
-        self._action_of: dict[Move, int] = {self.table.decode(a): a for a in range(self.table.size)}
         self.action_space = spaces.Discrete(self.table.size)
         self.observation_space = spaces.Box(low=self.encoder.low, high=self.encoder.high, dtype=np.int8)
         self.game = Game(self.rules)
+        self.game_seed: int | None = None  # the seed of the game being played (for the experimenter)
         self.learner = 0
         self.agents: list[Agent | None] = [None] * n
-        self._mask = np.zeros(self.table.size, dtype=np.int8)
+        self._no_actions = frozen(bytes(self.table.size))
+        self._mask = self._no_actions
         self._done = True
+        self._capped = 0
 
     # --- opponents ---------------------------------------------------------------------------
 
     def set_opponents(self, opponents: Sequence[Agent] | OpponentFactory | None) -> None:
         """Replace the opponents (a sequence or a factory); takes effect at the next reset."""
         n = self.rules.num_players
+        allowed = f"None (random players), {n - 1} agents (name, reset, act) or a factory(rng)"
         if opponents is None:
             fixed: list[Agent] = [UniformRandomAgent() for _ in range(n - 1)]
             self._factory: OpponentFactory | None = None
@@ -159,9 +212,13 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._factory = opponents
             self._fixed = []
         else:
+            if isinstance(opponents, (str, bytes)) or not isinstance(opponents, Iterable):
+                raise TypeError(f"opponents must be {allowed}, got {opponents!r}")
             fixed = list(opponents)
-            if len(fixed) != n - 1 or not all(isinstance(a, Agent) for a in fixed):
-                raise ValueError(f"opponents must be {n - 1} agents (name, reset, act) or a factory(rng)")
+            if not all(isinstance(a, Agent) for a in fixed):
+                raise TypeError(f"opponents must be {allowed}, got {fixed!r}")
+            if len(fixed) != n - 1:
+                raise ValueError(f"opponents must be {allowed}, got {len(fixed)} agents")
             self._factory = None
             self._fixed = fixed
 
@@ -180,18 +237,29 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Deal a new game; ``reset(seed=s)`` deals the AEC env's game for seed ``s``."""
-        super().reset(seed=seed)
+        """Deal a new game; ``reset(seed=s)`` deals the AEC env's game for seed ``s``.
+
+        ``options`` may hold the AEC env's ``deck`` (card strings, top first: stacks the first
+        deal) and ``dealer``; bad values, and any other key, raise ValueError and leave the env
+        as it was. The game's seed is kept in :attr:`game_seed`, not in the info: it would
+        reveal every hand.
+        """
+        deck, dealer = reset_options(options, unknown="error")
+        try:  # everything is checked before anything changes
+            self.game.check_reset_args(seed, deck=deck, dealer=dealer)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"bad reset arguments: {err}") from err
+        super().reset(seed=None if seed is None else int(seed))
         rng = self.np_random
         n = self.rules.num_players
-        game_seed = seed if seed is not None else int(rng.integers(_SEED_LIMIT))
+        game_seed = int(seed) if seed is not None else int(rng.integers(_SEED_LIMIT))
         self.learner = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
         opponents = self._draw_opponents(rng)
         self.agents = [None] * n
         for k, agent in enumerate(opponents):
             agent.reset(int(rng.integers(_SEED_LIMIT)))
             self.agents[(self.learner + 1 + k) % n] = agent
-        self.game.reset(game_seed)
+        self.game.reset(game_seed, deck=deck, dealer=dealer)
         self.game_seed = game_seed
         self._deals_seen = 0
         self._deal_start = 0
@@ -200,47 +268,41 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._done = False
         self._pending = self._play_others()
         self._phi = self._potential()
-        info = {"learner_seat": self.learner, "game_seed": game_seed}
-        return self._observe(), self._info(info)
+        return self._observe(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's ``action``, then every other seat until the learner acts again."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
-        a = (
-            int(np.asarray(action).reshape(-1)[0])
-            if not isinstance(action, (int, np.integer))
-            else int(action)
-        )
-        self._steps += 1
-        info: dict[str, Any] = {}
-        if not 0 <= a < self.table.size or not self._mask[a]:
-            self._done = True
-            self._mask = np.zeros(self.table.size, dtype=np.int8)
-            info["illegal_action"] = True
-            return self._observe(), self.illegal_reward + self._take_pending(), True, False, self._info(info)
+        # TypeError/ValueError for anything but one action id, before anything changes
+        move = self.table.moves[action_id(action, self.table.size)]
         game = self.game
-        game.apply(self.table.decode(a))
+        self._steps += 1
+        if not game.is_legal(move):  # the engine's own truth, not a mask a caller could write into
+            self._done = True
+            self._mask = self._no_actions
+            reward = self.illegal_reward + self._take_pending()
+            return self._observe(), reward, True, False, self._info(illegal=True)
+        game.apply(move)
         reward = self._take_pending() + self._collect()
         reward += self._play_others()
         terminated = game.game_over
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
+        shaping = 0.0
         if self.potential is not None:
             phi = 0.0 if terminated else self._potential()
             shaping = self.gamma * phi - self._phi
             self._phi = phi
-            info["shaping"] = shaping
             reward += shaping
         if terminated or truncated:
             self._done = True
-            info.update(self._final_info())
-        return self._observe(), float(reward), terminated, truncated, self._info(info)
+        return self._observe(), float(reward), terminated, truncated, self._info(shaping=shaping)
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (all False once the episode is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | None:  # type: ignore[override]  # "ansi" frames are text
         """``"ansi"``: the table as text, every hand shown."""
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
@@ -294,12 +356,15 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     # --- observations ------------------------------------------------------------------------
 
     def _build_mask(self) -> np.ndarray:
-        mask = np.zeros(self.table.size, dtype=np.int8)
+        """The learner's mask, read-only (it goes out in infos; legality is the engine's own)."""
         game = self.game
-        if not game.game_over and game.to_act == self.learner:
-            action_of = self._action_of
-            mask[[action_of[m] for m in game.legal_moves()]] = 1
-        return mask
+        if game.game_over or game.to_act != self.learner:
+            return self._no_actions
+        buf = bytearray(self.table.size)
+        action_of = self.table.action_of
+        for move in game.legal_moves():
+            buf[action_of[move]] = 1
+        return frozen(buf)
 
     def _observe(self) -> np.ndarray:
         return self.encoder.encode(self.game, self.learner)
@@ -307,18 +372,48 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _potential(self) -> float:
         return float(self.potential(self.game, self.learner)) if self.potential is not None else 0.0
 
-    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        info["action_mask"] = self._mask
-        return info
-
-    def _final_info(self) -> dict[str, Any]:
+    def _info(self, *, shaping: float = 0.0, illegal: bool = False) -> dict[str, Any]:
+        """Every info has these keys, with values of a fixed type and length (see "Infos")."""
         game = self.game
-        scores = list(game.scores)
-        low = min(scores)
-        winners = [p for p, s in enumerate(scores) if s == low]
+        scores = tuple(game.scores)
+        results = game.deal_results
+        win = 0.0
+        if game.game_over:
+            winners = game.winners()
+            win = 1.0 / len(winners) if self.learner in winners else 0.0
         return {
+            "action_mask": self._mask,
+            "learner_seat": self.learner,
             "game_scores": scores,
             "score": scores[self.learner],
-            "win": 1.0 / len(winners) if self.learner in winners else 0.0,
+            "deals_played": len(results),
+            "deal_scores": results[-1].scores if results else (0,) * len(scores),
             "capped_deals": self._capped,
+            "win": win,
+            "shaping": shaping,
+            "illegal_action": illegal,
         }
+
+    # --- copies ------------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the action table and the encoder, which :meth:`__setstate__` rebuilds.
+
+        ``copy.deepcopy`` and ``pickle`` use it: a copy continues the episode exactly where the
+        original stands, the opponents' state and every random stream included (opponents
+        must be picklable for ``pickle``, e.g. no lambda factory).
+        """
+        for space in (self.action_space, self.observation_space):
+            _ = space.np_random  # a space seeds itself lazily: fix its stream so copies share it
+        _ = self.np_random
+        state = self.__dict__.copy()
+        for name in ("table", "encoder"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.table = action_table(self.rules)
+        self.encoder = ObservationEncoder(self.rules)
+        self._no_actions = frozen(self._no_actions)  # copied arrays come back writable
+        self._mask = frozen(self._mask)

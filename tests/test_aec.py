@@ -13,7 +13,8 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import shanghai_env
-from shanghai_env.aec import DEAL_REWARD_SCALE, STEPS_PER_DEAL
+from shanghai_env.aec import DEAL_REWARD_SCALE
+from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL
 
 PLAYER_COUNTS = (3, 4, 6, 8)
 
@@ -125,25 +126,37 @@ def test_pettingzoo_make() -> None:
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("options", "error", "named"),
     [
-        {"num_players": 9},
-        {"contracts": (11,)},
-        {"reward": "points"},
-        {"max_steps": 0},
-        {"max_steps": 2.5},
-        {"render_mode": "rgb"},
-        {"same_suit_run_gap": -1},
+        ({"num_players": 9}, ValueError, "players"),
+        ({"contracts": (11,)}, ValueError, "contracts"),
+        ({"reward": "points"}, ValueError, "reward"),
+        ({"reward": 1}, TypeError, "reward"),
+        ({"max_steps": 0}, ValueError, "max_steps"),
+        ({"max_steps": 2.5}, TypeError, "max_steps"),
+        ({"max_steps": True}, TypeError, "max_steps"),
+        ({"max_moves_per_deal": 0}, ValueError, "max_moves_per_deal"),
+        ({"max_moves_per_deal": None}, TypeError, "max_moves_per_deal"),
+        ({"max_moves_per_deal": 1.5}, TypeError, "max_moves_per_deal"),
+        ({"max_stock_rebuilds": -1}, ValueError, "max_stock_rebuilds"),
+        ({"render_mode": "rgb"}, ValueError, "render_mode"),
+        ({"same_suit_run_gap": -1}, ValueError, "same_suit_run_gap"),
     ],
 )
-def test_bad_constructor_options(options) -> None:
-    with pytest.raises(ValueError):
+def test_bad_constructor_options(options, error, named) -> None:
+    with pytest.raises(error, match=named):
         shanghai_env.raw_env(**options)
 
 
-def test_default_step_cap_scales_with_deals() -> None:
-    assert shanghai_env.raw_env().max_steps == STEPS_PER_DEAL * 10
-    assert shanghai_env.raw_env(contracts=(3, 4)).max_steps == STEPS_PER_DEAL * 2
+def test_caps_default_to_one_constant_and_no_truncation() -> None:
+    env = shanghai_env.raw_env()
+    assert env.max_steps is None
+    assert env.max_moves_per_deal == DEFAULT_MAX_MOVES_PER_DEAL == 3000
+    env = shanghai_env.raw_env(
+        max_steps=np.int64(50), max_moves_per_deal=np.int32(70), max_stock_rebuilds=None
+    )
+    assert (env.max_steps, env.max_moves_per_deal, env.rules.max_stock_rebuilds) == (50, 70, None)
+    assert type(env.max_steps) is int and type(env.max_moves_per_deal) is int
 
 
 @pytest.mark.parametrize(
@@ -287,6 +300,7 @@ def test_deal_reward_reaches_players_who_did_not_move() -> None:
     for agent in env.possible_agents:
         assert env.rewards[agent] == pytest.approx(expected[agent])
         assert env.infos[agent]["deal_scores"] == result.scores
+        assert env.infos[agent]["winners"] == (0, 0, 0, 0)
         assert env.infos[agent]["game_scores"] == tuple(env.game.scores)
         assert env.infos[agent]["deals_played"] == 1
     # each agent sees the deal's reward through last() when it is next to act
@@ -315,7 +329,8 @@ def test_game_end_terminates_everyone_with_scores_in_infos() -> None:
         assert not any(env.terminations.values())
         env.step(random_action(env, env.agent_selection, rng))
     assert all(env.terminations.values()) and not any(env.truncations.values())
-    winners = tuple(env.possible_agents[i] for i in env.game.winners())
+    winners = tuple(int(i in env.game.winners()) for i in range(3))
+    assert sum(winners) >= 1
     for agent in env.possible_agents:
         info = env.infos[agent]
         assert info["game_scores"] == tuple(env.game.scores)

@@ -113,7 +113,7 @@ def test_stacked_deal_with_buy_and_layoffs(wrapped: bool) -> None:
     assert result.scores == (0, 120, 150)  # player_1: 105 + 9H 5 + QH 10
     assert game.scores == [0, 120, 150]
     assert raw.infos[P1]["deal_scores"] == (0, 120, 150)
-    assert raw.infos[P1]["winners"] == (P0,)
+    assert raw.infos[P1]["winners"] == (1, 0, 0)  # one 0/1 per seat: player_0 won
     assert final_rewards(env) == {P0: 0.0, P1: pytest.approx(-1.2), P2: pytest.approx(-1.5)}
 
 

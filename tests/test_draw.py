@@ -254,3 +254,23 @@ def test_states_are_json_and_the_header_names_players(record: dict[str, Any]) ->
     assert table_header(game)["names"] == ["", "", ""]
     with pytest.raises(ValueError, match="names must name 3 seats"):
         table_header(game, ["a"])
+
+
+def test_the_draw_command_writes_pictures_of_a_frame(tmp_path: Path, record: dict[str, Any]) -> None:
+    from shanghai_env.draw.__main__ import main as draw_main
+
+    path = save(record, tmp_path / "game.json")
+    header, states, _ = replay_frames(record)
+    assert draw_main(["svg", str(path), "--frame", "5", "--view", "1", "-o", str(tmp_path / "t.svg")]) == 0
+    svg = (tmp_path / "t.svg").read_text(encoding="utf-8")
+    assert texts(svg) == table_svg_texts(table_scene(states[5], header, 1))
+    assert draw_main(["replay", str(path), "-o", str(tmp_path / "g.html")]) == 0
+    with pytest.raises(SystemExit):
+        draw_main(["svg", str(path), "--frame", str(len(states)), "-o", str(tmp_path / "x.svg")])
+    pytest.importorskip("PIL", reason="PNG files need Pillow (the draw extra)")
+    assert (
+        draw_main(["png", str(path), "--frame", "-1", "--scale", "0.5", "-o", str(tmp_path / "t.png")]) == 0
+    )
+    from PIL import Image
+
+    assert Image.open(tmp_path / "t.png").size == (WIDTH // 2, height(3) // 2)

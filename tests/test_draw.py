@@ -274,3 +274,12 @@ def test_the_draw_command_writes_pictures_of_a_frame(tmp_path: Path, record: dic
     from PIL import Image
 
     assert Image.open(tmp_path / "t.png").size == (WIDTH // 2, height(3) // 2)
+
+
+def test_the_rules_core_does_not_import_the_drawing_package() -> None:
+    code = (
+        "import sys, shanghai_env, shanghai_env.record, shanghai_env.play\n"
+        "print(sorted(m for m in sys.modules if 'draw' in m))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr

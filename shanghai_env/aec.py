@@ -369,7 +369,7 @@ class raw_env(AECEnv):
         action_of = self.action_table.action_of
         for move in self.game.legal_moves():
             buf[action_of[move]] = 1
-        return frozen(buf)
+        return np.frombuffer(bytes(buf), dtype=np.int8)  # frozen(buf), inlined on this hot path
 
     # --- observing --------------------------------------------------------------------------
 

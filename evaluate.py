@@ -18,11 +18,20 @@ import sys
 import time
 from collections.abc import Sequence
 
-from agents.registry import check_spec, contracts_arg, describe_allowed
-from agents.report import print_tables, write_chart, write_games_csv, write_summary
+from agents.registry import check_player, check_spec, contracts_arg, describe_allowed
+from agents.report import (
+    CHART_FILE,
+    GAMES_FILE,
+    SUMMARY_FILE,
+    print_tables,
+    write_chart,
+    write_games_csv,
+    write_summary,
+)
 from agents.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from agents.stats import Summary, summarize
 from agents.tournament import GameResult, TournamentConfig, run_tournament
+from shanghai_env.cli import options_once, prepare_output, run
 
 
 def _players(text: str) -> list[str]:
@@ -68,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evaluate.py",
         description="Play a Shanghai Rummy tournament between bots and trained models.",
     )
+    options_once(p)  # an option given twice is an error, not a silent override
     p.add_argument(
         "--players", type=_players, required=True, help=f"3-8 comma-separated players: {describe_allowed()}"
     )
@@ -120,20 +130,32 @@ def write_records(results: Sequence[GameResult], out: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> Summary:
-    """Run a tournament from command-line arguments; return its summary."""
-    args = build_parser().parse_args(argv)
+    """Run a tournament from command-line arguments; return its summary.
+
+    Everything is checked before the first game (models are opened, factories called, the output
+    folder created): a bad argument exits with status 2 and one line saying what is wrong.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
     kwargs = {"contracts": args.contracts} if args.contracts else {}
-    config = TournamentConfig(
-        players=tuple(args.players),
-        games=args.games,
-        seed=args.seed,
-        duplicate=args.duplicate,
-        max_moves_per_deal=args.max_moves_per_deal,
-        record_games=args.record,
-        **kwargs,
-    )
+    try:
+        config = TournamentConfig(
+            players=tuple(args.players),
+            games=args.games,
+            seed=args.seed,
+            duplicate=args.duplicate,
+            max_moves_per_deal=args.max_moves_per_deal,
+            record_games=args.record,
+            **kwargs,
+        )
+        for spec in dict.fromkeys(config.players):
+            check_player(spec, config.rules, where="the tournament")
+    except ValueError as err:
+        parser.error(f"argument --players: {err}")
+    problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE))
+    if problem:
+        parser.error(f"argument --out: {problem}")
     workers = args.workers or os.cpu_count() or 1
-    os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
     if args.progress:
         from tqdm import tqdm
@@ -162,4 +184,4 @@ def main(argv: Sequence[str] | None = None) -> Summary:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -5,11 +5,21 @@ nothing until it plays, and worker processes each load their own copy. At every 
 calls ``predict(observation, action_masks=mask, deterministic=True)`` on the acting player's
 observation from :class:`shanghai_env.observation.ObservationEncoder` (imported only here,
 only when a model plays), so a model sees exactly what the environment showed it in training.
+
+:func:`check_model` tells, before any game, whether a saved file is a model at all and whether it
+plays a given table: the observation length and the number of actions depend on the player count,
+the number of deals and the most melds of a contract, and the file records the ones it was
+trained on (read from the zip's metadata, without loading the network).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import pickle
+import zipfile
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,3 +78,149 @@ def observation_encoder(rules: Any) -> Any:
     from shanghai_env.observation import ObservationEncoder
 
     return ObservationEncoder(rules)
+
+
+@dataclass(frozen=True)
+class ModelTable:
+    """The table a model plays: its observation length and number of actions, and the player
+    count and contracts where they are known."""
+
+    observation: int
+    actions: int
+    num_players: int | None = None
+    contracts: tuple[int, ...] | None = None
+    deals: int | None = None  # known from the sizes alone when the contracts are not recorded
+
+    def describe(self) -> str:
+        """E.g. ``4 players, contracts 1 (observations of 1382 values, 1626 actions)``."""
+        sizes = f"observations of {self.observation} values, {self.actions} actions"
+        if self.num_players is None:
+            return sizes
+        text = f"{self.num_players} players"
+        if self.contracts:
+            text += f", contracts {','.join(map(str, self.contracts))}"
+        elif self.deals:
+            text += f", {self.deals} deal{'s' * (self.deals > 1)}"
+        return f"{text} ({sizes})"
+
+
+def table_for(rules: Any) -> ModelTable:
+    """The table of the environment for these rules (what a model must have been trained on)."""
+    from shanghai_env.actions import action_table
+
+    return ModelTable(
+        observation_encoder(rules).size,
+        action_table(rules).size,
+        rules.num_players,
+        tuple(rules.contracts),
+    )
+
+
+def saved_table(path: str) -> ModelTable:
+    """The table the saved model at ``path`` was trained on; ValueError if it is not a saved model.
+
+    Reads the zip's ``data`` (SB3's JSON of the model's attributes): the spaces' sizes, and the
+    player count and contracts from the feature extractor's arguments or, failing that, from the
+    training's JSON beside the file (``model.json``, or the zip's name with ``.json``).
+    """
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            if "data" not in names or "policy.pth" not in names:
+                raise ValueError(f"{path!r} is a zip file but not a saved MaskablePPO model")
+            damaged = z.testzip()
+            if damaged is not None:
+                raise ValueError(f"{path!r} is damaged ({damaged} in it does not read back)")
+            data = json.loads(z.read("data"))
+    except ValueError:
+        raise
+    except zipfile.BadZipFile:
+        raise ValueError(f"{path!r} is not a saved model (not a zip file)") from None
+    except Exception as err:  # truncated or unreadable files raise many kinds of errors
+        raise ValueError(f"{path!r} cannot be read as a saved model: {err}") from None
+    try:
+        observation = _space_size(data["observation_space"])
+        actions = int(data["action_space"]["n"])
+    except Exception:
+        raise ValueError(f"{path!r} is not a model of this game (no observation vector, actions)") from None
+    players, contracts = _recorded_table(data, path)
+    table = ModelTable(observation, actions, players, contracts)
+    if players is not None and contracts is not None:
+        from shanghai_env.rules import Rules
+
+        try:
+            recorded = table_for(Rules(num_players=players, contracts=contracts))
+        except Exception:
+            recorded = None
+        if recorded is None or (recorded.observation, recorded.actions) != (observation, actions):
+            table = ModelTable(observation, actions)  # the record does not fit the file: sizes only
+    if table.num_players is None:
+        table = _inferred(observation, actions)
+    return table
+
+
+def check_model(path: str, rules: Any, where: str = "this table") -> ModelTable:
+    """Raise ValueError unless ``path`` is a saved model that plays ``rules``' table.
+
+    The message names both tables: what the model was trained for, and ``where`` (e.g. "the
+    tournament") with the table it asks for.
+    """
+    saved = saved_table(path)
+    wanted = table_for(rules)
+    same = (saved.observation, saved.actions) == (wanted.observation, wanted.actions)
+    if not same or saved.num_players not in (None, wanted.num_players):
+        raise ValueError(f"{path!r} was trained for {saved.describe()}; {where} is {wanted.describe()}")
+    return saved
+
+
+def _space_size(space: dict[str, Any]) -> int:
+    """The observation vector's length from SB3's JSON of a space (a Box, or a Dict with a mask)."""
+    shape = space.get("_shape")
+    if shape:
+        return int(np.prod(shape))
+    loaded = pickle.loads(base64.b64decode(space[":serialized:"]))
+    spaces = getattr(loaded, "spaces", None)
+    if spaces:
+        loaded = next(s for k, s in spaces.items() if "mask" not in k)
+    return int(np.prod(loaded.shape))
+
+
+def _inferred(observation: int, actions: int) -> ModelTable:
+    """The player count and number of deals whose sizes these are (when only one fits)."""
+    from shanghai_env.rules import Rules
+
+    fits = []
+    for n in range(3, 9):
+        for contract in (1, 4, 9):  # contracts of 2, 3 and 4 melds
+            for deals in range(1, 21):
+                t = table_for(Rules(num_players=n, contracts=(contract,) * deals))
+                if (t.observation, t.actions) == (observation, actions):
+                    fits.append((n, deals))
+    if len(set(fits)) != 1:
+        return ModelTable(observation, actions)
+    return ModelTable(observation, actions, fits[0][0], deals=fits[0][1])
+
+
+def _recorded_table(data: dict[str, Any], path: str) -> tuple[int | None, tuple[int, ...] | None]:
+    """The player count and contracts recorded with the model, or (None, None)."""
+    candidates: list[Any] = []
+    kwargs = data.get("policy_kwargs")
+    if isinstance(kwargs, dict):
+        candidates.append(kwargs.get("features_extractor_kwargs"))
+    folder = os.path.dirname(path)
+    for meta_path in (os.path.splitext(path)[0] + ".json", os.path.join(folder, "model.json")):
+        try:
+            with open(meta_path, encoding="utf-8") as f:
+                meta = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict):
+            candidates.append(meta.get("config"))
+            candidates += [v.get("config") for v in meta.values() if isinstance(v, dict)]
+    for c in candidates:
+        if isinstance(c, dict) and isinstance(c.get("num_players"), int) and c.get("contracts"):
+            try:
+                return int(c["num_players"]), tuple(int(x) for x in c["contracts"])
+            except (TypeError, ValueError):
+                continue
+    return None, None

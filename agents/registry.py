@@ -7,6 +7,10 @@
   lazily on its first decision;
 - ``package.module:factory``: any importable callable returning an :class:`~agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``).
+
+``check_spec`` checks a name's form (and that a model file exists); ``check_player`` goes further
+before any game is played: a model must be a saved model trained for the table, and a
+``module:factory`` must import and build an agent.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+
+from shanghai_env.rules import Rules
 
 from .base import Agent
 from .greedy import GreedyBot
@@ -43,6 +49,8 @@ def check_spec(spec: str) -> str:
     if s in BOTS:
         return s
     if s.endswith(".zip") or os.sep in s or "/" in s:
+        if os.path.isdir(s):
+            raise ValueError(f"player {spec!r} is a folder, not a saved model (.zip)")
         if not os.path.isfile(s):
             raise ValueError(f"player {spec!r}: no saved model there; a player is {describe_allowed()}")
         return s
@@ -60,17 +68,52 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if s in BOTS:
         agent = BOTS[s]()
     elif ":" in s and not os.path.isfile(s):
-        module, _, attr = s.partition(":")
-        factory = getattr(importlib.import_module(module), attr)
-        agent = factory()
-        if not isinstance(agent, Agent):
-            raise ValueError(f"player {spec!r}: {attr}() returned {type(agent).__name__}, not an Agent")
+        agent = _from_factory(s)
     else:
         from .model import ModelAgent
 
         agent = ModelAgent(s)
     agent.reset(seed)
     return agent
+
+
+def _from_factory(spec: str) -> Agent:
+    """The agent ``module:factory()`` returns; ValueError saying what went wrong otherwise."""
+    module, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except ImportError as err:
+        raise ValueError(f"player {spec!r}: cannot import {module!r} ({err})") from None
+    except AttributeError:
+        raise ValueError(f"player {spec!r}: module {module!r} has no attribute {attr!r}") from None
+    if not callable(factory):
+        raise ValueError(f"player {spec!r}: {attr} is a {type(factory).__name__}, not a factory to call")
+    try:
+        agent = factory()
+    except Exception as err:
+        raise ValueError(f"player {spec!r}: {attr}() raised {type(err).__name__}: {err}") from None
+    if not isinstance(agent, Agent):
+        raise ValueError(f"player {spec!r}: {attr}() returned {type(agent).__name__}, not an Agent")
+    return agent
+
+
+def check_player(spec: str, rules: Rules | None = None, where: str = "this table") -> str:
+    """``check_spec``, then what only trying tells: a model file must be a saved model (trained for
+    ``rules``' table when given; ``where`` names that table in the message), a ``module:factory``
+    must build an agent. Returns ``spec`` stripped; raises ValueError with one sentence."""
+    s = check_spec(spec)
+    if s in BOTS:
+        return s
+    if ":" in s and not os.path.isfile(s):
+        _from_factory(s)
+        return s
+    from .model import check_model, saved_table
+
+    if rules is None:
+        saved_table(s)
+    else:
+        check_model(s, rules, where)
+    return s
 
 
 def contracts_arg(text: str) -> tuple[int, ...]:

@@ -15,11 +15,13 @@ order, so a run gives the same numbers whatever ``workers`` is.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
+import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,6 +240,31 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     )
 
 
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C back in this thread for a moment: one arriving meanwhile is delivered at the end.
+
+    Processes started meanwhile inherit the hold, so a worker still importing cannot be
+    interrupted with a traceback; :func:`_worker_start` releases it. (POSIX; elsewhere a no-op.)
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _worker_start() -> None:
+    """In a worker process: Ctrl-C (sent to the whole terminal's process group) ends it at once,
+    silently; the parent process reports the interruption."""
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(1))
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _play_chunk(config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
     return [play_task(config, t) for t in tasks]
 
@@ -266,15 +293,22 @@ def run_tournament(
                 progress(len(chunk))
     else:
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
-            pending: set[Future[list[GameResult]]] = {pool.submit(_play_chunk, config, c) for c in chunks}
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    chunk_results = fut.result()
-                    results.extend(chunk_results)
-                    if progress:
-                        progress(len(chunk_results))
+        size = min(workers, len(chunks))
+        with ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_worker_start) as pool:
+            pending: set[Future[list[GameResult]]] = set()
+            try:
+                with _interrupts_held():  # the workers start (on submit) with Ctrl-C held back
+                    pending = {pool.submit(_play_chunk, config, c) for c in chunks}
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        chunk_results = fut.result()
+                        results.extend(chunk_results)
+                        if progress:
+                            progress(len(chunk_results))
+            except BaseException:  # Ctrl-C or a failed game: play no more, do not wait for the rest
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     results.sort(key=lambda r: r.index)
     return results
 

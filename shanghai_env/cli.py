@@ -1,0 +1,143 @@
+"""What the command lines share: checked option values, options given once, usable output folders,
+and a quiet end on Ctrl-C.
+
+A bad command line ends with one line on stderr saying what is wrong and what is allowed, and
+exit status 2, before any work starts; Ctrl-C ends a run with "interrupted" and status 130. The
+helpers here are plain ``argparse`` pieces:
+
+- :func:`int_in` and :func:`number_in` build ``type=`` functions that check a range;
+- :func:`options_once` makes every option that takes a value refuse to be given twice (the second
+  value would silently win), and records which options the command line gave (:func:`given`);
+- :func:`prepare_output` creates an output folder and says why it cannot take outputs, and
+  :func:`output_file_problem` says why a file cannot be written;
+- :func:`run` calls a ``main`` and turns ``KeyboardInterrupt`` into a one-line exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+INTERRUPTED = 130  # the shell's status for a program ended by SIGINT
+_GIVEN = "_given_options"
+
+
+def int_in(low: int, high: int | None = None, what: str = "an integer") -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``low..high`` (no upper bound when ``high`` is None)."""
+    allowed = f"{what} {low}..{high}" if high is not None else f"{what} >= {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text!r}")
+        return value
+
+    return parse
+
+
+def number_in(
+    low: float, high: float | None = None, *, low_open: bool = False, what: str = "a number"
+) -> Callable[[str], float]:
+    """An argparse ``type``: a finite float ``>= low`` (``> low`` if ``low_open``), ``<= high``."""
+    bounds = f"> {low:g}" if low_open else f">= {low:g}"
+    allowed = f"{what} {bounds}" + (f" and <= {high:g}" if high is not None else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text!r}") from None
+        bad = not math.isfinite(value) or value < low or (low_open and value == low)
+        if bad or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text!r}")
+        return value
+
+    return parse
+
+
+class StoreOnce(argparse.Action):
+    """``store``, except that an option given twice is a usage error; remembers what was given."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        seen: set[str] = namespace.__dict__.setdefault(_GIVEN, set())
+        if self.dest in seen:
+            names = "/".join(self.option_strings)
+            parser.error(f"{names} given twice; give it once")
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+def options_once(parser: argparse.ArgumentParser) -> None:
+    """Make the options added to ``parser`` after this call (plain ``store`` ones) :class:`StoreOnce`."""
+    parser.register("action", None, StoreOnce)
+    parser.register("action", "store", StoreOnce)
+
+
+def given(args: argparse.Namespace) -> set[str]:
+    """The ``dest`` names of the :class:`StoreOnce` options the command line gave."""
+    return set(getattr(args, _GIVEN, set()))
+
+
+def prepare_output(path: str, files: Sequence[str] = ()) -> str | None:
+    """Create the output folder ``path`` if missing and check that files can be written in it.
+
+    Returns why it cannot take outputs named ``files`` (a sentence), or None when it can.
+    """
+    if not path:
+        return "the output folder is an empty name"
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"{path!r} exists and is not a folder"
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as err:
+        return f"cannot write in the folder {path!r}: {err.strerror or err}"
+    for name in files:
+        if os.path.isdir(os.path.join(path, name)):
+            return f"{os.path.join(path, name)!r} is a folder, where an output file goes"
+    return None
+
+
+def output_file_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (missing folders on the way are created when it is
+    written); None if it can. Creates nothing."""
+    if not path:
+        return "the file name is empty"
+    if os.path.isdir(path):
+        return f"{path!r} is a folder; name a file"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"{path!r} is not writable"
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"{path!r} cannot be written: {folder!r} is a file, not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{path!r} cannot be written: the folder {folder!r} is not writable"
+    return None
+
+
+def run(main: Callable[[], object]) -> NoReturn:
+    """Run a program's ``main``: its int result is the exit status (anything else: 0); Ctrl-C
+    ends it with one line on stderr and status 130, not a traceback."""
+    try:
+        result = main()
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        sys.exit(INTERRUPTED)
+    sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)

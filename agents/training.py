@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import random
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -169,6 +170,7 @@ def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], S
     def make() -> SingleAgentEnv:
         if multiprocessing.current_process().name != "MainProcess":
             torch.set_num_threads(1)  # one core per worker; the learner keeps its own threads
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the learner stops, workers follow
         return SingleAgentEnv(
             OpponentSampler(config.opponents, tuple(pool), config.num_players - 1),
             num_players=config.num_players,

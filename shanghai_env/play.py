@@ -25,6 +25,7 @@ from typing import IO
 
 from .actions import action_table
 from .cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
+from .cli import int_in, number_in, options_once, output_file_problem, run
 from .decision import Agent, Encoder, decision_for
 from .engine import NO_PLAYER, Game, Phase, PlayerView
 from .melds import RUN, describe_contract
@@ -447,14 +448,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play Shanghai Rummy in the terminal against bots or a saved model.",
         epilog="Bots: random, greedy, planner; or the path of a saved model (.zip); or module:factory.",
     )
+    options_once(parser)  # an option given twice is an error, not a silent override
     add = parser.add_argument
     add("--opponents", help="the other players, clockwise from you, e.g. greedy,planner,random")
     add("--players", type=int, help="number of players 3..8 (default 4)")
-    add("--bot", default="greedy", help="the bot in every other seat (default greedy)")
+    add("--bot", help="the bot in every other seat (default greedy)")
     add("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     add("--contracts", type=_int_list, help="contracts to play in order, e.g. 1,2 (default 1..10)")
-    add("--seed", type=int, help="deals and bots are reproducible from it (default: random)")
-    add("--delay", type=float, default=0.0, help="seconds to pause after each bot move")
+    add("--seed", type=int_in(0), help="deals and bots are reproducible from it (default: random)")
+    add("--delay", type=number_in(0, 60), default=0.0, help="seconds to pause after each bot move (0..60)")
     add("--no-menu", action="store_true", help="do not list the legal moves at each prompt")
     add("--max-moves", type=int, default=DEFAULT_MAX_MOVES_PER_DEAL, help="end a deal after this many moves")
     add("--record", metavar="FILE", help="save the game as a game record (JSON) to FILE, to replay it later")
@@ -509,21 +511,27 @@ def main(
         print("The terminal game needs the 'rich' package: pip install 'shanghai-env[play]'", file=sys.stderr)
         return 2
     # Imported here, not at module level: agents/ depends on this library, never the reverse.
-    from agents.registry import check_spec, make_agent
+    from agents.registry import check_player, check_spec, make_agent
 
+    option = "--bot"
     if args.opponents is not None:
+        option = "--opponents"
+        if args.bot is not None:
+            parser.error("--bot fills every other seat, --opponents names them one by one: give one of them")
         specs = [s.strip() for s in args.opponents.split(",")]
         if args.players is not None and args.players != len(specs) + 1:
             parser.error(f"--players {args.players} but --opponents names {len(specs)} players (plus you)")
     else:
-        specs = [args.bot] * ((args.players if args.players is not None else 4) - 1)
+        specs = [args.bot or "greedy"] * ((args.players if args.players is not None else 4) - 1)
     try:
         specs = [check_spec(s) for s in specs]
     except ValueError as err:
-        parser.error(str(err))
+        parser.error(f"argument {option}: {err}")
     n = len(specs) + 1
     if not 3 <= n <= 8:
-        parser.error(f"Shanghai is played by 3 to 8 players, not {n}")
+        if args.opponents is not None:
+            parser.error(f"--opponents names {n - 1} player(s), {n} with you; Shanghai is played by 3 to 8")
+        parser.error(f"--players {n}: Shanghai is played by 3 to 8 players")
     if not 0 <= args.seat < n:
         parser.error(f"--seat must be 0..{n - 1}, got {args.seat}")
     if args.max_moves < 1:
@@ -532,7 +540,15 @@ def main(
         contracts = ALL_CONTRACTS if args.contracts is None else tuple(args.contracts)
         game = Game(Rules(num_players=n, contracts=contracts))
     except (TypeError, ValueError) as err:
-        parser.error(str(err))
+        parser.error(f"argument --contracts: {err}")
+    try:  # before the game: a model must be trained for this table, a factory must build an agent
+        for spec in dict.fromkeys(specs):
+            check_player(spec, game.rules, where="this game")
+    except ValueError as err:
+        parser.error(f"argument {option}: {err}")
+    problem = output_file_problem(args.record) if args.record is not None else None
+    if problem:
+        parser.error(f"argument --record: {problem}")
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     seats = [(args.seat + k) % n for k in range(1, n)]
     bots = {p: make_agent(spec, seed + 1 + p) for p, spec in zip(seats, specs)}
@@ -578,4 +594,4 @@ def _save_record(session: PlaySession, path: str, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

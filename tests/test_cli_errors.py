@@ -1,0 +1,374 @@
+"""Bad command lines of evaluate.py, train.py and the terminal game: one line saying what is wrong
+(after argparse's usage lines), exit status 2, no traceback, and nothing started.
+
+Every case runs in-process with the program's work replaced by a function that fails the test
+(``run_tournament``, ``train``, ``PlaySession.play``), so a case that gets past the checks is
+caught at once. A few cases run the real entry points in a subprocess, and Ctrl-C during a
+tournament ends it quietly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.model import check_model, saved_table
+from shanghai_env import play
+from shanghai_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = str(ROOT / "models" / "ppo_contract1.zip")  # 4 players, contract 1
+PROGS = {"evaluate": "evaluate.py", "train": "train.py", "play": "python -m shanghai_env.play"}
+
+
+def _script(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"{name}_cli", ROOT / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+evaluate = _script("evaluate")
+train_py = _script("train")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Paths the cases name: a corrupt model, a folder, a plain file, a model for another table."""
+    d = tmp_path_factory.mktemp("cli")
+    (d / "corrupt.zip").write_bytes(os.urandom(300))
+    (d / "folder.zip").mkdir()
+    (d / "plain").write_text("not a folder\n")
+    other = d / "other.zip"  # a real (untrained) model for 5 players, contracts 1 and 2
+    pytest.importorskip("sb3_contrib")
+    from agents.training import TrainConfig, build_model, env_factory
+
+    config = TrainConfig(num_players=5, contracts=(1, 2), net_arch=(8,), n_steps=8, batch_size=8)
+    build_model(config, env_factory(config)()).save(str(other))
+    return {
+        "corrupt": str(d / "corrupt.zip"),
+        "folder": str(d / "folder.zip"),
+        "plain": str(d / "plain"),
+        "other": str(other),
+        "model": SHIPPED,
+        "tmp": str(d),
+    }
+
+
+G3 = "greedy,greedy,greedy"
+
+EVALUATE = [
+    ([], "--players"),
+    (["--players"], "--players"),
+    (["--players", "greedy,greedy"], "--players"),
+    (["--players", "random," * 8 + "random"], "--players"),
+    (["--players", "greedy,,greedy"], "--players"),
+    (["--players", "alphago,greedy,greedy"], "--players"),
+    (["--players", "missing.zip,greedy,greedy"], "--players"),
+    (["--players", "{folder},greedy,greedy"], "--players"),
+    (["--players", "{tmp},greedy,greedy"], "--players"),
+    (["--players", "{corrupt},greedy,greedy"], "--players"),
+    (["--players", "{plain},greedy,greedy"], "--players"),
+    (["--players", "{other}," + G3], "--players", "trained for 5 players, contracts 1,2"),
+    (["--players", "{model},greedy,greedy", "--contracts", "1"], "--players", "the tournament is 3 players"),
+    (["--players", "{model}," + G3], "--players", "contracts 1,2,3,4,5,6,7,8,9,10"),
+    (["--players", "nosuchmodule_xyz:make,greedy,greedy"], "--players", "cannot import"),
+    (["--players", "json:no_such_factory,greedy,greedy"], "--players", "no attribute"),
+    (["--players", "math:sqrt,greedy,greedy"], "--players", "raised TypeError"),
+    (["--players", "os:getcwd,greedy,greedy"], "--players", "not an Agent"),
+    (["--players", "math:pi,greedy,greedy"], "--players", "not a factory"),
+    (["--players", G3, "--out", "{plain}"], "--out", "not a folder"),
+    (["--players", G3, "--out", "{plain}/sub"], "--out"),
+    (["--players", G3, "--games", "x"], "--games"),
+    (["--players", G3, "--games", "0"], "--games"),
+    (["--players", G3, "--games", "-3"], "--games"),
+    (["--players", G3, "--seed", "-1"], "--seed"),
+    (["--players", G3, "--seed", "1.5"], "--seed"),
+    (["--players", G3, "--contracts", "11"], "--contracts"),
+    (["--players", G3, "--contracts", ""], "--contracts"),
+    (["--players", G3, "--workers", "0"], "--workers"),
+    (["--players", G3, "--max-moves-per-deal", "0"], "--max-moves-per-deal"),
+    (["--players", G3, "--games", "3", "--games", "5"], "--games", "given twice"),
+    (["--players", G3, "--players", "random,random,random"], "--players", "given twice"),
+    (["--players", G3, "--bogus"], "--bogus"),
+]
+
+TRAIN = [
+    (["--players", "9"], "--players", "3..8"),
+    (["--players", "2"], "--players"),
+    (["--players", "x"], "--players"),
+    (["--timesteps", "-5"], "--timesteps"),
+    (["--timesteps", "0"], "--timesteps", "--pretrain"),
+    (["--n-envs", "0"], "--n-envs"),
+    (["--vec-env", "threads"], "--vec-env"),
+    (["--lr", "-1"], "--lr"),
+    (["--lr", "nan"], "--lr"),
+    (["--n-steps", "0"], "--n-steps"),
+    (["--n-steps", "1", "--n-envs", "1", "--batch-size", "2"], "--n-steps"),
+    (["--batch-size", "0"], "--batch-size"),
+    (["--batch-size", "1"], "--batch-size"),
+    (["--batch-size", "4096"], "--batch-size", "1024"),
+    (["--n-epochs", "0"], "--n-epochs"),
+    (["--gamma", "1.5"], "--gamma"),
+    (["--gamma", "-0.1"], "--gamma"),
+    (["--ent-coef", "-1"], "--ent-coef"),
+    (["--shaping", "-1"], "--shaping"),
+    (["--shaping", "inf"], "--shaping"),
+    (["--net-arch", "0"], "--net-arch"),
+    (["--net-arch", "64,-1"], "--net-arch"),
+    (["--net-arch", "a"], "--net-arch"),
+    (["--features", "pixels"], "--features"),
+    (["--reward", "money"], "--reward"),
+    (["--contracts", "11"], "--contracts"),
+    (["--max-moves-per-deal", "0"], "--max-moves-per-deal"),
+    (["--eval-every", "0"], "--eval-every"),
+    (["--eval-games", "0"], "--eval-games"),
+    (["--checkpoint-every", "0"], "--checkpoint-every"),
+    (["--opponents", "greedy,self", "--snapshot-every", "0"], "--snapshot-every"),
+    (["--opponents", "greedy,self", "--pool-size", "0"], "--pool-size"),
+    (["--pool-size", "3"], "--pool-size", "self"),
+    (["--verbose", "-1"], "--verbose"),
+    (["--verbose", "7"], "--verbose"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "99999999999"], "--seed"),
+    (["--pretrain", "nobody"], "--pretrain"),
+    (["--pretrain", "self"], "--pretrain"),
+    (["--pretrain", "{other}"], "--pretrain", "trained for 5 players"),
+    (["--pretrain", "planner", "--pretrain-steps", "0"], "--pretrain-steps"),
+    (["--pretrain", "planner", "--pretrain-epochs", "0"], "--pretrain-epochs"),
+    (["--pretrain", "planner", "--pretrain-lr", "0"], "--pretrain-lr"),
+    (["--pretrain", "planner", "--dagger-rounds", "-1"], "--dagger-rounds"),
+    (["--pretrain", "planner", "--dagger-epochs", "-1"], "--dagger-epochs"),
+    (["--pretrain", "planner", "--dagger-epochs", "2"], "--dagger-epochs", "--dagger-rounds"),
+    (["--dagger-rounds", "2"], "--dagger-rounds", "--pretrain"),
+    (["--pretrain-steps", "100"], "--pretrain-steps", "--pretrain"),
+    (["--init", "missing.zip"], "--init", "'missing.zip'"),
+    (["--init", "{folder}"], "--init", "folder"),
+    (["--init", "{corrupt}"], "--init", "not a saved model"),
+    (["--init", "{other}"], "--init", "the training table is 4 players, contracts 1"),
+    (["--init", "{model}", "--players", "5"], "--init", "trained for 4 players"),
+    (["--init", "{model}", "--pretrain", "planner"], "--init"),
+    (["--init", "{model}", "--net-arch", "64"], "--net-arch", "--init"),
+    (["--init", "{model}", "--features", "cards"], "--features", "--init"),
+    (["--opponents", "nobody"], "--opponents"),
+    (["--opponents", ""], "--opponents"),
+    (["--opponents", "{other}"], "--opponents", "trained for 5 players"),
+    (["--opponents", "{corrupt}"], "--opponents"),
+    (["--opponents", "math:sqrt"], "--opponents", "raised TypeError"),
+    (["--eval-opponents", "self"], "--eval-opponents"),
+    (["--eval-opponents", "greedy,{other}"], "--eval-opponents", "trained for 5 players"),
+    (["--out", "{plain}"], "--out", "not a folder"),
+    (["--lr", "1e-3", "--lr", "1e-4"], "--lr", "given twice"),
+]
+
+PLAY = [
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "x"], "--seed"),
+    (["--players", "9"], "--players"),
+    (["--players", "2"], "--players"),
+    (["--players", "x"], "--players"),
+    (["--seat", "-1"], "--seat"),
+    (["--seat", "4"], "--seat"),
+    (["--opponents", "greedy"], "--opponents"),
+    (["--opponents", "greedy,,greedy"], "--opponents"),
+    (["--opponents", "nobody,greedy"], "--opponents"),
+    (["--players", "4", "--opponents", "greedy,greedy"], "--opponents"),
+    (["--opponents", "{model},greedy"], "--opponents", "this game is 3 players"),
+    (["--opponents", "{other},greedy,greedy"], "--opponents", "trained for 5 players"),
+    (["--opponents", "{corrupt},greedy"], "--opponents", "not a saved model"),
+    (["--bot", "{model}"], "--bot", "trained for 4 players, contracts 1"),
+    (["--bot", "{folder}"], "--bot"),
+    (["--bot", "nobody"], "--bot"),
+    (["--bot", "math:sqrt"], "--bot", "raised TypeError"),
+    (["--bot", "os:getcwd"], "--bot", "not an Agent"),
+    (["--bot", "json:no_such_factory"], "--bot", "no attribute"),
+    (["--bot", "nosuchmodule_xyz:make"], "--bot", "cannot import"),
+    (["--bot", "random", "--opponents", "greedy,greedy"], "--bot"),
+    (["--delay", "-1"], "--delay"),
+    (["--delay", "inf"], "--delay"),
+    (["--delay", "nan"], "--delay"),
+    (["--max-moves", "0"], "--max-moves"),
+    (["--max-moves", "x"], "--max-moves"),
+    (["--contracts", "0"], "--contracts"),
+    (["--contracts", ""], "--contracts"),
+    (["--contracts", "1,x"], "--contracts"),
+    (["--record", "{tmp}"], "--record", "folder"),
+    (["--record", "{plain}/game.json"], "--record"),
+    (["--seed", "1", "--seed", "2"], "--seed", "given twice"),
+]
+
+CASES = [
+    pytest.param(prog, case[0], case[1], case[2] if len(case) > 2 else "", id=f"{prog}:{' '.join(case[0])}")
+    for prog, cases in (("evaluate", EVALUATE), ("train", TRAIN), ("play", PLAY))
+    for case in cases
+]
+
+
+def _never(what: str) -> Any:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"{what} started on a bad command line")
+
+    return fail
+
+
+def _run(prog: str, argv: list[str], files: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """Call the program's main in-process, its work replaced by a failure; return the exit status."""
+    if prog in ("evaluate", "train") and not any(a == "--out" for a in argv):
+        argv = [*argv, "--out", os.path.join(files["tmp"], f"out-{prog}")]
+    try:
+        if prog == "evaluate":
+            monkeypatch.setattr(evaluate, "run_tournament", _never("the tournament"))
+            evaluate.main(argv)
+        elif prog == "train":
+            pytest.importorskip("sb3_contrib")
+            import agents.training
+
+            monkeypatch.setattr(agents.training, "train", _never("training"))
+            train_py.main(argv)
+        else:
+            pytest.importorskip("rich")
+            from rich.console import Console
+
+            monkeypatch.setattr(play.PlaySession, "play", _never("the game"))
+            return play.main(argv, console=Console(file=io.StringIO()), stdin=io.StringIO(""))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    raise AssertionError("main returned without an error")
+
+
+def _error_lines(err: str) -> list[str]:
+    """stderr without argparse's usage lines."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    return [line for line in lines if not line.startswith(("usage:", " "))]
+
+
+@pytest.mark.parametrize(("prog", "argv", "option", "fragment"), CASES)
+def test_a_bad_command_line_is_one_line_and_exit_2(
+    prog: str,
+    argv: list[str],
+    option: str,
+    fragment: str,
+    files: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [a.format(**files) for a in argv]
+    code = _run(prog, argv, files, monkeypatch)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = _error_lines(err)
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{PROGS[prog]}: error:"), err
+    assert option in lines[0], err
+    assert fragment in lines[0], err
+
+
+def test_train_names_self_as_agents_training_does() -> None:
+    pytest.importorskip("sb3_contrib")
+    import agents.training
+
+    assert train_py.SELF == agents.training.SELF
+
+
+def test_good_command_lines_pass_the_checks(
+    files: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The checks let through what works: the shipped model at its own table, self-play options."""
+
+    class Started(Exception):
+        pass
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        raise Started
+
+    monkeypatch.setattr(evaluate, "run_tournament", start)
+    out = os.path.join(files["tmp"], "good-eval")
+    with pytest.raises(Started):
+        evaluate.main(["--players", f"{SHIPPED},{G3}", "--contracts", "1", "--out", out, "--no-progress"])
+    assert os.path.isdir(out)
+    pytest.importorskip("sb3_contrib")
+    import agents.training
+
+    configs: list[Any] = []
+    monkeypatch.setattr(agents.training, "train", configs.append)
+    argv = ["--opponents", "greedy,self", "--pool-size", "2", "--snapshot-every", "64", "--no-progress"]
+    argv += ["--eval-opponents", f"greedy,{SHIPPED}", "--out", os.path.join(files["tmp"], "good-train")]
+    train_py.main(argv)
+    train_py.main(["--init", SHIPPED, "--timesteps", "0", "--out", os.path.join(files["tmp"], "init")])
+    assert [c.opponents for c in configs] == [("greedy", "self"), ("greedy",)]
+    capsys.readouterr()
+
+
+def test_a_model_records_its_table(files: dict[str, str]) -> None:
+    shipped = saved_table(SHIPPED)
+    assert (shipped.num_players, shipped.contracts) == (4, (1,))
+    check_model(SHIPPED, Rules(num_players=4, contracts=(1,)))
+    check_model(SHIPPED, Rules(num_players=4, contracts=(3,)))  # the same layout: it can play
+    with pytest.raises(ValueError, match="trained for 5 players, contracts 1,2"):
+        check_model(files["other"], Rules(num_players=4, contracts=(1,)))
+    with pytest.raises(ValueError, match="not a saved model"):
+        saved_table(files["corrupt"])
+
+
+# --- the real entry points --------------------------------------------------------------------
+
+
+def _python(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["evaluate.py", "--players", "greedy,greedy", "--games", "3"], "--players"),
+        (["evaluate.py", "--players", "math:sqrt,greedy,greedy"], "--players"),
+        (["train.py", "--players", "9"], "--players"),
+        (["-m", "shanghai_env.play", "--seed", "-1"], "--seed"),
+    ],
+)
+def test_the_programs_exit_2_with_one_line(args: list[str], option: str) -> None:
+    done = _python(args, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = _error_lines(done.stderr)
+    assert len(lines) == 1 and option in lines[0], done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and SIGINT")
+def test_ctrl_c_ends_a_tournament_quietly(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    args = ["evaluate.py", "--players", "planner,greedy,random", "--games", "3000", "--workers", "2"]
+    args += ["--out", str(out), "--no-progress", "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)  # the output folder is made after the checks, as the games begin
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
-from shanghai_env.engine import Game
+from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
 from shanghai_env.record import ABANDON, MoveLog, make_record
 
 from .base import Agent, Encoder, decision_for
 
-# Random players can keep a deal going for tens of thousands of moves (they rarely go down
-# and the discard pile is reshuffled forever). Bots finish a 4-player deal in about 100-400
-# moves; 3000 leaves room for 8 players and the long contracts, and bounds the cost of a game.
-DEFAULT_MAX_MOVES_PER_DEAL = 3000
+# DEFAULT_MAX_MOVES_PER_DEAL is the engine's one safety cap: the stock rule ends every deal of
+# random or bot play long before it, but players who keep taking the upcard never empty the
+# stock, so a cap still bounds the cost of a game.
+__all__ = ["DEFAULT_MAX_MOVES_PER_DEAL", "GameRecord", "end_deal_at_cap", "play_game"]
 
 
 @dataclass

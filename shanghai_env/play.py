@@ -27,7 +27,7 @@ from .actions import action_table
 from .cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from .cli import int_in, number_in, options_once, output_file_problem, run
 from .decision import Agent, Encoder, decision_for
-from .engine import NO_PLAYER, Game, Phase, PlayerView
+from .engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
 from .melds import RUN, describe_contract
 from .moves import Move, MoveKind, parse_move
 from .narrate import card_words, meld_words
@@ -47,7 +47,6 @@ except ImportError:  # the `play` extra is not installed; main() says so
     HAVE_RICH = False
 
 ReadLine = Callable[[str], str]  # like input(): returns a line, raises EOFError at the end
-DEFAULT_MAX_MOVES_PER_DEAL = 3000
 COMMANDS = ("help", "moves", "table", "quit")
 _ALIASES = {"?": "help", "h": "help", "m": "moves", "t": "table", "q": "quit", "exit": "quit"}
 HELP = """\

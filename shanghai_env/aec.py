@@ -156,6 +156,7 @@ from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
 from .moves import MoveKind
 from .observation import ObservationEncoder, StateEncoder, layout_markdown
+from .render import render_text
 from .rules import ALL_CONTRACTS, Rules
 
 ENV_ID = "shanghai/Shanghai-v0"
@@ -515,7 +516,7 @@ class raw_env(AECEnv):
             from .draw.raster import table_array  # Pillow, the `draw` extra
 
             return table_array(self.game, supersample=1)
-        text = self.game.render()
+        text = render_text(self.game)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")

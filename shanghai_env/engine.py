@@ -595,11 +595,5 @@ class Game:
         if not self._legal_now():
             fail("the player to act has no legal move")
 
-    def render(self, show_hands: bool = True) -> str:
-        """The table as text: every player's melds, hand size, buys and score."""
-        from .render import render_text
-
-        return render_text(self, show_hands)
-
     def __repr__(self) -> str:
         return f"<Game {self.num_players}p deal {self.deal} {self.phase.name} to_act={self.to_act}>"

@@ -3,14 +3,47 @@
 from __future__ import annotations
 
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .cards import ACE_HIGH_BASE, JOKER, NUM_NATURALS, PLACE_CARD, make_place
-from .melds import RUN, SET, Meld, can_fulfil, completion_feasible, placement_options, pos_of
+from .melds import RUN, SET, Meld, MeldSpec, can_fulfil, completion_feasible, placement_options, pos_of
 from .moves import BUY, DRAW, FINISH, PASS, TAKE, Move, MoveKind
+from .rules import Rules
 
-if TYPE_CHECKING:
-    from .engine import Game
+
+class Game(Protocol):
+    """What legal-move generation reads of a game; :class:`shanghai_env.engine.Game` is one.
+
+    Spelled out here so that this module sits below the engine that calls it (no import cycle).
+    """
+
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def num_players(self) -> int: ...
+    @property
+    def phase(self) -> int: ...
+    @property
+    def turn_player(self) -> int: ...
+    @property
+    def contract(self) -> int: ...
+    @property
+    def specs(self) -> tuple[MeldSpec, ...]: ...
+    @property
+    def hands(self) -> list[list[int]]: ...
+    @property
+    def hand_sizes(self) -> list[int]: ...
+    @property
+    def table(self) -> list[list[Meld]]: ...
+    @property
+    def down(self) -> list[bool]: ...
+    @property
+    def went_down_this_turn(self) -> bool: ...
+    @property
+    def table_version(self) -> int: ...
+
+    table_index: tuple[Any, ...] | None  # this module's cache, rebuilt when table_version moves
+
 
 _DISCARDS = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_NATURALS + 1))
 

@@ -1,14 +1,10 @@
-"""Text rendering of the table (used by Game.render and the env's ansi/human modes)."""
+"""Text rendering of the table (the envs' ansi/human modes): ``render_text(game)``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .cards import card_to_str, cards_of, format_cards, sort_key_by_rank
+from .engine import NO_PLAYER, Game
 from .melds import describe_contract
-
-if TYPE_CHECKING:
-    from .engine import Game
 
 
 def hand_text(counts: list[int]) -> str:
@@ -16,8 +12,7 @@ def hand_text(counts: list[int]) -> str:
 
 
 def render_text(game: Game, show_hands: bool = True) -> str:
-    from .engine import NO_PLAYER
-
+    """The table as text: every player's melds, hand size, buys and score."""
     rules = game.rules
     lines = [
         f"Deal {game.deal + 1}/{len(rules.contracts)} · contract {game.contract}: "

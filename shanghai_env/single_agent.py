@@ -115,6 +115,7 @@ from .checks import (
 from .decision import Agent, Decision, decision_for
 from .engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
 from .observation import ObservationEncoder
+from .render import render_text
 from .rules import ALL_CONTRACTS, Rules
 
 # rule options passed through **rule_options (num_players and contracts are named arguments)
@@ -307,7 +308,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
             return None
-        return self.game.render()
+        return render_text(self.game)
 
     # --- the other seats ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from shanghai_env.cards import card_to_str, cards_of, str_to_card
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import Move, MoveKind
+from shanghai_env.render import render_text
 
 HAND_SIZE = 11
 RANKS = "A23456789TJQK"
@@ -148,7 +149,7 @@ def play(game: Game, script: str | Iterable[str]) -> None:
 def snapshot(game: Game) -> tuple[object, ...]:
     """Everything that defines the state of a game, for before/after comparisons."""
     return (
-        game.render(),
+        render_text(game),
         int(game.phase),
         game.to_act,
         game.turn_player,

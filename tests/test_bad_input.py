@@ -19,6 +19,7 @@ from helpers import play, quick_game, snapshot
 
 import shanghai_env
 from shanghai_env import Game, Move, MoveKind, Phase
+from shanghai_env.render import render_text
 from shanghai_env.single_agent import SingleAgentEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,13 +128,18 @@ def test_bad_env_actions_are_refused_and_change_nothing(make: Any, action: Any, 
     env.last()
     env.step(env.unwrapped.action_id("draw"))
     agent = env.agent_selection
-    before = (agent, env.observe(agent)["observation"].tobytes(), env.unwrapped.game.render(), env.rewards)
+    before = (
+        agent,
+        env.observe(agent)["observation"].tobytes(),
+        render_text(env.unwrapped.game),
+        env.rewards,
+    )
     with pytest.raises(error, match=r"action|must act"):
         env.step(action)
     assert (
         agent,
         env.observe(agent)["observation"].tobytes(),
-        env.unwrapped.game.render(),
+        render_text(env.unwrapped.game),
         env.rewards,
     ) == before
     assert not any(env.terminations.values())

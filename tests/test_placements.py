@@ -11,6 +11,7 @@ from shanghai_env.engine import Phase
 from shanghai_env.legal import _placements, placements_by_search
 from shanghai_env.melds import Meld
 from shanghai_env.moves import MoveKind
+from shanghai_env.render import render_text
 
 
 # Contracts 8 and 10 need buys and long runs that random play seldom gathers; the walk test
@@ -35,7 +36,7 @@ def test_union_of_completions_equals_per_candidate_search(contract: int) -> None
                 melds = [Meld(spec) for spec in game.specs]
             if melds is not None:
                 fast = _placements(game, game.hands[p], melds)
-                assert fast == placements_by_search(game, game.hands[p], melds), game.render()
+                assert fast == placements_by_search(game, game.hands[p], melds), render_text(game)
                 assert fast, "a player who may go down always has a placement"
                 checked += 1
             # lean towards buying and going down so that partly laid contracts come often

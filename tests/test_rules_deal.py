@@ -23,6 +23,7 @@ from helpers import (
 from shanghai_env import Game, Phase
 from shanghai_env.cards import card_to_str
 from shanghai_env.engine import NO_PLAYER
+from shanghai_env.render import render_text
 
 # The 52 distinct cards, clubs to spades, ace to king.
 DISTINCT = [r + s for s in "CDHS" for r in "A23456789TJQK"]
@@ -100,7 +101,7 @@ def test_turns_pass_clockwise_and_wrap():
 def test_seats_are_player_0_to_player_n_minus_1():
     g = Game(num_players=6)
     g.reset(seed=3)
-    text = g.render()
+    text = render_text(g)
     assert all(f"player_{p}:" in text for p in range(6))
     assert "player_6" not in text
     assert len(g.hands) == len(g.scores) == 6

@@ -8,6 +8,7 @@ from helpers import QUICK_SCRIPT, play, quick_game, snapshot, stacked_deck
 
 from shanghai_env import Game, Rules
 from shanghai_env.moves import Move, MoveKind
+from shanghai_env.render import render_text
 
 # --- defaults ---------------------------------------------------------------------------------
 
@@ -277,12 +278,12 @@ def test_a_player_view_holds_only_public_information_and_the_own_hand():
 def test_render_shows_the_table():
     g = quick_game()
     play(g, "draw; pass; pass; pass; meld 0 7C; meld 0 7D; meld 0 7H; meld 1 9C; meld 1 9D; meld 1 9H")
-    text = g.render()
+    text = render_text(g)
     assert "meld 0 (set of 3): 7C 7D 7H" in text
     assert "upcard KS" in text
     assert "contract 1" in text
     assert "7S 9C 9S" in text  # player_0's hand, by rank
-    assert "7S 9C 9S" not in g.render(show_hands=False)
+    assert "7S 9C 9S" not in render_text(g, show_hands=False)
 
 
 def test_numpy_scalars_are_accepted_as_python_values():

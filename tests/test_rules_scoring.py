@@ -21,6 +21,7 @@ from helpers import (
 from shanghai_env import Game, Phase
 from shanghai_env.cards import card_to_str
 from shanghai_env.engine import NO_PLAYER, DealResult
+from shanghai_env.render import render_text
 
 # --- going out ------------------------------------------------------------------------------------
 
@@ -49,7 +50,7 @@ def test_after_the_last_contract_the_game_is_over_and_refuses_moves():
     for move in ("take", "draw", "pass", "discard JS"):
         with pytest.raises(ValueError, match="over"):
             g.apply(move)
-    assert "Game over" in g.render()
+    assert "Game over" in render_text(g)
 
 
 def test_scores_add_up_over_deals():

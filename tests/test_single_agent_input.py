@@ -13,6 +13,7 @@ from helpers import deal_deck
 
 import shanghai_env
 from agents.greedy import GreedyBot
+from shanghai_env.render import render_text
 from shanghai_env.rules import ALL_CONTRACTS
 from shanghai_env.single_agent import SingleAgentEnv
 
@@ -24,7 +25,7 @@ def state_of(env: SingleAgentEnv) -> tuple[Any, ...]:
         env.encoder.encode(g, env.learner).tobytes(),
         env.action_masks().tobytes(),
         g.move_count,
-        g.render(),
+        render_text(g),
         tuple(g.stock),
         g.to_act,
         env._steps,

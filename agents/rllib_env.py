@@ -1,0 +1,307 @@
+"""The AEC env as an RLlib ``MultiAgentEnv`` (new API stack), ready for RLlib's action masking.
+
+RLlib's own ``PettingZooEnv`` wrapper passes our observations through unchanged, and RLlib's
+action-masking module (``ActionMaskingTorchRLModule`` in
+``ray.rllib.examples.rl_modules.classes.action_masking_rlm``) then fails twice: it looks for
+the key ``"observations"`` (ours is ``"observation"``), and it feeds the int8 vector into a
+float layer. :class:`ShanghaiMultiAgentEnv` gives every agent
+
+    {"observations": Box(float32, (L,)), "action_mask": Box(float32 0/1, (N,))}
+
+with the bounds of :class:`~shanghai_env.observation.ObservationEncoder`, so PPO with that
+module runs as it is. Values are the int8 ones, unscaled, so a policy trained here reads
+exactly what ``ModelAgent`` feeds an SB3 model (``agents/rllib_train.py`` exports to one).
+
+**Agents.** Agent ids name roles, counted from the learning seat (the seat is drawn per
+episode):
+
+- ``"learner"``: the learning seat, present in every episode;
+- ``"self_k"``: the seat ``k`` places to the learner's left, played by the learner's own policy
+  (parameter sharing: its experience trains the learner too);
+- ``"snapshot_k"``: the seat ``k`` places to the left, played by a frozen copy of the learner
+  (the trainer's ``policy_mapping_fn`` picks which copy);
+- any other opponent (``random``, ``greedy``, ``planner``, a saved model's path,
+  ``module:factory``: what :func:`agents.registry.make_agent` accepts) is played *inside the
+  env*, like :class:`~shanghai_env.single_agent.SingleAgentEnv`'s opponents: bots need the
+  engine's view of the game (the :class:`~shanghai_env.decision.Decision`), which an RLlib
+  module never sees, so they are not RLlib modules. RLlib sees only the seats it plays.
+
+``opponents`` lists what an opponent seat may be; each of the ``num_players - 1`` seats draws
+one uniformly per episode from the env's seeded generator. The default, ``("self",)``, is
+plain parameter-shared self-play: every seat is an RLlib agent.
+
+**Turns and rewards.** One agent acts at a time (the AEC env's ``agent_selection``; during a
+buy offer that is the player offered the upcard, so an agent may act several times in a row).
+Each observation comes with everything that agent earned since its previous action (the AEC
+env's cumulative reward, ``reward="deal"``: ``-deal score / 100`` per finished deal). At the
+game's end every agent that has played gets a last observation (all-zero mask) with its
+remaining reward and ``terminated``; at the AEC env's step cap (``max_moves_per_deal`` times the
+number of deals) every agent is ``truncated``. An action the mask forbids ends the episode with
+``illegal_reward`` for the actor, as the AEC env's ``env()`` does; RLlib's env checker, which
+steps a random action, relies on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from shanghai_env.aec import raw_env
+from shanghai_env.decision import Agent, decision_for
+from shanghai_env.render import render_text
+
+from .registry import check_spec, make_agent
+
+LEARNER = "learner"
+SELF = "self"
+SNAPSHOT = "snapshot"
+POLICY_ROLES = (SELF, SNAPSHOT)  # opponents RLlib plays; everything else is played in the env
+DEFAULT_MAX_MOVES_PER_DEAL = 1000  # the step cap per deal, as train.py's environments use
+_SEED_LIMIT = 2**63
+_RULE_KEYS = (
+    "joker_points",
+    "down_players_may_buy",
+    "exact_contract_melds",
+    "same_suit_run_gap",
+    "joker_swaps",
+)
+
+
+def check_opponents(opponents: Sequence[str]) -> tuple[str, ...]:
+    """``opponents`` stripped and checked: ``self``, ``snapshot`` or a player name; ValueError if not."""
+    if isinstance(opponents, str) or not opponents:
+        raise ValueError(f"opponents must be a non-empty list of names, got {opponents!r}")
+    out = []
+    for spec in opponents:
+        s = spec.strip() if isinstance(spec, str) else spec
+        out.append(s if s in POLICY_ROLES else check_spec(s))
+    return tuple(out)
+
+
+def role_of(agent_id: str) -> tuple[str, int]:
+    """``("learner", 0)``, ``("self", k)`` or ``("snapshot", k)`` for an agent id of this env."""
+    if agent_id == LEARNER:
+        return LEARNER, 0
+    role, _, k = agent_id.rpartition("_")
+    if role not in POLICY_ROLES or not k.isdigit():
+        raise ValueError(f"not an agent id of ShanghaiMultiAgentEnv: {agent_id!r}")
+    return role, int(k)
+
+
+class ShanghaiMultiAgentEnv(MultiAgentEnv):
+    """Shanghai Rummy for RLlib: the AEC env, role-named agents, float observations with a mask.
+
+    ``config`` (RLlib's ``env_config``) may hold ``num_players`` (4), ``contracts`` ((1,)),
+    ``reward`` ("deal"), ``opponents`` (("self",)), ``max_moves_per_deal`` (1000),
+    ``illegal_reward`` (-1.0) and the rule options of :class:`shanghai_env.rules.Rules`.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        config = dict(config or {})
+        unknown = sorted(
+            set(config)
+            - {"num_players", "contracts", "reward", "opponents", "max_moves_per_deal", "illegal_reward"}
+            - set(_RULE_KEYS)
+        )
+        if unknown:
+            raise ValueError(f"unknown env_config keys {unknown}")
+        contracts = tuple(config.get("contracts", (1,)))
+        cap = config.get("max_moves_per_deal", DEFAULT_MAX_MOVES_PER_DEAL)
+        if not isinstance(cap, (int, np.integer)) or isinstance(cap, bool) or cap < 1:
+            raise ValueError(f"max_moves_per_deal must be a positive int, got {cap!r}")
+        self.aec = raw_env(
+            num_players=int(config.get("num_players", 4)),
+            contracts=contracts,
+            reward=config.get("reward", "deal"),
+            max_steps=int(cap) * len(contracts),
+            **{k: config[k] for k in _RULE_KEYS if k in config},
+        )
+        self.rules = self.aec.rules
+        self.opponents = check_opponents(config.get("opponents", (SELF,)))
+        self.illegal_reward = float(config.get("illegal_reward", -1.0))
+        n = self.rules.num_players
+        seats = range(1, n)
+        roles = {r for r in self.opponents if r in POLICY_ROLES}
+        ids: list[Any] = [LEARNER] + [f"{r}_{k}" for r in POLICY_ROLES if r in roles for k in seats]
+        self.possible_agents = ids
+        self.agents = [LEARNER]
+        self._agent_ids = set(self.possible_agents)
+        size = self.aec.action_table.size
+        encoder = self.aec.encoder
+        self.agent_observation_space = spaces.Dict(
+            {
+                "observations": spaces.Box(
+                    low=encoder.low.astype(np.float32), high=encoder.high.astype(np.float32), dtype=np.float32
+                ),
+                "action_mask": spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32),
+            }
+        )
+        self.agent_action_space: spaces.Discrete = spaces.Discrete(size)
+        observation_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_observation_space)
+        action_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_action_space)
+        self.observation_spaces = observation_spaces  # every agent has the same spaces
+        self.action_spaces = action_spaces
+        self.observation_space = spaces.Dict(observation_spaces)
+        self.action_space = spaces.Dict(action_spaces)
+        self._bots: dict[tuple[int, str], Agent] = {}  # per (relative seat, name): bots keep game state
+        self.learner_seat = 0
+        self.game_seed = 0
+        self._name_of_seat: dict[int, str] = {}  # absolute seat -> agent id, RLlib's seats only
+        self._bot_of_seat: dict[int, Agent] = {}
+        self._seen: list[str] = []  # agent ids that got an observation this episode, in order
+        self._done = True
+
+    # --- RLlib's API ----------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """Seat the learner and the opponents, deal a game; observe the first RLlib agent to act."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        n = self.rules.num_players
+        self.game_seed = int(seed) if seed is not None else int(rng.integers(_SEED_LIMIT))
+        self.learner_seat = int(rng.integers(n))
+        self._name_of_seat = {self.learner_seat: LEARNER}
+        self._bot_of_seat = {}
+        for k in range(1, n):
+            spec = self.opponents[int(rng.integers(len(self.opponents)))]
+            seat = (self.learner_seat + k) % n
+            if spec in POLICY_ROLES:
+                self._name_of_seat[seat] = f"{spec}_{k}"
+            else:
+                bot = self._bots.get((k, spec))
+                if bot is None:
+                    bot = self._bots[(k, spec)] = make_agent(spec)
+                bot.reset(int(rng.integers(_SEED_LIMIT)))
+                self._bot_of_seat[seat] = bot
+        self.agents = [self._name_of_seat[s] for s in sorted(self._name_of_seat)]
+        self.aec.reset(seed=self.game_seed)
+        self._seen = []
+        self._done = False
+        obs, _, terminated, truncated, infos = self._advance()
+        if terminated["__all__"] or truncated["__all__"]:  # pragma: no cover - bots cannot end a game at once
+            raise RuntimeError("the game ended before any RLlib agent acted")
+        return obs, infos
+
+    def step(self, action_dict: dict[Any, Any]) -> tuple[Any, Any, Any, Any, Any]:
+        """Play the acting agent's action, then the env's bots until an RLlib agent must act.
+
+        Returns RLlib's five multi-agent dicts: observations, rewards, terminateds, truncateds
+        (both with ``"__all__"``) and infos.
+        """
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() first")
+        actor = self._name_of_seat.get(self.aec.game.to_act)
+        if actor is None or actor not in action_dict:
+            raise ValueError(f"{actor!r} must act now; got actions for {sorted(action_dict)}")
+        action = action_dict[actor]
+        a = int(np.asarray(action).reshape(-1)[0])
+        mask = self.aec.observe(self.aec.agent_selection)["action_mask"]
+        if not 0 <= a < mask.size or not mask[a]:
+            return self._end_illegal(actor)
+        self.aec.step(a)
+        return self._advance()
+
+    def render(self) -> Any:
+        """The table as text, every hand shown."""
+        return render_text(self.aec.game)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # --- playing the env's seats ----------------------------------------------------------------
+
+    def _advance(
+        self,
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        """Play bots until an RLlib agent must act (observe it) or the game ends (observe everyone)."""
+        aec = self.aec
+        while True:
+            agent = aec.agent_selection
+            if aec.terminations[agent] or aec.truncations[agent]:
+                return self._finish()
+            seat = aec.game.to_act
+            name = self._name_of_seat.get(seat)
+            if name is not None:
+                obs, reward, _, _, _ = aec.last()
+                if name not in self._seen:
+                    self._seen.append(name)
+                return (
+                    {name: self._convert(obs)},
+                    {name: float(reward)},
+                    {"__all__": False},
+                    {"__all__": False},
+                    {name: {}},
+                )
+            bot = self._bot_of_seat[seat]
+            action = bot.act(decision_for(aec.game, seat, aec.action_table, aec.encoder))
+            try:
+                aec.step(action)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"opponent {bot.name!r} in seat {seat} played {action!r}: {err}") from None
+
+    def _finish(
+        self,
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        """The last observation and remaining reward of every RLlib agent that has played."""
+        aec = self.aec
+        truncated = any(aec.truncations.values()) and not aec.game.game_over
+        remaining = {a: 0.0 for a in aec.possible_agents}
+        for agent in aec.agent_iter():  # PettingZoo's way out: last() then step(None) for every agent
+            _, reward, _, _, _ = aec.last()
+            remaining[agent] = float(reward)
+            aec.step(None)
+        self._done = True
+        scores = list(aec.game.scores)
+        obs: dict[str, Any] = {}
+        rewards: dict[str, float] = {}
+        infos: dict[str, Any] = {}
+        for seat, name in self._name_of_seat.items():
+            if name not in self._seen:
+                continue
+            obs[name] = self._convert(aec.observe(aec.possible_agents[seat]))
+            rewards[name] = remaining[aec.possible_agents[seat]]
+            infos[name] = {"seat": seat, "game_scores": scores, "score": scores[seat]}
+        terms = dict.fromkeys(obs, not truncated)
+        truncs = dict.fromkeys(obs, truncated)
+        terms["__all__"] = not truncated
+        truncs["__all__"] = truncated
+        return obs, rewards, terms, truncs, infos
+
+    def _end_illegal(
+        self, actor: str
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        """An action outside the mask: the actor gets ``illegal_reward`` and the game ends for all."""
+        aec = self.aec
+        self._done = True
+        obs: dict[str, Any] = {}
+        rewards: dict[str, float] = {}
+        infos: dict[str, Any] = {}
+        for seat, name in self._name_of_seat.items():
+            if name not in self._seen:
+                continue
+            view = aec.observe(aec.possible_agents[seat])
+            obs[name] = {
+                "observations": view["observation"].astype(np.float32),
+                "action_mask": np.zeros(view["action_mask"].size, dtype=np.float32),
+            }
+            rewards[name] = self.illegal_reward if name == actor else 0.0
+            infos[name] = {"seat": seat, "illegal_action": name == actor}
+        terms: dict[str, bool] = dict.fromkeys(obs, True)
+        terms["__all__"] = True
+        truncs: dict[str, bool] = dict.fromkeys(obs, False)
+        truncs["__all__"] = False
+        return obs, rewards, terms, truncs, infos
+
+    @staticmethod
+    def _convert(obs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {
+            "observations": obs["observation"].astype(np.float32),
+            "action_mask": obs["action_mask"].astype(np.float32),
+        }

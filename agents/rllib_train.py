@@ -1,0 +1,690 @@
+"""Multi-agent self-play with Ray RLlib's PPO (new API stack), locally or on a Ray cluster.
+
+    python -m agents.rllib_train --iterations 20 --out runs/rllib
+    python -m agents.rllib_train --address auto --num-env-runners 16 --iterations 500
+
+The environment is :class:`agents.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
+as RLlib's action-masking module wants them). The full description, the cluster recipe and
+the throughput measurements are in docs/rllib.md.
+
+- **One shared policy** (module ``learner``) for every seat it plays: observations are
+  seat-relative, so one network plays any seat. It plays the ``learner`` agent and every
+  ``self_k`` seat, and all of that experience trains it.
+- **Frozen snapshots**: ``pool_size`` modules ``snapshot_0..`` that are never trained; every
+  ``snapshot_every`` iterations the oldest is overwritten with the learner's current weights.
+  ``policy_mapping_fn`` maps each ``snapshot_k`` seat to one of them per episode.
+- **Bots** (``random``, ``greedy``, ``planner``, saved models, ``module:factory``) are played
+  inside the env (they need the engine's view of the game, which an RLlib module never sees).
+  Each opponent seat draws one of ``opponents`` per episode.
+- **Action masking**: RLlib's ``ActionMaskingTorchRLModule`` (illegal logits pushed to the
+  float minimum before sampling and in the loss).
+- **Evaluation** every ``eval_every`` iterations: the learner is exported as a MaskablePPO
+  ``.zip`` (same network, same weights: see :func:`export_policy`) and plays duplicate deals
+  against each ``eval_opponents`` bot through :func:`agents.tournament.run_tournament`, the code
+  evaluate.py runs; the mean deal score with its 95% interval and the win rate go to
+  ``eval.csv`` and the terminal.
+- **Outputs** in ``out``: ``policy.zip`` (the final learner; ``python evaluate.py --players
+  runs/rllib/policy.zip,greedy,greedy,greedy --contracts 1``), ``best_policy.zip`` (best
+  evaluation against the first bot), ``checkpoints/iter_NNNNNN/`` (RLlib's checkpoint, for
+  ``Algorithm.from_checkpoint``) with ``iter_NNNNNN.zip`` beside it (that checkpoint's learner as
+  a player), ``progress.csv`` (per iteration: steps, throughput, returns), ``eval.csv`` and
+  ``run.json`` (the configuration and the results). Every ``.zip`` has a ``.json`` beside it
+  naming its table, so evaluate.py checks it against the tournament's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import os
+import socket
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, NoReturn
+
+from shanghai_env.rules import Rules
+
+from .registry import check_spec, contracts_arg
+from .rllib_env import LEARNER, SELF, SNAPSHOT, ShanghaiMultiAgentEnv, check_opponents
+
+SNAPSHOT_PREFIX = "snapshot_"
+ACTIVATIONS = ("tanh", "relu")
+
+
+@dataclass
+class RLlibConfig:
+    """Everything a run depends on (saved in ``run.json``)."""
+
+    iterations: int = 20
+    num_env_runners: int = 0  # 0: sample in the driver process
+    address: str | None = None  # a Ray cluster ("auto", "host:6379"); None: a local Ray
+    num_players: int = 4
+    contracts: tuple[int, ...] = (1,)
+    seed: int = 0
+    out: str = "runs/rllib"
+    opponents: tuple[str, ...] = (SELF, SNAPSHOT, "greedy")
+    pool_size: int = 3  # frozen snapshots (only with "snapshot" among the opponents)
+    snapshot_every: int = 5  # iterations between snapshots
+    reward: str = "deal"
+    train_batch: int = 2000  # env steps sampled per iteration
+    minibatch: int = 500
+    epochs: int = 4
+    lr: float = 3e-4
+    gamma: float = 0.995
+    lambda_: float = 0.95
+    entropy_coeff: float = 0.003
+    net_arch: tuple[int, ...] = (256, 256)
+    activation: str = "tanh"
+    rollout_fragment_length: int | str = "auto"
+    max_moves_per_deal: int = 1000
+    eval_every: int = 5  # iterations; 0: only at the end
+    eval_games: int = 40
+    eval_opponents: tuple[str, ...] = ("greedy",)
+    eval_seed: int = 1_000_003
+    checkpoint_every: int = 10  # iterations; 0: only at the end
+    num_cpus: int | None = None  # a local Ray's CPUs (default: enough for the env runners)
+    verbose: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.contracts = tuple(self.contracts)
+        self.net_arch = tuple(self.net_arch)
+        self.opponents = check_opponents(self.opponents)
+        self.eval_opponents = tuple(self.eval_opponents)
+        Rules(num_players=self.num_players, contracts=self.contracts)  # raises on a bad table
+        for name in ("iterations", "train_batch", "minibatch", "epochs", "pool_size", "snapshot_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("num_env_runners", "eval_every", "checkpoint_every", "eval_games"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.minibatch > self.train_batch:
+            raise ValueError(f"minibatch ({self.minibatch}) must not exceed train_batch ({self.train_batch})")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if not self.net_arch or min(self.net_arch) < 1:
+            raise ValueError(f"net_arch must be one or more positive layer sizes, got {self.net_arch}")
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(num_players=self.num_players, contracts=self.contracts)
+
+    @property
+    def snapshots(self) -> list[str]:
+        """The frozen modules' ids (none unless ``snapshot`` is an opponent)."""
+        return [f"{SNAPSHOT_PREFIX}{j}" for j in range(self.pool_size)] if SNAPSHOT in self.opponents else []
+
+    @property
+    def env_config(self) -> dict[str, Any]:
+        return {
+            "num_players": self.num_players,
+            "contracts": self.contracts,
+            "reward": self.reward,
+            "opponents": self.opponents,
+            "max_moves_per_deal": self.max_moves_per_deal,
+        }
+
+
+def policy_mapping_fn(agent_id: str, episode: Any, pool_size: int = 0, **kwargs: Any) -> str:
+    """``learner`` and every ``self_k`` seat: the learner; ``snapshot_k``: one frozen copy.
+
+    The copy is fixed for the episode and the seat (a hash of both), uniform over the pool.
+    """
+    if agent_id.startswith(SNAPSHOT_PREFIX) and pool_size > 0:
+        key = f"{getattr(episode, 'id_', episode)}/{agent_id}".encode()
+        return f"{SNAPSHOT_PREFIX}{zlib.crc32(key) % pool_size}"
+    return LEARNER
+
+
+# --- building the algorithm --------------------------------------------------------------------
+
+
+def model_config(config: RLlibConfig) -> dict[str, Any]:
+    """The PPO module's network: separate actor and critic MLPs, as SB3's ``MlpPolicy`` has."""
+    return {
+        "fcnet_hiddens": list(config.net_arch),
+        "fcnet_activation": config.activation,
+        "vf_share_layers": False,
+        "head_fcnet_hiddens": [],
+    }
+
+
+def module_spec(config: RLlibConfig, env: ShanghaiMultiAgentEnv | None = None) -> Any:
+    """One masked PPO module (RLlib's ``ActionMaskingTorchRLModule``) for this table."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    env = env or ShanghaiMultiAgentEnv(config.env_config)
+    return RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        observation_space=env.agent_observation_space,
+        action_space=env.agent_action_space,
+        model_config=model_config(config),
+    )
+
+
+def build_algorithm(config: RLlibConfig) -> Any:
+    """The PPO algorithm: the learner and the frozen snapshots, one env per env runner."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+
+    env = ShanghaiMultiAgentEnv(config.env_config)
+    spec = module_spec(config, env)
+    modules = [LEARNER, *config.snapshots]
+    ppo = (
+        PPOConfig()
+        .environment(ShanghaiMultiAgentEnv, env_config=config.env_config)
+        .env_runners(
+            num_env_runners=config.num_env_runners,
+            num_envs_per_env_runner=1,
+            rollout_fragment_length=config.rollout_fragment_length,
+        )
+        .multi_agent(
+            policies=set(modules),
+            policy_mapping_fn=functools.partial(policy_mapping_fn, pool_size=len(config.snapshots)),
+            policies_to_train=[LEARNER],
+        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(modules, spec)))
+        .training(
+            train_batch_size_per_learner=config.train_batch,
+            minibatch_size=config.minibatch,
+            num_epochs=config.epochs,
+            lr=config.lr,
+            gamma=config.gamma,
+            lambda_=config.lambda_,
+            entropy_coeff=config.entropy_coeff,
+        )
+        .debugging(seed=config.seed)
+    )
+    algo = ppo.build_algo()
+    if config.snapshots:  # every snapshot starts as the untrained learner
+        copy_to_snapshots(algo, config.snapshots)
+    return algo
+
+
+def learner_state(algo: Any) -> dict[str, Any]:
+    """The learner module's weights, from the learner group (the full module, critic included)."""
+    return algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+
+
+def copy_to_snapshots(algo: Any, snapshot_ids: Sequence[str]) -> None:
+    """Overwrite frozen modules with the learner's current weights, in the learners and env runners."""
+    state = learner_state(algo)
+    algo.learner_group.set_weights(dict.fromkeys(snapshot_ids, state))
+    algo.env_runner_group.sync_weights(
+        policies=list(snapshot_ids),
+        from_worker_or_learner_group=algo.learner_group,
+        inference_only=True,
+        timeout_seconds=60.0,
+    )
+
+
+# --- the learner as a player ---------------------------------------------------------------------
+
+
+def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
+    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``.
+
+    RLlib's module is an actor MLP, a linear policy head, a critic MLP and a linear value head on
+    the raw observation values; SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
+    same activation is the same function, so the weights are copied layer by layer (shapes
+    checked). The file plays through :class:`agents.model.ModelAgent` (evaluate.py, train.py's
+    opponents) without Ray. A ``.json`` beside it records the table for evaluate.py's checks.
+    """
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from shanghai_env.single_agent import SingleAgentEnv
+
+    from .training import save_for_play
+
+    module = module_spec(config).build()
+    module.set_state(state)
+    env = SingleAgentEnv(None, num_players=config.num_players, contracts=config.contracts)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        policy_kwargs={
+            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+            "activation_fn": activation,
+        },
+        device="cpu",
+        seed=config.seed,
+    )
+    policy = model.policy
+    pairs = [
+        (
+            _linears(module.encoder.actor_encoder, module.pi),
+            [*_linears(policy.mlp_extractor.policy_net), policy.action_net],
+        ),
+        (
+            _linears(module.encoder.critic_encoder, module.vf),
+            [*_linears(policy.mlp_extractor.value_net), policy.value_net],
+        ),
+    ]
+    with torch.no_grad():
+        for source, target in pairs:
+            if [s.weight.shape for s in source] != [t.weight.shape for t in target]:
+                raise ValueError("the RLlib module and the SB3 policy have different layers")
+            for s, t in zip(source, target):
+                t.weight.copy_(s.weight)
+                t.bias.copy_(s.bias)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    save_for_play(model, path)
+    meta = {
+        "config": {"num_players": config.num_players, "contracts": list(config.contracts)},
+        "exported_from": "rllib",
+    }
+    with open(os.path.splitext(path)[0] + ".json", "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2)
+    env.close()
+    return path
+
+
+def _linears(*parts: Any) -> list[Any]:
+    import torch
+
+    return [m for part in parts for m in part.modules() if isinstance(m, torch.nn.Linear)]
+
+
+def evaluate(config: RLlibConfig, path: str) -> dict[str, float]:
+    """Duplicate deals ``policy, bot x (n-1)`` for each evaluation bot, through the tournament code."""
+    from .training import TrainConfig, evaluate_model
+
+    tconfig = TrainConfig(
+        num_players=config.num_players, contracts=config.contracts, eval_seed=config.eval_seed
+    )
+    row: dict[str, float] = {}
+    for bot in config.eval_opponents:
+        result = evaluate_model(path, tconfig, bot, games=config.eval_games, workers=1)
+        row.update({f"{bot}/{k}": v for k, v in result.items()})
+    return row
+
+
+# --- the training loop ---------------------------------------------------------------------------
+
+
+def _metric(result: dict[str, Any], *path: str) -> float:
+    node: Any = result
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return float("nan")
+        node = node[key]
+    try:
+        return float(node)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+class _LearnTimer:
+    """Times the learner group's updates (the rest of a PPO iteration is sampling and weight sync)."""
+
+    def __init__(self, algo: Any) -> None:
+        self.seconds = 0.0
+        group = algo.learner_group
+        update = group.update
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return update(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        group.update = timed
+
+
+def _append_csv(path: str, row: dict[str, Any]) -> None:
+    new = not os.path.exists(path)
+    with open(path, "a", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def start_ray(config: RLlibConfig) -> bool:
+    """Connect to ``config.address``, or start a local Ray; True if this call started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if config.address:
+        ray.init(address=config.address, include_dashboard=False, log_to_driver=config.verbose)
+    else:
+        cpus = config.num_cpus or max(os.cpu_count() or 1, config.num_env_runners + 1)
+        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=config.verbose)
+    return True
+
+
+def address_problem(address: str | None, timeout: float = 5.0) -> str | None:
+    """Why ``address`` is no Ray cluster to join (a sentence), or None if it may be one.
+
+    ``HOST:PORT`` (or ``ray://HOST:PORT``) must accept a connection within ``timeout`` seconds:
+    Ray itself keeps retrying an unreachable address for minutes. ``auto`` is left to Ray, which
+    says at once when no cluster runs on this node.
+    """
+    if address is None or address in ("auto", "local"):
+        return None
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"expected auto, HOST:PORT or ray://HOST:PORT, got {address!r}"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as err:
+        return f"nothing answers at {address!r} ({err.strerror or err}); is the cluster started (ray start)?"
+
+
+def train(config: RLlibConfig) -> dict[str, Any]:
+    """Train for ``config.iterations`` iterations, write the outputs (module docstring), return run.json."""
+    import ray
+
+    out = config.out
+    os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
+    for name in ("progress.csv", "eval.csv"):
+        if os.path.exists(os.path.join(out, name)):
+            os.remove(os.path.join(out, name))
+    started = start_ray(config)
+    say = print if config.verbose else (lambda *a, **k: None)
+    try:
+        algo = build_algorithm(config)
+        learn_timer = _LearnTimer(algo)
+        rows: list[dict[str, Any]] = []
+        evals: list[dict[str, Any]] = []
+        best: dict[str, Any] = {}
+        snapshot_slot = 0
+        start = time.perf_counter()
+        sampled = 0.0
+        for it in range(1, config.iterations + 1):
+            t0 = time.perf_counter()
+            result = algo.train()
+            seconds = time.perf_counter() - t0
+            now_sampled = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
+            steps = now_sampled - sampled
+            sampled = now_sampled
+            learn_s, learn_timer.seconds = learn_timer.seconds, 0.0
+            sample_s = seconds - learn_s  # sampling, plus the (small) weight sync
+            row = {
+                "iteration": it,
+                "env_steps": steps,
+                "seconds": round(seconds, 3),
+                "sample_seconds": round(sample_s, 3),
+                "learn_seconds": round(learn_s, 3),
+                "env_steps_per_s": round(steps / seconds, 1),
+                "sampled_per_s": round(steps / sample_s, 1) if sample_s > 0 else float("nan"),
+                "trained_per_s": round(steps / learn_s, 1) if learn_s > 0 else float("nan"),
+                "learner_steps": _metric(result, "env_runners", "num_module_steps_sampled", LEARNER),
+                "learner_return_mean": _metric(result, "env_runners", "agent_episode_returns_mean", LEARNER),
+                "episodes": _metric(result, "env_runners", "num_episodes"),
+            }
+            rows.append(row)
+            _append_csv(os.path.join(out, "progress.csv"), row)
+            say(
+                f"iter {it}: {steps:.0f} env steps in {seconds:.1f} s ({row['sampled_per_s']:.0f}/s "
+                f"sampling, {row['trained_per_s']:.0f}/s learning), "
+                f"learner return {row['learner_return_mean']:.3f}"
+            )
+            if config.snapshots and it % config.snapshot_every == 0:
+                copy_to_snapshots(algo, [config.snapshots[snapshot_slot]])
+                snapshot_slot = (snapshot_slot + 1) % len(config.snapshots)
+            last = it == config.iterations
+            if (config.checkpoint_every and it % config.checkpoint_every == 0) or last:
+                ckpt = os.path.join(os.path.abspath(out), "checkpoints", f"iter_{it:06d}")
+                algo.save_to_path(ckpt)
+                export_policy(config, learner_state(algo), ckpt + ".zip")
+            if config.eval_games and ((config.eval_every and it % config.eval_every == 0) or last):
+                path = export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
+                ev = {"iteration": it, "env_steps": sampled, **evaluate(config, path)}
+                evals.append(ev)
+                _append_csv(os.path.join(out, "eval.csv"), ev)
+                first = config.eval_opponents[0]
+                score = ev[f"{first}/mean_deal_score"]
+                say(
+                    f"eval {it}: "
+                    + ", ".join(
+                        f"vs {b} {ev[f'{b}/mean_deal_score']:.1f} a deal" for b in config.eval_opponents
+                    )
+                )
+                if not best or score < best[f"{first}/mean_deal_score"]:
+                    best = ev
+                    export_policy(config, learner_state(algo), os.path.join(out, "best_policy.zip"))
+        total = time.perf_counter() - start
+        export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
+        import ray.rllib
+
+        meta = {
+            "config": asdict(config),
+            "iterations": config.iterations,
+            "env_steps_sampled": sampled,
+            "seconds": total,
+            "env_steps_per_s": sampled / total if total > 0 else 0.0,  # evaluations included
+            "final_eval": evals[-1] if evals else {},
+            "best_eval_vs_first_bot": best,
+            "ray": ray.__version__,
+            "rllib": getattr(ray.rllib, "__version__", ray.__version__),
+        }
+        with open(os.path.join(out, "run.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2, default=str)
+        algo.stop()
+        return meta
+    finally:
+        if started:
+            ray.shutdown()
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """A bad command line ends with one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _int_at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(s.strip() for s in text.split(",") if s.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one player")
+    return names
+
+
+def _opponents(text: str) -> tuple[str, ...]:
+    try:
+        return check_opponents(_names(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err} (or self, snapshot)") from None
+
+
+def _bots(text: str) -> tuple[str, ...]:
+    try:
+        return tuple(check_spec(n) for n in _names(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _players(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 3 <= value <= 8:
+        raise argparse.ArgumentTypeError(f"a table seats 3 to 8 players, got {text!r}")
+    return value
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive layer sizes, got {text!r}")
+    return sizes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m agents.rllib_train``."""
+    d = RLlibConfig()
+    p = _Parser(
+        prog="rllib_train",
+        description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
+    )
+    p.add_argument("--iterations", type=_int_at_least(1), default=d.iterations, help="PPO iterations")
+    p.add_argument(
+        "--num-env-runners",
+        type=_int_at_least(0),
+        default=d.num_env_runners,
+        help="sampling processes (0: sample in the driver); on a cluster, one per spare core",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        help="a running Ray cluster ('auto' on one of its nodes, or HOST:6379); default: a local Ray",
+    )
+    p.add_argument(
+        "--contracts", type=contracts_arg, default=d.contracts, help="contracts of one game, e.g. 1 or 1,2,3"
+    )
+    p.add_argument("--players", type=_players, default=d.num_players, help="seats at the table (3-8)")
+    p.add_argument(
+        "--seed", type=_int_at_least(0), default=d.seed, help="seeds RLlib, the envs and the evaluation"
+    )
+    p.add_argument("--out", default=d.out, help="output folder (created if missing)")
+    p.add_argument(
+        "--opponents",
+        type=_opponents,
+        default=d.opponents,
+        help="what each opponent seat may be, one drawn per episode: self (the learner), snapshot "
+        "(a frozen copy), or a player name as evaluate.py takes (random, greedy, planner, a model .zip)",
+    )
+    p.add_argument("--pool-size", type=_int_at_least(1), default=d.pool_size, help="frozen snapshots")
+    p.add_argument(
+        "--snapshot-every",
+        type=_int_at_least(1),
+        default=d.snapshot_every,
+        help="iterations between snapshots",
+    )
+    p.add_argument(
+        "--train-batch", type=_int_at_least(1), default=d.train_batch, help="env steps per iteration"
+    )
+    p.add_argument("--minibatch", type=_int_at_least(1), default=d.minibatch, help="SGD minibatch")
+    p.add_argument("--epochs", type=_int_at_least(1), default=d.epochs, help="SGD epochs per iteration")
+    p.add_argument("--lr", type=_positive_float, default=d.lr, help="learning rate")
+    p.add_argument(
+        "--net-arch", type=_sizes, default=d.net_arch, help="hidden layers of actor and critic, e.g. 256,256"
+    )
+    p.add_argument(
+        "--eval-every",
+        type=_int_at_least(0),
+        default=d.eval_every,
+        help="iterations between evaluations (0: at the end only)",
+    )
+    p.add_argument(
+        "--eval-games",
+        type=_int_at_least(0),
+        default=d.eval_games,
+        help="games per evaluation bot (0: no evaluation)",
+    )
+    p.add_argument("--eval-opponents", type=_bots, default=d.eval_opponents, help="bots to evaluate against")
+    p.add_argument(
+        "--checkpoint-every",
+        type=_int_at_least(0),
+        default=d.checkpoint_every,
+        help="iterations between checkpoints (0: at the end only)",
+    )
+    p.add_argument(
+        "--max-moves-per-deal",
+        type=_int_at_least(1),
+        default=d.max_moves_per_deal,
+        help="step cap per deal (truncation)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print nothing per iteration")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Train from command-line arguments; a bad argument exits with status 2 and one line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = RLlibConfig(
+            iterations=args.iterations,
+            num_env_runners=args.num_env_runners,
+            address=args.address,
+            num_players=args.players,
+            contracts=args.contracts,
+            seed=args.seed,
+            out=args.out,
+            opponents=args.opponents,
+            pool_size=args.pool_size,
+            snapshot_every=args.snapshot_every,
+            train_batch=args.train_batch,
+            minibatch=args.minibatch,
+            epochs=args.epochs,
+            lr=args.lr,
+            net_arch=args.net_arch,
+            eval_every=args.eval_every,
+            eval_games=args.eval_games,
+            eval_opponents=args.eval_opponents,
+            checkpoint_every=args.checkpoint_every,
+            max_moves_per_deal=args.max_moves_per_deal,
+            verbose=not args.quiet,
+        )
+    except ValueError as err:
+        parser.error(str(err))
+    if os.path.exists(config.out) and not os.path.isdir(config.out):
+        parser.error(f"argument --out: {config.out!r} exists and is not a folder")
+    try:
+        import ray
+        import ray.rllib
+    except ImportError:
+        parser.error("Ray RLlib is not installed: pip install -e '.[rllib,train]'")
+    problem = address_problem(config.address)
+    if problem:
+        parser.error(f"argument --address: {problem}")
+    try:
+        started = start_ray(config)
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}")
+    try:
+        return train(config)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

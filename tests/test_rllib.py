@@ -1,0 +1,239 @@
+"""Ray RLlib: the multi-agent adapter, the exported policy, a tiny self-play run (agents/rllib_*.py).
+
+Skipped where Ray RLlib is not installed (``pip install -e '.[rllib,train]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib", reason="Ray RLlib is not installed: pip install -e '.[rllib,train]'")
+pytest.importorskip("sb3_contrib", reason="exporting a policy needs sb3-contrib: pip install -e '.[train]'")
+
+import torch
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+from agents import rllib_train
+from agents.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
+from agents.rllib_train import RLlibConfig, export_policy, module_spec, policy_mapping_fn
+from agents.tournament import TournamentConfig, forget_agents, run_tournament
+from shanghai_env.actions import action_table
+from shanghai_env.observation import ObservationEncoder
+from shanghai_env.rules import Rules
+
+
+def play(env: ShanghaiMultiAgentEnv, seed: int, policy_seed: int = 0) -> dict:
+    """One episode with uniformly random legal actions; checks every step's shape on the way."""
+    rng = np.random.default_rng(policy_seed)
+    obs, infos = env.reset(seed=seed)
+    returns: dict[str, float] = {}
+    actors: list[str] = []
+    while True:
+        assert len(obs) == 1  # one agent acts at a time
+        ((name, o),) = obs.items()
+        assert env.observation_spaces[name].contains(o)
+        assert o["action_mask"].any()
+        actors.append(name)
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rewards, terms, truncs, infos = env.step({name: action})
+        assert set(rewards) == set(obs) == set(infos)
+        for k, r in rewards.items():
+            returns[k] = returns.get(k, 0.0) + r
+        if terms["__all__"] or truncs["__all__"]:
+            assert set(obs) == set(actors)  # a last observation for every agent that played
+            assert all(not o["action_mask"].any() for o in obs.values())
+            return {"returns": returns, "actors": actors, "infos": infos, "terms": terms, "truncs": truncs}
+        assert not any(v for k, v in terms.items() if k != "__all__")
+
+
+def test_spaces_are_what_the_masking_module_reads() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 4, "contracts": (1,)})
+    rules = Rules(num_players=4, contracts=(1,))
+    size, length = action_table(rules).size, ObservationEncoder(rules).size
+    assert env.possible_agents == [LEARNER, "self_1", "self_2", "self_3"]
+    space = env.observation_spaces[LEARNER]
+    assert set(space.spaces) == {"observations", "action_mask"}
+    assert space["observations"].dtype == np.float32 and space["observations"].shape == (length,)
+    assert space["action_mask"].dtype == np.float32 and space["action_mask"].shape == (size,)
+    assert float(space["action_mask"].low.min()) == 0.0 and float(space["action_mask"].high.max()) == 1.0
+    assert env.action_spaces[LEARNER].n == size
+    check_multiagent_environments(env)  # RLlib's own checker (it steps a random, usually illegal, action)
+
+
+def test_self_play_episode_rewards_add_up_to_the_scores() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 4, "contracts": (1, 2)})
+    episode = play(env, seed=5)
+    assert episode["terms"]["__all__"] and not episode["truncs"]["__all__"]
+    assert set(episode["returns"]) == {LEARNER, "self_1", "self_2", "self_3"}
+    for name, info in episode["infos"].items():
+        assert episode["returns"][name] == pytest.approx(-info["score"] / 100)
+        _, k = role_of(name)
+        assert info["seat"] == (env.learner_seat + k) % 4
+    again = play(ShanghaiMultiAgentEnv({"num_players": 4, "contracts": (1, 2)}), seed=5)
+    assert again["actors"] == episode["actors"] and again["returns"] == episode["returns"]
+
+
+def test_bots_play_inside_the_env() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": ["greedy", "random"]})
+    assert env.possible_agents == [LEARNER]
+    episode = play(env, seed=1)
+    assert set(episode["actors"]) == {LEARNER}
+    info = episode["infos"][LEARNER]
+    assert episode["returns"][LEARNER] == pytest.approx(-info["score"] / 100)
+
+
+def test_mixed_table_and_the_mapping_to_modules() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 4, "opponents": ["self", "snapshot", "greedy"]})
+    seen: set[str] = set()
+    for seed in range(6):
+        seen |= set(play(env, seed=seed)["actors"])
+    assert LEARNER in seen and any(a.startswith("snapshot_") for a in seen)
+
+    class Episode:
+        id_ = "abc"
+
+    assert policy_mapping_fn(LEARNER, Episode(), pool_size=3) == LEARNER
+    assert policy_mapping_fn("self_2", Episode(), pool_size=3) == LEARNER
+    picked = {policy_mapping_fn(f"snapshot_{k}", Episode(), pool_size=3) for k in (1, 2, 3)}
+    assert picked <= {"snapshot_0", "snapshot_1", "snapshot_2"}
+    assert policy_mapping_fn("snapshot_1", Episode(), pool_size=3) == policy_mapping_fn(
+        "snapshot_1", Episode(), pool_size=3
+    )
+
+
+def test_an_illegal_action_ends_the_episode() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 3})
+    obs, _ = env.reset(seed=0)
+    ((name, o),) = obs.items()
+    illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
+    _, rewards, terms, _, infos = env.step({name: illegal})
+    assert terms["__all__"] and rewards[name] == -1.0 and infos[name]["illegal_action"]
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step({name: 0})
+
+
+def test_bad_env_config_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown env_config"):
+        ShanghaiMultiAgentEnv({"players": 4})
+    with pytest.raises(ValueError, match="unknown player"):
+        ShanghaiMultiAgentEnv({"opponents": ["nobody"]})
+
+
+def test_the_exported_policy_is_the_module(tmp_path) -> None:
+    config = RLlibConfig(num_players=3, net_arch=(24, 16), eval_games=0)
+    module = module_spec(config).build()
+    with torch.no_grad():  # move off the initialisation, so a wrong copy cannot go unnoticed
+        for p in module.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    path = export_policy(config, module.get_state(), str(tmp_path / "policy.zip"))
+    meta = json.loads((tmp_path / "policy.json").read_text())
+    assert meta["config"] == {"num_players": 3, "contracts": [1]}
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(path, device="cpu")
+    env = ShanghaiMultiAgentEnv({"num_players": 3})
+    obs, _ = env.reset(seed=2)
+    for _ in range(40):
+        ((name, o),) = obs.items()
+
+        def batch(o=o):  # the module takes the mask out of the dict it is given: a fresh one each time
+            return {"obs": {k: torch.as_tensor(v[None]) for k, v in o.items()}}
+
+        with torch.no_grad():
+            logits = module.forward_inference(batch())["action_dist_inputs"][0].numpy()
+            values = module.compute_values(batch())
+        x = model.policy.obs_to_tensor(o["observations"].astype(np.int8))[0]
+        with torch.no_grad():
+            sb3_logits = model.policy.get_distribution(x).distribution.logits[0].numpy()
+            sb3_value = model.policy.predict_values(x)
+        legal = np.flatnonzero(o["action_mask"])
+        ours = torch.log_softmax(torch.as_tensor(logits[legal]), 0).numpy()
+        theirs = torch.log_softmax(torch.as_tensor(sb3_logits[legal]), 0).numpy()
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+        assert float(values.reshape(-1)[0]) == pytest.approx(float(sb3_value.reshape(-1)[0]), abs=1e-5)
+        action, _ = model.predict(
+            o["observations"].astype(np.int8), action_masks=o["action_mask"].astype(bool), deterministic=True
+        )
+        assert int(action) == int(legal[np.argmax(ours)])
+        obs, _, terms, truncs, _ = env.step({name: int(action)})
+        if terms["__all__"] or truncs["__all__"]:
+            obs, _ = env.reset(seed=3)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--iterations", "0"], "--iterations"),
+        (["--num-env-runners", "-1"], "--num-env-runners"),
+        (["--players", "9"], "--players"),
+        (["--contracts", "11"], "--contracts"),
+        (["--opponents", "self,nobody"], "--opponents"),
+        (["--eval-opponents", "snapshot"], "--eval-opponents"),
+        (["--seed", "x"], "--seed"),
+        (["--train-batch", "100", "--minibatch", "200"], "minibatch"),
+        (["--address", "no-port-here"], "--address"),
+        (["--address", "127.0.0.1:1"], "--address"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        rllib_train.main([*argv, "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> None:
+    import ray
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    out = tmp_path / "run"
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        meta = rllib_train.main(
+            [
+                "--iterations", "2",
+                "--players", "3",
+                "--contracts", "1",
+                "--opponents", "self,snapshot,random",
+                "--pool-size", "2",
+                "--snapshot-every", "1",
+                "--train-batch", "200",
+                "--minibatch", "100",
+                "--epochs", "1",
+                "--net-arch", "32,32",
+                "--eval-every", "2",
+                "--eval-games", "3",
+                "--eval-opponents", "random",
+                "--checkpoint-every", "1",
+                "--seed", "3",
+                "--out", str(out),
+                "--quiet",
+            ]
+        )  # fmt: skip
+        assert meta["iterations"] == 2 and meta["env_steps_sampled"] >= 400
+        for name in ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "run.json"):
+            assert (out / name).is_file(), name
+        for it in (1, 2):
+            assert (out / "checkpoints" / f"iter_{it:06d}").is_dir()
+            assert (out / "checkpoints" / f"iter_{it:06d}.zip").is_file()
+        assert meta["final_eval"]["random/games"] == 3
+        # RLlib's checkpoint restores (for resuming) ...
+        algo = Algorithm.from_checkpoint(str(out / "checkpoints" / "iter_000002"))
+        try:
+            assert algo.iteration == 2
+        finally:
+            algo.stop()
+    finally:
+        ray.shutdown()
+    # ... and the exported learner is a player like any bot, through the tournament code
+    players = (str(out / "checkpoints" / "iter_000002.zip"), "greedy", "random")
+    config = TournamentConfig(players=players, games=3, seed=0, contracts=(1,))
+    results = run_tournament(config, workers=1)
+    forget_agents(players)
+    assert len(results) == 3 and all(len(r.scores) == 3 for r in results)
+    assert os.path.getsize(players[0]) > 0

@@ -2,7 +2,8 @@
 
 ``shanghai_env.env(**options)`` is the PettingZoo AEC env (``raw_env`` without the wrappers);
 importing this package registers it as ``pettingzoo.make("aec", "shanghai/Shanghai-v0")``.
-``SingleAgentEnv`` is the single-agent Gymnasium view for training (one learning seat).
+``SingleAgentEnv`` is the single-agent Gymnasium view for training (one learning seat); importing
+this package registers it as ``gymnasium.make("shanghai/ShanghaiSingleAgent-v0", **kwargs)``.
 """
 
 from .aec import ENV_ID, env, raw_env, register
@@ -14,11 +15,24 @@ from .observation import ObservationEncoder, StateEncoder
 from .rules import Rules
 from .single_agent import SingleAgentEnv
 
+GYM_ENV_ID = "shanghai/ShanghaiSingleAgent-v0"
+
+
+def register_gymnasium() -> None:
+    """Register :class:`SingleAgentEnv` with Gymnasium as :data:`GYM_ENV_ID` (once; done on import)."""
+    import gymnasium
+
+    if GYM_ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=GYM_ENV_ID, entry_point="shanghai_env.single_agent:SingleAgentEnv")
+
+
 register()
+register_gymnasium()
 
 __all__ = [
     "CONTRACTS",
     "ENV_ID",
+    "GYM_ENV_ID",
     "JOKER",
     "NO_PLAYER",
     "DealResult",
@@ -41,6 +55,7 @@ __all__ = [
     "parse_move",
     "raw_env",
     "register",
+    "register_gymnasium",
     "str_to_card",
 ]
 __version__ = "0.1.0"

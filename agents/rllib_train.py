@@ -50,7 +50,14 @@ from typing import Any, NoReturn
 from shanghai_env.rules import Rules
 
 from .registry import check_spec, contracts_arg
-from .rllib_env import LEARNER, SELF, SNAPSHOT, ShanghaiMultiAgentEnv, check_opponents
+
+try:
+    from .rllib_env import LEARNER, SELF, SNAPSHOT, ShanghaiMultiAgentEnv, check_opponents
+except ModuleNotFoundError as err:
+    if __name__ != "__main__":
+        raise
+    print(f"rllib_train: error: {err}: pip install -e '.[rllib,train]'", file=sys.stderr)
+    sys.exit(1)
 
 SNAPSHOT_PREFIX = "snapshot_"
 ACTIVATIONS = ("tanh", "relu")
@@ -555,81 +562,59 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+# (option, RLlibConfig field, type, help); defaults come from RLlibConfig
+_OPTIONS: list[tuple[str, str, Any, str]] = [
+    ("--iterations", "iterations", _int_at_least(1), "PPO iterations"),
+    ("--num-env-runners", "num_env_runners", _int_at_least(0), "sampling processes (0: the driver samples)"),
+    (
+        "--address",
+        "address",
+        str,
+        "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379; default: a local Ray",
+    ),
+    ("--contracts", "contracts", contracts_arg, "contracts of one game, e.g. 1 or 1,2,3"),
+    ("--players", "num_players", _players, "seats at the table (3-8)"),
+    ("--seed", "seed", _int_at_least(0), "seeds RLlib, the envs and the evaluation"),
+    ("--out", "out", str, "output folder (created if missing)"),
+    (
+        "--opponents",
+        "opponents",
+        _opponents,
+        "what an opponent seat may be, one drawn per seat and episode: self (the learner), snapshot "
+        "(a frozen copy), or a player as evaluate.py names them (random, greedy, planner, a model .zip)",
+    ),
+    ("--pool-size", "pool_size", _int_at_least(1), "frozen snapshots"),
+    ("--snapshot-every", "snapshot_every", _int_at_least(1), "iterations between snapshots"),
+    ("--train-batch", "train_batch", _int_at_least(1), "env steps sampled per iteration"),
+    ("--minibatch", "minibatch", _int_at_least(1), "SGD minibatch"),
+    ("--epochs", "epochs", _int_at_least(1), "SGD epochs per iteration"),
+    ("--lr", "lr", _positive_float, "learning rate"),
+    ("--net-arch", "net_arch", _sizes, "hidden layers of the actor and of the critic, e.g. 256,256"),
+    ("--eval-every", "eval_every", _int_at_least(0), "iterations between evaluations (0: at the end only)"),
+    ("--eval-games", "eval_games", _int_at_least(0), "games per evaluation bot (0: no evaluation)"),
+    ("--eval-opponents", "eval_opponents", _bots, "bots to evaluate against, e.g. greedy,random"),
+    (
+        "--checkpoint-every",
+        "checkpoint_every",
+        _int_at_least(0),
+        "iterations between checkpoints (0: at the end)",
+    ),
+    ("--max-moves-per-deal", "max_moves_per_deal", _int_at_least(1), "step cap per deal (truncation)"),
+]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m agents.rllib_train``."""
-    d = RLlibConfig()
+    defaults = RLlibConfig()
     p = _Parser(
         prog="rllib_train",
         description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
     )
-    p.add_argument("--iterations", type=_int_at_least(1), default=d.iterations, help="PPO iterations")
-    p.add_argument(
-        "--num-env-runners",
-        type=_int_at_least(0),
-        default=d.num_env_runners,
-        help="sampling processes (0: sample in the driver); on a cluster, one per spare core",
-    )
-    p.add_argument(
-        "--address",
-        default=None,
-        help="a running Ray cluster ('auto' on one of its nodes, or HOST:6379); default: a local Ray",
-    )
-    p.add_argument(
-        "--contracts", type=contracts_arg, default=d.contracts, help="contracts of one game, e.g. 1 or 1,2,3"
-    )
-    p.add_argument("--players", type=_players, default=d.num_players, help="seats at the table (3-8)")
-    p.add_argument(
-        "--seed", type=_int_at_least(0), default=d.seed, help="seeds RLlib, the envs and the evaluation"
-    )
-    p.add_argument("--out", default=d.out, help="output folder (created if missing)")
-    p.add_argument(
-        "--opponents",
-        type=_opponents,
-        default=d.opponents,
-        help="what each opponent seat may be, one drawn per episode: self (the learner), snapshot "
-        "(a frozen copy), or a player name as evaluate.py takes (random, greedy, planner, a model .zip)",
-    )
-    p.add_argument("--pool-size", type=_int_at_least(1), default=d.pool_size, help="frozen snapshots")
-    p.add_argument(
-        "--snapshot-every",
-        type=_int_at_least(1),
-        default=d.snapshot_every,
-        help="iterations between snapshots",
-    )
-    p.add_argument(
-        "--train-batch", type=_int_at_least(1), default=d.train_batch, help="env steps per iteration"
-    )
-    p.add_argument("--minibatch", type=_int_at_least(1), default=d.minibatch, help="SGD minibatch")
-    p.add_argument("--epochs", type=_int_at_least(1), default=d.epochs, help="SGD epochs per iteration")
-    p.add_argument("--lr", type=_positive_float, default=d.lr, help="learning rate")
-    p.add_argument(
-        "--net-arch", type=_sizes, default=d.net_arch, help="hidden layers of actor and critic, e.g. 256,256"
-    )
-    p.add_argument(
-        "--eval-every",
-        type=_int_at_least(0),
-        default=d.eval_every,
-        help="iterations between evaluations (0: at the end only)",
-    )
-    p.add_argument(
-        "--eval-games",
-        type=_int_at_least(0),
-        default=d.eval_games,
-        help="games per evaluation bot (0: no evaluation)",
-    )
-    p.add_argument("--eval-opponents", type=_bots, default=d.eval_opponents, help="bots to evaluate against")
-    p.add_argument(
-        "--checkpoint-every",
-        type=_int_at_least(0),
-        default=d.checkpoint_every,
-        help="iterations between checkpoints (0: at the end only)",
-    )
-    p.add_argument(
-        "--max-moves-per-deal",
-        type=_int_at_least(1),
-        default=d.max_moves_per_deal,
-        help="step cap per deal (truncation)",
-    )
+    for flag, dest, kind, text in _OPTIONS:
+        default = getattr(defaults, dest)
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        metavar = flag[2:].upper().replace("-", "_")
+        p.add_argument(flag, dest=dest, type=kind, default=default, metavar=metavar, help=f"{text} [{shown}]")
     p.add_argument("--quiet", action="store_true", help="print nothing per iteration")
     return p
 
@@ -640,27 +625,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     try:
         config = RLlibConfig(
-            iterations=args.iterations,
-            num_env_runners=args.num_env_runners,
-            address=args.address,
-            num_players=args.players,
-            contracts=args.contracts,
-            seed=args.seed,
-            out=args.out,
-            opponents=args.opponents,
-            pool_size=args.pool_size,
-            snapshot_every=args.snapshot_every,
-            train_batch=args.train_batch,
-            minibatch=args.minibatch,
-            epochs=args.epochs,
-            lr=args.lr,
-            net_arch=args.net_arch,
-            eval_every=args.eval_every,
-            eval_games=args.eval_games,
-            eval_opponents=args.eval_opponents,
-            checkpoint_every=args.checkpoint_every,
-            max_moves_per_deal=args.max_moves_per_deal,
-            verbose=not args.quiet,
+            **{dest: getattr(args, dest) for _, dest, _, _ in _OPTIONS}, verbose=not args.quiet
         )
     except ValueError as err:
         parser.error(str(err))
@@ -678,7 +643,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         started = start_ray(config)
     except (ConnectionError, ValueError, RuntimeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}")
+        hint = (
+            ""
+            if os.environ.get("RAY_AUTH_MODE")
+            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
+        )
+        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}{hint}")
     try:
         return train(config)
     finally:

@@ -401,6 +401,7 @@ def train(config: RLlibConfig) -> dict[str, Any]:
             os.remove(os.path.join(out, name))
     started = start_ray(config)
     say = print if config.verbose else (lambda *a, **k: None)
+    algo = None
     try:
         algo = build_algorithm(config)
         learn_timer = _LearnTimer(algo)
@@ -465,8 +466,6 @@ def train(config: RLlibConfig) -> dict[str, Any]:
                     export_policy(config, learner_state(algo), os.path.join(out, "best_policy.zip"))
         total = time.perf_counter() - start
         export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
-        import ray.rllib
-
         meta = {
             "config": asdict(config),
             "iterations": config.iterations,
@@ -476,13 +475,13 @@ def train(config: RLlibConfig) -> dict[str, Any]:
             "final_eval": evals[-1] if evals else {},
             "best_eval_vs_first_bot": best,
             "ray": ray.__version__,
-            "rllib": getattr(ray.rllib, "__version__", ray.__version__),
         }
         with open(os.path.join(out, "run.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2, default=str)
-        algo.stop()
         return meta
     finally:
+        if algo is not None:
+            algo.stop()
         if started:
             ray.shutdown()
 

@@ -2,10 +2,12 @@
 
 ``make_agent(spec, seed)`` resolves one name:
 
-- ``random``, ``greedy``, ``planner``: the built-in bots (:data:`BOTS`);
-- a path to a saved MaskablePPO model (``.zip``): :class:`agents.model.ModelAgent`, loaded
-  lazily on its first decision;
-- ``package.module:factory``: any importable callable returning an :class:`~agents.base.Agent`
+- ``random``, ``greedy``, ``planner``, ``search``: the built-in bots (:data:`BOTS`); other
+  search budgets are factories of :mod:`shanghai_env.agents.search`, e.g.
+  ``shanghai_env.agents.search:search_w16``;
+- a path to a saved MaskablePPO model (``.zip``):
+  :class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision;
+- ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``).
 
 ``check_spec`` checks a name's form (and that a model file exists); ``check_player`` goes further
@@ -19,17 +21,18 @@ import importlib
 import os
 from collections.abc import Callable
 
+from shanghai_env.agents.base import Agent
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.bots.random_agent import RandomAgent
+from shanghai_env.agents.search import SearchBot
 from shanghai_env.rules import Rules
-
-from .base import Agent
-from .greedy import GreedyBot
-from .planner import PlannerBot
-from .random_agent import RandomAgent
 
 BOTS: dict[str, Callable[[], Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyBot,
     "planner": PlannerBot,
+    "search": SearchBot,  # Monte-Carlo search over sampled worlds (agents/search.py)
 }
 
 
@@ -70,7 +73,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
     else:
-        from .model import ModelAgent
+        from shanghai_env.agents.learned.model import ModelAgent
 
         agent = ModelAgent(s)
     agent.reset(seed)
@@ -107,7 +110,7 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     if ":" in s and not os.path.isfile(s):
         _from_factory(s)
         return s
-    from .model import check_model, saved_table
+    from shanghai_env.agents.learned.model import check_model, saved_table
 
     if rules is None:
         saved_table(s)

@@ -149,7 +149,7 @@ def vec_env_rate(num_envs: int, subprocess: bool, seconds: float) -> float | Non
     def make(i: int) -> Callable[[], SingleAgentEnv]:
         # greedy opponents, as in training: their play is most of a learner step's cost
         def build() -> SingleAgentEnv:
-            from agents.registry import make_agent
+            from shanghai_env.agents.registry import make_agent
 
             opponents = [make_agent("greedy", seed=100 * i + k) for k in range(3)]
             return SingleAgentEnv(opponents, num_players=4, contracts=(1,))

@@ -58,4 +58,4 @@ __all__ = [
     "register_gymnasium",
     "str_to_card",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -13,7 +13,7 @@ A :class:`Decision` holds only what the acting player may know:
 
 An :class:`Agent` has a ``name``, ``reset(seed)`` (called before every game: an agent's play
 must depend only on that seed and the decisions it is shown) and ``act(decision) -> int``.
-A researcher's policy needs nothing more; see :func:`agents.registry.make_agent` for how one
+A researcher's policy needs nothing more; see :func:`shanghai_env.agents.registry.make_agent` for how one
 is named on the command line.
 """
 

@@ -8,19 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.base import Agent, Decision, decision_for
-from agents.contract import ContractMeter, bits, size_deficit
-from agents.greedy import GreedyBot
-from agents.planner import PlannerBot
-from agents.random_agent import RandomAgent
-from agents.registry import BOTS, make_agent
-from agents.runner import play_game
 from shanghai_env.actions import ActionTable
+from shanghai_env.agents.arena.runner import play_game
+from shanghai_env.agents.base import Agent, Decision, decision_for
+from shanghai_env.agents.bots.contract import ContractMeter, bits, size_deficit
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.bots.random_agent import RandomAgent
+from shanghai_env.agents.registry import BOTS, make_agent
 from shanghai_env.cards import counts_of, full_deck, parse_cards
 from shanghai_env.engine import Game, Phase
 from shanghai_env.melds import can_fulfil
 
 BOT_NAMES = sorted(BOTS)
+# the search player runs thousands of rollouts a game: tests/test_search.py checks it on small budgets
+FAST_BOTS = [name for name in BOT_NAMES if name != "search"]
 
 
 def hand(text: str) -> list[int]:
@@ -119,7 +121,7 @@ def test_make_agent_rejects_unknown_players(bad: str) -> None:
 
 
 def test_model_agent_is_lazy() -> None:
-    from agents.model import ModelAgent
+    from shanghai_env.agents.learned.model import ModelAgent
 
     agent = ModelAgent("somewhere/model.zip")
     agent.reset(0)
@@ -134,7 +136,7 @@ def test_bots_play_only_legal_actions(num_players: int) -> None:
     """Every seat mix of the bots, full games: play_game refuses any illegal action."""
     contracts = tuple(range(1, 11)) if num_players <= 5 else (1, 3, 6, 8, 10)
     for game_index in range(3):
-        specs = [BOT_NAMES[(s + game_index) % len(BOT_NAMES)] for s in range(num_players)]
+        specs = [FAST_BOTS[(s + game_index) % len(FAST_BOTS)] for s in range(num_players)]
         agents = [make_agent(spec, seed=100 * game_index + s) for s, spec in enumerate(specs)]
         game = Game(num_players=num_players, contracts=contracts)
         record = play_game(game, agents, seed=1000 * num_players + game_index, max_moves_per_deal=1500)
@@ -159,7 +161,7 @@ def test_bots_keep_the_engine_valid_and_act_from_every_phase() -> None:
     assert {Phase.DRAW, Phase.BUY, Phase.PLAY, Phase.GOING_DOWN} <= phases
 
 
-@pytest.mark.parametrize("name", BOT_NAMES)
+@pytest.mark.parametrize("name", FAST_BOTS)
 def test_bots_are_deterministic_for_a_seed(name: str) -> None:
     def run(seed: int) -> list[int]:
         agents = [make_agent(name, seed=seed + s) for s in range(4)]
@@ -260,7 +262,7 @@ def test_bots_ignore_hidden_information(name: str) -> None:
 def test_model_agent_feeds_observation_and_mask_to_predict() -> None:
     """The adapter hands predict() the acting player's observation and the legal-action mask."""
     observation = pytest.importorskip("shanghai_env.observation")
-    from agents.model import ModelAgent
+    from shanghai_env.agents.learned.model import ModelAgent
 
     game = Game(num_players=3, contracts=(1,))
     table = ActionTable(game.rules)

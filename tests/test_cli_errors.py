@@ -9,7 +9,6 @@ tournament ends it quietly.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import signal
@@ -21,25 +20,15 @@ from typing import Any
 
 import pytest
 
-from agents.model import check_model, saved_table
-from shanghai_env import play
+from shanghai_env.agents import play
+from shanghai_env.agents.arena import evaluate_cli as evaluate
+from shanghai_env.agents.learned import train_cli as train_py
+from shanghai_env.agents.learned.model import check_model, saved_table
 from shanghai_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = str(ROOT / "models" / "ppo_contract1.zip")  # 4 players, contract 1
-PROGS = {"evaluate": "evaluate.py", "train": "train.py", "play": "python -m shanghai_env.play"}
-
-
-def _script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"{name}_cli", ROOT / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-evaluate = _script("evaluate")
-train_py = _script("train")
+PROGS = {"evaluate": "shanghai-evaluate", "train": "shanghai-train", "play": "shanghai-play"}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +40,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (d / "plain").write_text("not a folder\n")
     other = d / "other.zip"  # a real (untrained) model for 5 players, contracts 1 and 2
     pytest.importorskip("sb3_contrib")
-    from agents.training import TrainConfig, build_model, env_factory
+    from shanghai_env.agents.learned.training import TrainConfig, build_model, env_factory
 
     config = TrainConfig(num_players=5, contracts=(1, 2), net_arch=(8,), n_steps=8, batch_size=8)
     build_model(config, env_factory(config)()).save(str(other))
@@ -231,9 +220,9 @@ def _run(prog: str, argv: list[str], files: dict[str, str], monkeypatch: pytest.
             evaluate.main(argv)
         elif prog == "train":
             pytest.importorskip("sb3_contrib")
-            import agents.training
+            import shanghai_env.agents.learned.training
 
-            monkeypatch.setattr(agents.training, "train", _never("training"))
+            monkeypatch.setattr(shanghai_env.agents.learned.training, "train", _never("training"))
             train_py.main(argv)
         else:
             pytest.importorskip("rich")
@@ -276,9 +265,9 @@ def test_a_bad_command_line_is_one_line_and_exit_2(
 
 def test_train_names_self_as_agents_training_does() -> None:
     pytest.importorskip("sb3_contrib")
-    import agents.training
+    import shanghai_env.agents.learned.training
 
-    assert train_py.SELF == agents.training.SELF
+    assert train_py.SELF == shanghai_env.agents.learned.training.SELF
 
 
 def test_good_command_lines_pass_the_checks(
@@ -298,10 +287,10 @@ def test_good_command_lines_pass_the_checks(
         evaluate.main(["--players", f"{SHIPPED},{G3}", "--contracts", "1", "--out", out, "--no-progress"])
     assert os.path.isdir(out)
     pytest.importorskip("sb3_contrib")
-    import agents.training
+    import shanghai_env.agents.learned.training
 
     configs: list[Any] = []
-    monkeypatch.setattr(agents.training, "train", configs.append)
+    monkeypatch.setattr(shanghai_env.agents.learned.training, "train", configs.append)
     argv = ["--opponents", "greedy,self", "--pool-size", "2", "--snapshot-every", "64", "--no-progress"]
     argv += ["--eval-opponents", f"greedy,{SHIPPED}", "--out", os.path.join(files["tmp"], "good-train")]
     train_py.main(argv)
@@ -336,7 +325,7 @@ def _python(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         (["evaluate.py", "--players", "greedy,greedy", "--games", "3"], "--players"),
         (["evaluate.py", "--players", "math:sqrt,greedy,greedy"], "--players"),
         (["train.py", "--players", "9"], "--players"),
-        (["-m", "shanghai_env.play", "--seed", "-1"], "--seed"),
+        (["-m", "shanghai_env.agents.play", "--seed", "-1"], "--seed"),
     ],
 )
 def test_the_programs_exit_2_with_one_line(args: list[str], option: str) -> None:

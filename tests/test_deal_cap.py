@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_one_constant_for_every_cap() -> None:
-    from agents import runner
+    from shanghai_env.agents.arena import runner
 
     assert DEFAULT_MAX_MOVES_PER_DEAL == 3000
     assert shanghai_env.raw_env().max_moves_per_deal == DEFAULT_MAX_MOVES_PER_DEAL

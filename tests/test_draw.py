@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import deal_deck
 
-from agents.tournament import TournamentConfig, play_task, schedule
+from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, schedule
 from shanghai_env.draw.replay import main as replay_main
 from shanghai_env.draw.replay import replay_frames, replay_html
 from shanghai_env.draw.scene import WIDTH, card_count, height, table_scene
@@ -278,7 +278,7 @@ def test_the_draw_command_writes_pictures_of_a_frame(tmp_path: Path, record: dic
 
 def test_the_rules_core_does_not_import_the_drawing_package() -> None:
     code = (
-        "import sys, shanghai_env, shanghai_env.record, shanghai_env.play\n"
+        "import sys, shanghai_env, shanghai_env.record, shanghai_env.agents.play\n"
         "print(sorted(m for m in sys.modules if 'draw' in m))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import shanghai_env
-from agents.greedy import GreedyBot
+from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.single_agent import SingleAgentEnv
 
 

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from agents.base import decision_for
-from agents.registry import make_agent
-from agents.runner import play_game
-from agents.stats import summarize
-from agents.tournament import TournamentConfig, play_task, run_tournament, schedule
 from shanghai_env.actions import ActionTable
+from shanghai_env.agents.arena import evaluate_cli as evaluate  # what evaluate.py runs
+from shanghai_env.agents.arena.runner import play_game
+from shanghai_env.agents.arena.stats import summarize
+from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, run_tournament, schedule
+from shanghai_env.agents.base import decision_for
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Game
-
-# evaluate.py is a script at the repository root, not part of the installed packages
-_spec = importlib.util.spec_from_file_location(
-    "evaluate", Path(__file__).resolve().parents[1] / "evaluate.py"
-)
-assert _spec is not None and _spec.loader is not None
-evaluate = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(evaluate)
 
 
 def test_schedule_rotates_players_not_decks() -> None:

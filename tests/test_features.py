@@ -9,9 +9,9 @@ pytest.importorskip("stable_baselines3")
 
 import torch
 
-from agents.features import CardFeatures, RummyFeatures
-from agents.registry import make_agent
 from shanghai_env.actions import action_table
+from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import decision_for
 from shanghai_env.engine import Game
 from shanghai_env.observation import ObservationEncoder

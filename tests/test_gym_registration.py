@@ -9,8 +9,8 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env
 
 import shanghai_env
-from agents.registry import make_agent
 from shanghai_env import GYM_ENV_ID, SingleAgentEnv, register_gymnasium
+from shanghai_env.agents.registry import make_agent
 
 
 def test_registered_once_with_the_entry_point_string() -> None:

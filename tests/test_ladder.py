@@ -9,9 +9,16 @@ import sys
 
 import pytest
 
-from agents.ladder import CONFIG_FILE, LadderConfig, load_results, main, run_ladder, standings
+from shanghai_env.agents.arena.ladder import (
+    CONFIG_FILE,
+    LadderConfig,
+    load_results,
+    main,
+    run_ladder,
+    standings,
+)
 
-PLAYERS = ("random", "greedy", "planner", "agents.random_agent:RandomAgent")
+PLAYERS = ("random", "greedy", "planner", "shanghai_env.agents.bots.random_agent:RandomAgent")
 
 
 def small(**kw) -> LadderConfig:
@@ -33,7 +40,7 @@ def test_ladder_ranks_bots_in_their_known_order(tmp_path):
     assert [len(r) for r in results] == [6] * 4
     entries = standings(config, results)
     by_name = {e.name: e for e in entries}
-    assert {e.name for e in entries[2:]} == {"random", "agents.random_agent:RandomAgent"}
+    assert {e.name for e in entries[2:]} == {"random", "shanghai_env.agents.bots.random_agent:RandomAgent"}
     assert by_name["planner"].mean_game_score < by_name["random"].mean_game_score
     assert by_name["greedy"].rating_mu > by_name["random"].rating_mu
     assert all(e.games == 18 for e in entries)  # three tables each, six games a table
@@ -106,7 +113,7 @@ def test_command_line_prints_the_table_and_writes_json(tmp_path, capsys):
 )
 def test_bad_command_lines_exit_2_with_one_message(args, tmp_path):
     run = subprocess.run(
-        [sys.executable, "-m", "agents.ladder", *args, "--out", str(tmp_path / "x")],
+        [sys.executable, "-m", "shanghai_env.agents.arena.ladder", *args, "--out", str(tmp_path / "x")],
         capture_output=True,
         text=True,
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

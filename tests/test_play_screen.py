@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from helpers import deal_deck
 
-from agents.greedy import GreedyBot
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.play import PlaySession, main
 from shanghai_env.draw.replay import write_replay
 from shanghai_env.engine import Game
-from shanghai_env.play import PlaySession, main
 from shanghai_env.record import load, replay
 
 Console = pytest.importorskip("rich.console", reason="the terminal game needs rich (the play extra)").Console

@@ -4,7 +4,6 @@ tampered records refused with a message naming what is wrong."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -12,9 +11,10 @@ from typing import Any
 import pytest
 from helpers import deal_deck
 
-from agents.registry import make_agent
-from agents.runner import play_game
-from agents.tournament import TournamentConfig, play_task, schedule
+from shanghai_env.agents.arena import evaluate_cli as evaluate  # what evaluate.py runs
+from shanghai_env.agents.arena.runner import play_game
+from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, schedule
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import NO_PLAYER, Game
 from shanghai_env.record import (
     ABANDON,
@@ -29,13 +29,6 @@ from shanghai_env.record import (
     save,
 )
 from shanghai_env.rules import Rules
-
-_spec = importlib.util.spec_from_file_location(
-    "evaluate", Path(__file__).resolve().parents[1] / "evaluate.py"
-)
-assert _spec is not None and _spec.loader is not None
-evaluate = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(evaluate)
 
 
 def assert_replays(record: dict[str, Any]) -> Game:

@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents import tournament
-from agents.stats import summarize
+from shanghai_env.agents.arena import tournament
+from shanghai_env.agents.arena.stats import summarize
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "ppo_contract1.zip"
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
-from agents.greedy import GreedyBot
-from agents.random_agent import RandomAgent
 from shanghai_env.aec import raw_env
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.random_agent import RandomAgent
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game
 from shanghai_env.single_agent import SingleAgentEnv

@@ -12,7 +12,7 @@ import pytest
 from helpers import deal_deck
 
 import shanghai_env
-from agents.greedy import GreedyBot
+from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.render import render_text
 from shanghai_env.rules import ALL_CONTRACTS
 from shanghai_env.single_agent import SingleAgentEnv
@@ -256,7 +256,7 @@ def test_defaults_match_the_aec_env() -> None:
 
 
 def test_training_still_plays_its_own_contracts() -> None:
-    from agents.training import TrainConfig, env_factory
+    from shanghai_env.agents.learned.training import TrainConfig, env_factory
 
     config = TrainConfig()
     assert config.contracts == (1,)

@@ -13,17 +13,19 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.training import OpponentSampler, TrainConfig, train
+from shanghai_env.agents.learned.training import OpponentSampler, TrainConfig, train
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The module a root script (train.py, evaluate.py) runs."""
+    return importlib.import_module(
+        {
+            "train": "shanghai_env.agents.learned.train_cli",
+            "evaluate": "shanghai_env.agents.arena.evaluate_cli",
+        }[name]
+    )
 
 
 def _tiny(out: Path, **overrides: Any) -> TrainConfig:
@@ -104,7 +106,7 @@ def test_opponent_sampler_draws_from_names_and_pool() -> None:
 
 
 def test_dagger_rounds_label_the_clones_own_states(tmp_path: Path) -> None:
-    from agents.imitation import collect
+    from shanghai_env.agents.learned.imitation import collect
     from shanghai_env.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv(num_players=4, contracts=(1,))
@@ -138,8 +140,8 @@ def test_clone_only_then_fine_tune_from_the_saved_model(tmp_path: Path) -> None:
 
 
 def test_cloning_fits_the_teachers_decisions(tmp_path: Path) -> None:
-    from agents.imitation import collect, pretrain
-    from agents.training import build_model, env_factory
+    from shanghai_env.agents.learned.imitation import collect, pretrain
+    from shanghai_env.agents.learned.training import build_model, env_factory
 
     config = _tiny(tmp_path / "fit", net_arch=(64,))
     env = env_factory(config)()
@@ -155,8 +157,8 @@ def test_cloning_fits_the_teachers_decisions(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("features", ["rummy", "cards"])
 def test_build_model_uses_the_chosen_features(tmp_path: Path, features: str) -> None:
-    from agents.features import CardFeatures, RummyFeatures
-    from agents.training import build_model, env_factory
+    from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
+    from shanghai_env.agents.learned.training import build_model, env_factory
 
     config = _tiny(tmp_path / features, features=features)
     env = env_factory(config)()

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.base import decision_for
-from agents.greedy import GreedyBot
-from agents.planner import PlannerBot
 from shanghai_env.actions import action_table
+from shanghai_env.agents.base import decision_for
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, deck_counts
 from shanghai_env.engine import Game, Phase, PlayerView
 from shanghai_env.moves import MoveKind

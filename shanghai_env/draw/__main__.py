@@ -67,5 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``shanghai-draw`` command."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,9 +1,10 @@
 """Multi-agent self-play with Ray RLlib's PPO (new API stack), locally or on a Ray cluster.
 
-    python -m agents.rllib_train --iterations 20 --out runs/rllib
-    python -m agents.rllib_train --address auto --num-env-runners 16 --iterations 500
+    python -m shanghai_env.agents.learned.rllib_train --iterations 20 --out runs/rllib
+    python -m shanghai_env.agents.learned.rllib_train --address auto --num-env-runners 16 --iterations 500
 
-The environment is :class:`agents.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
+The environment is
+:class:`shanghai_env.agents.learned.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
 as RLlib's action-masking module wants them). The full description, the cluster recipe and
 the throughput measurements are in docs/rllib.md.
 
@@ -20,7 +21,8 @@ the throughput measurements are in docs/rllib.md.
   float minimum before sampling and in the loss).
 - **Evaluation** every ``eval_every`` iterations: the learner is exported as a MaskablePPO
   ``.zip`` (same network, same weights: see :func:`export_policy`) and plays duplicate deals
-  against each ``eval_opponents`` bot through :func:`agents.tournament.run_tournament`, the code
+  against each ``eval_opponents`` bot through
+  :func:`shanghai_env.agents.arena.tournament.run_tournament`, the code
   evaluate.py runs; the mean deal score with its 95% interval and the win rate go to
   ``eval.csv`` and the terminal.
 - **Outputs** in ``out``: ``policy.zip`` (the final learner; ``python evaluate.py --players
@@ -47,12 +49,17 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
+from shanghai_env.agents.registry import check_spec, contracts_arg
 from shanghai_env.rules import Rules
 
-from .registry import check_spec, contracts_arg
-
 try:
-    from .rllib_env import LEARNER, SELF, SNAPSHOT, ShanghaiMultiAgentEnv, check_opponents
+    from shanghai_env.agents.learned.rllib_env import (
+        LEARNER,
+        SELF,
+        SNAPSHOT,
+        ShanghaiMultiAgentEnv,
+        check_opponents,
+    )
 except ModuleNotFoundError as err:
     if __name__ != "__main__":
         raise
@@ -240,15 +247,15 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
     RLlib's module is an actor MLP, a linear policy head, a critic MLP and a linear value head on
     the raw observation values; SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
     same activation is the same function, so the weights are copied layer by layer (shapes
-    checked). The file plays through :class:`agents.model.ModelAgent` (evaluate.py, train.py's
+    checked). The file plays through
+    :class:`shanghai_env.agents.learned.model.ModelAgent` (evaluate.py, train.py's
     opponents) without Ray. A ``.json`` beside it records the table for evaluate.py's checks.
     """
     import torch
     from sb3_contrib import MaskablePPO
 
+    from shanghai_env.agents.learned.training import save_for_play
     from shanghai_env.single_agent import SingleAgentEnv
-
-    from .training import save_for_play
 
     module = module_spec(config).build()
     module.set_state(state)
@@ -302,7 +309,7 @@ def _linears(*parts: Any) -> list[Any]:
 
 def evaluate(config: RLlibConfig, path: str) -> dict[str, float]:
     """Duplicate deals ``policy, bot x (n-1)`` for each evaluation bot, through the tournament code."""
-    from .training import TrainConfig, evaluate_model
+    from shanghai_env.agents.learned.training import TrainConfig, evaluate_model
 
     tconfig = TrainConfig(
         num_players=config.num_players, contracts=config.contracts, eval_seed=config.eval_seed
@@ -603,10 +610,10 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m agents.rllib_train``."""
+    """The command line of ``python -m shanghai_env.agents.learned.rllib_train``."""
     defaults = RLlibConfig()
     p = _Parser(
-        prog="rllib_train",
+        prog="shanghai-train-rllib",
         description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
     )
     for flag, dest, kind, text in _OPTIONS:
@@ -655,5 +662,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             ray.shutdown()
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``shanghai-train-rllib`` command."""
     main()
+
+
+if __name__ == "__main__":
+    cli()

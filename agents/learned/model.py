@@ -15,16 +15,50 @@ trained on (read from the zip's metadata, without loading the network).
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import pickle
+import sys
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .base import Decision
+from shanghai_env.agents.base import Decision
+
+# Models saved before the players moved under shanghai_env.agents name their feature extractor
+# by its old module path (agents.features.RummyFeatures); while a model loads, those names lead
+# to the modules' new homes.
+_OLD_MODULES = {
+    "agents": "shanghai_env.agents",
+    "agents.features": "shanghai_env.agents.learned.features",
+    "agents.training": "shanghai_env.agents.learned.training",
+}
+
+
+@contextmanager
+def old_module_names() -> Iterator[None]:
+    """Let unpickling find classes under the module paths of 0.1.0 (only while the block runs)."""
+    added = [old for old in _OLD_MODULES if old not in sys.modules]
+    for old in added:
+        sys.modules[old] = importlib.import_module(_OLD_MODULES[old])
+    try:
+        yield
+    finally:
+        for old in added:
+            sys.modules.pop(old, None)
+
+
+def load_maskable(path: str, **kwargs: Any) -> Any:
+    """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths."""
+    from sb3_contrib import MaskablePPO
+
+    with old_module_names():
+        return MaskablePPO.load(path, **kwargs)
 
 
 class ModelAgent:
@@ -45,12 +79,12 @@ class ModelAgent:
         """The MaskablePPO model, loaded on first use."""
         if self._model is None:
             try:
-                from sb3_contrib import MaskablePPO
+                import sb3_contrib  # noqa: F401
             except ImportError as err:  # pragma: no cover - depends on the installed extras
                 raise ImportError(
                     "playing a saved model needs sb3-contrib: pip install -e '.[train]'"
                 ) from err
-            self._model = MaskablePPO.load(self.path, device=self.device)
+            self._model = load_maskable(self.path, device=self.device)
         return self._model
 
     def act(self, decision: Decision) -> int:

@@ -1,6 +1,6 @@
 """``planner``: the strongest heuristic bot; plays by distance, live outs, points at risk and danger.
 
-Strategy (``d`` is the distance to the contract, :mod:`agents.contract`; *outs* are the card
+Strategy (``d`` is the distance to the contract, :mod:`shanghai_env.agents.bots.contract`; *outs* are the card
 kinds that would lower ``d``; *live outs* count the copies of those cards this player has not
 seen, i.e. that may still come from the stock or an opponent's discard):
 
@@ -37,14 +37,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shanghai_env.cards import JOKER, rank_of
-from shanghai_env.engine import PlayerView
-from shanghai_env.melds import CONTRACTS, Arrangement, Meld, contract_size
-from shanghai_env.moves import BUY, PASS, Move, MoveKind
-
-from .contract import bits, size_deficit
-from .greedy import GreedyBot
-from .handtools import (
+from shanghai_env.agents.bots.contract import bits, size_deficit
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     HeuristicBot,
     fits_meld,
@@ -58,6 +53,10 @@ from .handtools import (
     table_melds,
     unseen_counts,
 )
+from shanghai_env.cards import JOKER, rank_of
+from shanghai_env.engine import PlayerView
+from shanghai_env.melds import CONTRACTS, Arrangement, Meld, contract_size
+from shanghai_env.moves import BUY, PASS, Move, MoveKind
 
 BLIND_CONTRACT_BUYS = {6: 0, 8: 1, 10: 2}  # buys after which going down is going out blind
 

@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import decision_for
 from shanghai_env.single_agent import SingleAgentEnv
-
-from .registry import make_agent
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Shared machinery of the heuristic bots: phase dispatch, going down card by card, table reading.
 
-A :class:`HeuristicBot` turns a :class:`~agents.base.Decision` into one of five questions
+A :class:`HeuristicBot` turns a :class:`~shanghai_env.agents.base.Decision` into one of five questions
 (``draw``, ``buy``, ``play`` when not down, ``play_down`` once down, and the next card while
 going down) and answers with a :class:`~shanghai_env.moves.Move` taken from the view's legal
 moves. Everything here reads only the acting player's :class:`PlayerView`.
@@ -13,14 +13,13 @@ from itertools import islice
 
 import numpy as np
 
+from shanghai_env.agents.base import Decision
+from shanghai_env.agents.bots.contract import ContractMeter
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_points, deck_counts, rank_of, suit_of
 from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.melds import RUN, SET, Arrangement, Meld, arrangements, pos_of
 from shanghai_env.moves import Move, MoveKind
 from shanghai_env.rules import Rules
-
-from .base import Decision
-from .contract import ContractMeter
 
 MAX_ARRANGEMENTS = 64
 DISCARDS: tuple[Move, ...] = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_CARD_KINDS))

@@ -1,4 +1,4 @@
-"""The terminal game: ``python -m shanghai_env.play`` seats one person against bots or a saved model.
+"""The terminal game: ``python -m shanghai_env.agents.play`` seats one person against bots or a saved model.
 
 The person types moves by their engine names (``take``, ``draw``, ``buy``, ``pass``,
 ``discard 7H``, ``meld 0 7H``, ``meld 0 JK=7H``, ``layoff 7H 1.0``, ``swap 7H 1.0``, ``finish``)
@@ -23,17 +23,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from .actions import action_table
-from .cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
-from .cli import int_in, number_in, options_once, output_file_problem, run
-from .decision import Agent, Encoder, decision_for
-from .engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
-from .melds import RUN, describe_contract
-from .moves import Move, MoveKind, parse_move
-from .narrate import card_words, meld_words
-from .play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
-from .record import ABANDON, MoveLog, make_record
-from .rules import ALL_CONTRACTS, Rules
+from shanghai_env.actions import action_table
+from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
+from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
+from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, run
+from shanghai_env.decision import Agent, Encoder, decision_for
+from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
+from shanghai_env.melds import RUN, describe_contract
+from shanghai_env.moves import Move, MoveKind, parse_move
+from shanghai_env.narrate import card_words, meld_words
+from shanghai_env.record import ABANDON, MoveLog, make_record
+from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 try:
     from rich import box
@@ -443,7 +443,7 @@ def _int_list(text: str) -> list[int]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m shanghai_env.play",
+        prog="shanghai-play",
         description="Play Shanghai Rummy in the terminal against bots or a saved model.",
         epilog="Bots: random, greedy, planner; or the path of a saved model (.zip); or module:factory.",
     )
@@ -510,7 +510,7 @@ def main(
         print("The terminal game needs the 'rich' package: pip install 'shanghai-env[play]'", file=sys.stderr)
         return 2
     # Imported here, not at module level: agents/ depends on this library, never the reverse.
-    from agents.registry import check_player, check_spec, make_agent
+    from shanghai_env.agents.registry import check_player, check_spec, make_agent
 
     option = "--bot"
     if args.opponents is not None:
@@ -553,7 +553,7 @@ def main(
     bots = {p: make_agent(spec, seed + 1 + p) for p, spec in zip(seats, specs)}
     encoder = None
     if any(getattr(b, "needs_observation", False) for b in bots.values()):
-        from .observation import ObservationEncoder
+        from shanghai_env.observation import ObservationEncoder
 
         encoder = ObservationEncoder(game.rules)
     interactive = read_line is None and stdin is None and sys.stdin.isatty() and sys.stdout.isatty()
@@ -576,12 +576,12 @@ def main(
 
 
 def _save_record(session: PlaySession, path: str, seed: int) -> None:
-    from .record import save
+    from shanghai_env.record import save
 
     if session.game.move_count == 0 and not session.game.deal_results:
         return
     try:
-        save(session.record({"program": "shanghai_env.play", "seed": seed}), path)
+        save(session.record({"program": "shanghai_env.agents.play", "seed": seed}), path)
     except OSError as err:
         session.console.print(f"[red]Could not save the game record to {path}: {err.strerror}[/]")
         return
@@ -592,5 +592,10 @@ def _save_record(session: PlaySession, path: str, seed: int) -> None:
     )
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``shanghai-play`` command."""
     run(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Decision
+from shanghai_env.agents.base import Decision
 
 
 class RandomAgent:

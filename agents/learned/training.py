@@ -5,7 +5,7 @@
   ``pool_size`` snapshots (one is saved before training starts and one every
   ``snapshot_every`` steps). Every opponent seat draws one of the names, uniformly, per episode.
 - **Evaluation** every ``eval_every`` steps plays the current policy against each bot in
-  ``eval_opponents`` (``model, bot, bot, bot``) through :mod:`agents.tournament`, the code
+  ``eval_opponents`` (``model, bot, bot, bot``) through :mod:`shanghai_env.agents.arena.tournament`, the code
   evaluate.py runs, on duplicate deals with a fixed seed, and logs the model's mean deal score
   (with its 95% interval) and win rate to TensorBoard, the terminal and ``eval.csv``.
 - **Outputs** in ``out``: ``model.zip`` and ``model.json`` (the configuration, the final
@@ -34,15 +34,14 @@ import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
+from shanghai_env.agents.base import Agent
+from shanghai_env.agents.bots.contract import ContractMeter
+from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Game
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
-
-from .base import Agent
-from .contract import ContractMeter
-from .features import CardFeatures, RummyFeatures
-from .registry import make_agent
 
 SELF = "self"
 FEATURES = ("rummy", "cards")
@@ -191,8 +190,8 @@ def evaluate_model(
     path: str, config: TrainConfig, opponent: str, games: int | None = None, workers: int = 1
 ) -> dict[str, float]:
     """Duplicate-deal tournament ``model, opponent x (n-1)``: the model's mean deal score and win rate."""
-    from . import tournament
-    from .stats import summarize
+    from shanghai_env.agents.arena import tournament
+    from shanghai_env.agents.arena.stats import summarize
 
     players = (path, *([opponent] * (config.num_players - 1)))
     tconfig = tournament.TournamentConfig(
@@ -232,7 +231,7 @@ def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
             return True
 
     class TournamentEval(BaseCallback):
-        """Evaluates against the bots through agents.tournament; logs, prints, keeps the best."""
+        """Evaluates against the bots through the arena's tournament; logs, prints, keeps the best."""
 
         def __init__(self) -> None:
             super().__init__()
@@ -372,7 +371,7 @@ def load_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None
     The network, its feature extractor and its weights come from the file; the learning rate,
     rollout and update settings from ``config``, so a cloned policy can be fine-tuned gently.
     """
-    from sb3_contrib import MaskablePPO
+    from shanghai_env.agents.learned.model import load_maskable
 
     settings = {
         "learning_rate": config.learning_rate,
@@ -384,7 +383,7 @@ def load_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None
         "ent_coef": config.ent_coef,
     }
     try:
-        model = MaskablePPO.load(
+        model = load_maskable(
             config.init, env=env, device="cpu", custom_objects=settings, tensorboard_log=tensorboard_log
         )
     except ValueError as err:  # SB3 compares the saved spaces with the environment's
@@ -409,7 +408,7 @@ def save_for_play(model: Any, path: str) -> None:
 
 def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
     """Behaviour cloning of ``config.pretrain`` (a bot) against the non-self opponents."""
-    from .imitation import collect, pretrain
+    from shanghai_env.agents.learned.imitation import collect, pretrain
 
     bots = tuple(o for o in config.opponents if o != SELF) or (config.pretrain,)
     env = env_factory(TrainConfig(**{**asdict(config), "opponents": bots}))()

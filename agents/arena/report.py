@@ -7,8 +7,8 @@ import json
 import os
 from collections.abc import Sequence
 
-from .stats import Summary
-from .tournament import GameResult
+from shanghai_env.agents.arena.stats import Summary
+from shanghai_env.agents.arena.tournament import GameResult
 
 SUMMARY_FILE = "summary.json"
 GAMES_FILE = "games.csv"

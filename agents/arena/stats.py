@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .tournament import GameResult, games_per_block
+from shanghai_env.agents.arena.tournament import GameResult, games_per_block
 
 
 @dataclass

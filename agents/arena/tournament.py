@@ -29,12 +29,11 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.actions import action_table
+from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
+from shanghai_env.agents.base import Agent
+from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.engine import Game
 from shanghai_env.rules import ALL_CONTRACTS, Rules
-
-from .base import Agent
-from .registry import check_spec, make_agent
-from .runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
 
 
 @dataclass(frozen=True)
@@ -187,7 +186,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     if any(getattr(a, "needs_observation", False) for a in agents):
         encoder = _ENCODERS.get(rules)
         if encoder is None:
-            from .model import observation_encoder
+            from shanghai_env.agents.learned.model import observation_encoder
 
             encoder = _ENCODERS[rules] = observation_encoder(rules)
     game = Game(rules)

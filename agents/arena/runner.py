@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
+from shanghai_env.agents.base import Agent, Encoder, decision_for
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
 from shanghai_env.record import ABANDON, MoveLog, make_record
-
-from .base import Agent, Encoder, decision_for
 
 # DEFAULT_MAX_MOVES_PER_DEAL is the engine's one safety cap: the stock rule ends every deal of
 # random or bot play long before it, but players who keep taking the upcard never empty the

@@ -1,4 +1,4 @@
-"""Text pieces of the terminal game (:mod:`shanghai_env.play`): cards in colour, hands, the
+"""Text pieces of the terminal game (:mod:`shanghai_env.agents.play`): cards in colour, hands, the
 menu's order, and why a move is not legal now."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from .cards import JOKER, NUM_CARD_KINDS, RANKS, SUITS, card_to_str, cards_of, sort_key_by_rank
-from .engine import Phase, PlayerView
-from .moves import Move, MoveKind
+from shanghai_env.cards import JOKER, NUM_CARD_KINDS, RANKS, SUITS, card_to_str, cards_of, sort_key_by_rank
+from shanghai_env.engine import Phase, PlayerView
+from shanghai_env.moves import Move, MoveKind
 
-# Without the `play` extra rich is missing; shanghai_env.play.main() then says so.
+# Without the `play` extra rich is missing; shanghai_env.agents.play.main() then says so.
 with contextlib.suppress(ImportError):
     from rich.text import Text
 

@@ -1,7 +1,7 @@
 """The ladder: a round-robin of tables among any set of players, with ratings and resumable runs.
 
 Every combination of ``table_size`` distinct players (4 by default) plays its own duplicate
-tournament (:mod:`agents.tournament`) on the same deck sets, so every table meets the same
+tournament (:mod:`shanghai_env.agents.arena.tournament`) on the same deck sets, so every table meets the same
 deals. The ladder then ranks everyone with one OpenSkill Plackett-Luce rating over all games
 (tables in order, games in schedule order), and reports each player's mean game score with a
 95% interval over its (table, deck set) means and its mean deal score per contract.
@@ -12,7 +12,7 @@ what is missing. The settings are kept in ``ladder_config.json``; a restart with
 is refused rather than mixing incompatible games. Games run in worker processes
 (``workers``), and the results do not depend on how many.
 
-    python -m agents.ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
+    shanghai-ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
+from shanghai_env.agents.arena.stats import t_interval
+from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
+from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
 from shanghai_env.rules import ALL_CONTRACTS
-
-from .registry import check_spec, contracts_arg, describe_allowed
-from .runner import DEFAULT_MAX_MOVES_PER_DEAL
-from .stats import t_interval
-from .tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
 
 CONFIG_FILE = "ladder_config.json"
 RESULT_FILE = "ladder.json"
@@ -348,5 +347,10 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
     return entries
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``shanghai-ladder`` command."""
     main()
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,6 +1,6 @@
 """``greedy``: plays the contract sensibly and fast, one move at a time, never looking ahead.
 
-Strategy (``d`` is the distance of the hand to the contract, :mod:`agents.contract`):
+Strategy (``d`` is the distance of the hand to the contract, :mod:`shanghai_env.agents.bots.contract`):
 
 - **Draw.** Before going down: take the upcard when it lowers ``d`` (a joker always), else draw
   from the stock. Once down: take the upcard when it can be laid off, else draw.
@@ -18,12 +18,8 @@ Strategy (``d`` is the distance of the hand to the contract, :mod:`agents.contra
 
 from __future__ import annotations
 
-from shanghai_env.cards import JOKER
-from shanghai_env.engine import PlayerView
-from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move, MoveKind
-
-from .contract import size_deficit
-from .handtools import (
+from shanghai_env.agents.bots.contract import size_deficit
+from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     HeuristicBot,
     fits_table,
@@ -34,6 +30,9 @@ from .handtools import (
     points,
     table_melds,
 )
+from shanghai_env.cards import JOKER
+from shanghai_env.engine import PlayerView
+from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move, MoveKind
 
 
 class GreedyBot(HeuristicBot):

@@ -10,7 +10,7 @@ float layer. :class:`ShanghaiMultiAgentEnv` gives every agent
 
 with the bounds of :class:`~shanghai_env.observation.ObservationEncoder`, so PPO with that
 module runs as it is. Values are the int8 ones, unscaled, so a policy trained here reads
-exactly what ``ModelAgent`` feeds an SB3 model (``agents/rllib_train.py`` exports to one).
+exactly what ``ModelAgent`` feeds an SB3 model (``agents/learned/rllib_train.py`` exports to one).
 
 **Agents.** Agent ids name roles, counted from the learning seat (the seat is drawn per
 episode):
@@ -21,7 +21,7 @@ episode):
 - ``"snapshot_k"``: the seat ``k`` places to the left, played by a frozen copy of the learner
   (the trainer's ``policy_mapping_fn`` picks which copy);
 - any other opponent (``random``, ``greedy``, ``planner``, a saved model's path,
-  ``module:factory``: what :func:`agents.registry.make_agent` accepts) is played *inside the
+  ``module:factory``: what :func:`shanghai_env.agents.registry.make_agent` accepts) is played *inside the
   env*, like :class:`~shanghai_env.single_agent.SingleAgentEnv`'s opponents: bots need the
   engine's view of the game (the :class:`~shanghai_env.decision.Decision`), which an RLlib
   module never sees, so they are not RLlib modules. RLlib sees only the seats it plays.
@@ -51,10 +51,9 @@ from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from shanghai_env.aec import raw_env
+from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.decision import Agent, decision_for
 from shanghai_env.render import render_text
-
-from .registry import check_spec, make_agent
 
 LEARNER = "learner"
 SELF = "self"

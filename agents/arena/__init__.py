@@ -1,0 +1,1 @@
+"""Players against each other: game runner, duplicate tournaments, statistics, reports, the ladder."""

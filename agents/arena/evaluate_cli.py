@@ -1,0 +1,192 @@
+"""Tournament director: play agents against each other on duplicate deals and report who is better.
+
+Example (docs/bots.md gives the bots' results of this command with ``--games 800``)::
+
+    python evaluate.py --players planner,greedy,random,random --games 400 --seed 0 --out results/
+
+Players are bot names (random, greedy, planner), paths of saved MaskablePPO models (.zip), or
+``module:factory`` for any agent; 3 to 8 of them. See ``python evaluate.py --help`` and
+``agents/arena/tournament.py`` for how games are scheduled and ``agents/arena/stats.py`` for the statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+from shanghai_env.agents.arena.report import (
+    CHART_FILE,
+    GAMES_FILE,
+    SUMMARY_FILE,
+    print_tables,
+    write_chart,
+    write_games_csv,
+    write_summary,
+)
+from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
+from shanghai_env.agents.arena.stats import Summary, summarize
+from shanghai_env.agents.arena.tournament import GameResult, TournamentConfig, run_tournament
+from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
+from shanghai_env.cli import options_once, prepare_output, run
+
+
+def _players(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",")]
+    if not 3 <= len(names) <= 8:
+        raise argparse.ArgumentTypeError(
+            f"a game seats 3 to 8 players, got {len(names)}; list 3-8 of: {describe_allowed()}"
+        )
+    try:
+        return [check_spec(s) for s in names]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"the seed is a non-negative integer, got {text!r}")
+    return value
+
+
+def _record(text: str) -> int:
+    """``all`` (-1) or a number of games to record."""
+    return -1 if text.strip().lower() == "all" else _positive(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``evaluate.py``."""
+    p = argparse.ArgumentParser(
+        prog="shanghai-evaluate",
+        description="Play a Shanghai Rummy tournament between bots and trained models.",
+    )
+    options_once(p)  # an option given twice is an error, not a silent override
+    p.add_argument(
+        "--players", type=_players, required=True, help=f"3-8 comma-separated players: {describe_allowed()}"
+    )
+    p.add_argument(
+        "--games", type=_positive, default=400, help="games to play (rounded up to whole seat rotations)"
+    )
+    p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
+    p.add_argument("--out", default="results", help="output folder (created if missing)")
+    p.add_argument(
+        "--contracts",
+        type=contracts_arg,
+        default=None,
+        help="contracts to play, e.g. 1 or 1,2,3 (default: all ten)",
+    )
+    p.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--no-duplicate",
+        dest="duplicate",
+        action="store_false",
+        help="fresh decks for every game instead of replaying each deck set in every seat rotation",
+    )
+    p.add_argument(
+        "--max-moves-per-deal",
+        type=_positive,
+        default=DEFAULT_MAX_MOVES_PER_DEAL,
+        help="end a deal after this many moves, everybody scoring their hand (recorded as capped)",
+    )
+    p.add_argument(
+        "--record",
+        type=_record,
+        default=0,
+        metavar="N|all",
+        help="write the game records (JSON, docs/replay.md) of the first N games, or all, to OUT/records/",
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="print no tables")
+    return p
+
+
+def write_records(results: Sequence[GameResult], out: str) -> int:
+    """Write every recorded game as ``OUT/records/game-NNNNN.json``; return how many."""
+    from shanghai_env.record import save
+
+    written = 0
+    for r in results:
+        if r.record is not None:
+            save(r.record, os.path.join(out, "records", f"game-{r.index:05d}.json"))
+            written += 1
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> Summary:
+    """Run a tournament from command-line arguments; return its summary.
+
+    Everything is checked before the first game (models are opened, factories called, the output
+    folder created): a bad argument exits with status 2 and one line saying what is wrong.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    kwargs = {"contracts": args.contracts} if args.contracts else {}
+    try:
+        config = TournamentConfig(
+            players=tuple(args.players),
+            games=args.games,
+            seed=args.seed,
+            duplicate=args.duplicate,
+            max_moves_per_deal=args.max_moves_per_deal,
+            record_games=args.record,
+            **kwargs,
+        )
+        for spec in dict.fromkeys(config.players):
+            check_player(spec, config.rules, where="the tournament")
+    except ValueError as err:
+        parser.error(f"argument --players: {err}")
+    problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE))
+    if problem:
+        parser.error(f"argument --out: {problem}")
+    workers = args.workers or os.cpu_count() or 1
+    start = time.perf_counter()
+    if args.progress:
+        from tqdm import tqdm
+
+        with tqdm(total=config.total_games, unit="game", desc="games") as bar:
+            results = run_tournament(config, workers=workers, progress=bar.update)
+    else:
+        results = run_tournament(config, workers=workers)
+    seconds = time.perf_counter() - start
+    summary = summarize(results, config.labels, config.players, duplicate=config.duplicate, seed=config.seed)
+    summary.seconds = seconds
+    summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0
+    summary.workers = workers
+    args_given = list(argv) if argv is not None else sys.argv[1:]
+    summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)
+    write_summary(summary, args.out)
+    write_games_csv(results, config.labels, args.out)
+    write_chart(summary, args.out)
+    records = write_records(results, args.out)
+    if not args.quiet:
+        print_tables(summary)
+        print(f"wrote {args.out}/summary.json, games.csv, scores.png")
+        if records:
+            print(f"wrote {records} game records to {args.out}/records/ (see docs/replay.md)")
+    return summary
+
+
+def cli() -> None:
+    """The ``shanghai-evaluate`` command."""
+    run(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,1 @@
+"""The built-in players: ``random``, ``greedy``, ``planner`` and ``search`` (docs/bots.md)."""

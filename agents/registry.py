@@ -5,6 +5,8 @@
 - ``random``, ``greedy``, ``planner``, ``search``: the built-in bots (:data:`BOTS`); other
   search budgets are factories of :mod:`shanghai_env.agents.search`, e.g.
   ``shanghai_env.agents.search:search_w16``;
+- the name of a model shipped with the package (``ppo_contract1``: :func:`shipped_models`),
+  which works from a wheel install as from a clone;
 - a path to a saved MaskablePPO model (``.zip``):
   :class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision;
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
@@ -18,8 +20,10 @@ before any game is played: a model must be a saved model trained for the table, 
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 import os
 from collections.abc import Callable
+from functools import cache
 
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.greedy import GreedyBot
@@ -36,10 +40,21 @@ BOTS: dict[str, Callable[[], Agent]] = {
 }
 
 
+@cache
+def shipped_models() -> dict[str, str]:
+    """The models that come with the package (``shanghai_env/models``), by name: their paths."""
+    folder = importlib.resources.files("shanghai_env") / "models"
+    if not folder.is_dir():
+        return {}
+    zips = [entry for entry in folder.iterdir() if entry.name.endswith(".zip")]
+    return {entry.name.removesuffix(".zip"): str(entry) for entry in zips}
+
+
 def describe_allowed() -> str:
     """What a player name may be, for error messages."""
+    shipped = f", a shipped model ({', '.join(sorted(shipped_models()))})" if shipped_models() else ""
     return (
-        f"a bot name ({', '.join(sorted(BOTS))}), the path of a saved model (.zip), "
+        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved model (.zip), "
         "or module:factory for your own agent"
     )
 
@@ -51,6 +66,8 @@ def check_spec(spec: str) -> str:
     s = spec.strip()
     if s in BOTS:
         return s
+    if s in shipped_models():
+        return shipped_models()[s]
     if s.endswith(".zip") or os.sep in s or "/" in s:
         if os.path.isdir(s):
             raise ValueError(f"player {spec!r} is a folder, not a saved model (.zip)")

@@ -29,7 +29,14 @@ from shanghai_env.agents.arena.report import (
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import Summary, summarize
-from shanghai_env.agents.arena.tournament import GameResult, TournamentConfig, run_tournament
+from shanghai_env.agents.arena.tournament import (
+    RAY_MISSING,
+    GameResult,
+    TournamentConfig,
+    ray_address_problem,
+    run_tournament,
+    start_ray,
+)
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
 from shanghai_env.cli import options_once, prepare_output, run
 
@@ -92,7 +99,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="contracts to play, e.g. 1 or 1,2,3 (default: all ten)",
     )
-    p.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        help="worker processes (default: all cores); with --ray: the most Ray tasks at once (default: all)",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks: on a new local Ray (no ADDRESS, or local), on the cluster "
+        "this node belongs to (auto) or on the cluster at HOST:6379 or ray://HOST:10001 "
+        "(docs/rllib.md; needs the rllib extra)",
+    )
     p.add_argument(
         "--no-duplicate",
         dest="duplicate",
@@ -129,6 +151,26 @@ def write_records(results: Sequence[GameResult], out: str) -> int:
     return written
 
 
+def _start_ray(parser: argparse.ArgumentParser, address: str, workers: int | None) -> bool:
+    """Join the cluster at ``address`` or start a local Ray before the first game; a missing Ray
+    or a cluster that cannot be joined exits with status 2 and one line. True if Ray was started."""
+    problem = ray_address_problem(address)
+    if problem:
+        parser.error(f"argument --ray: {problem}")
+    try:
+        return start_ray(address, num_cpus=workers)
+    except ImportError:
+        parser.error(f"argument --ray: {RAY_MISSING}")
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        hint = (
+            ""
+            if os.environ.get("RAY_AUTH_MODE")
+            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
+        )
+        parser.error(f"argument --ray: cannot connect to Ray at {address!r}: {first}{hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> Summary:
     """Run a tournament from command-line arguments; return its summary.
 
@@ -155,16 +197,31 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE))
     if problem:
         parser.error(f"argument --out: {problem}")
-    workers = args.workers or os.cpu_count() or 1
-    start = time.perf_counter()
-    if args.progress:
-        from tqdm import tqdm
+    started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
+    try:
+        backend = "processes" if args.ray is None else "ray"
+        if backend == "ray":  # the most tasks at once: --workers, or every CPU of the cluster
+            import ray
 
-        with tqdm(total=config.total_games, unit="game", desc="games") as bar:
-            results = run_tournament(config, workers=workers, progress=bar.update)
-    else:
-        results = run_tournament(config, workers=workers)
-    seconds = time.perf_counter() - start
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            workers = min(args.workers, cpus) if args.workers else cpus
+        else:
+            workers = args.workers or os.cpu_count() or 1
+        run_workers = args.workers if backend == "ray" else workers
+        start = time.perf_counter()
+        if args.progress:
+            from tqdm import tqdm
+
+            with tqdm(total=config.total_games, unit="game", desc="games") as bar:
+                results = run_tournament(config, workers=run_workers, progress=bar.update, backend=backend)
+        else:
+            results = run_tournament(config, workers=run_workers, backend=backend)
+        seconds = time.perf_counter() - start
+    finally:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
     summary = summarize(results, config.labels, config.players, duplicate=config.duplicate, seed=config.seed)
     summary.seconds = seconds
     summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0

@@ -11,6 +11,11 @@ the luck of the deal cancels when players are compared within a block. With
 player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
 names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
 order, so a run gives the same numbers whatever ``workers`` is.
+
+**Ray.** ``run_tournament(..., backend="ray")`` submits the same blocks as Ray tasks instead, to
+a local Ray or to a cluster (``ray_address``), and gives the same results as the local workers:
+the tasks receive the same plain data and play the same :func:`play_task`. Ray is imported only
+then (the ``rllib`` extra installs it).
 """
 
 from __future__ import annotations
@@ -268,22 +273,36 @@ def _play_chunk(config: TournamentConfig, tasks: list[GameTask]) -> list[GameRes
     return [play_task(config, t) for t in tasks]
 
 
+BACKENDS = ("processes", "ray")
+RAY_MISSING = "the ray backend needs Ray, which is not installed: pip install -e '.[rllib]'"
+
+
 def run_tournament(
     config: TournamentConfig,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: str = "processes",
+    ray_address: str | None = None,
 ) -> list[GameResult]:
     """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish.
 
-    ``workers`` defaults to every core; 1 plays in this process. Results come back in schedule
-    order whatever the number of workers.
+    ``backend="processes"``: ``workers`` defaults to every core; 1 plays in this process.
+    ``backend="ray"``: every block is a Ray task (:func:`run_on_ray`); ``workers``, if given,
+    caps the tasks running at once, and ``ray_address`` names the cluster when Ray is not
+    initialized yet. Results come back in schedule order, the same whatever the backend and the
+    number of workers.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if backend == "ray":
+        return run_on_ray(config, workers, progress, ray_address)
+    if ray_address is not None:
+        raise ValueError("ray_address is for backend='ray'")
     tasks = schedule(config)
     workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    per_chunk = config.num_players  # one block per task in duplicate mode
-    chunks = [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
+    chunks = _chunks(config, tasks)
     results: list[GameResult] = []
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
@@ -308,6 +327,114 @@ def run_tournament(
             except BaseException:  # Ctrl-C or a failed game: play no more, do not wait for the rest
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
+    results.sort(key=lambda r: r.index)
+    return results
+
+
+def _chunks(config: TournamentConfig, tasks: list[GameTask]) -> list[list[GameTask]]:
+    per_chunk = config.num_players  # one block per task in duplicate mode
+    return [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
+
+
+# --- Ray: blocks as Ray tasks, on this machine or a cluster ---------------------------------------
+
+_RUN: list[str] = [""]  # in a Ray worker: the run whose agents _AGENTS holds
+
+
+def _play_chunk_of_run(run: str, config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
+    """A Ray task: one block. Ray reuses its worker processes from run to run, so the agents built
+    for an earlier run (a model file since rewritten, say) are dropped when a new run starts."""
+    if _RUN[0] != run:
+        _AGENTS.clear()
+        _RUN[0] = run
+    return _play_chunk(config, tasks)
+
+
+def ray_address_problem(address: str | None, timeout: float = 5.0) -> str | None:
+    """Why ``address`` is no Ray cluster to join (a sentence), or None if it may be one.
+
+    ``HOST:PORT`` (or ``ray://HOST:PORT``) must accept a connection within ``timeout`` seconds:
+    Ray itself keeps retrying an unreachable address for minutes. ``auto`` (and ``local``, a new
+    Ray on this machine) are left to Ray, which says at once when no cluster runs on this node.
+    """
+    import socket
+
+    if address is None or address in ("auto", "local"):
+        return None
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"expected auto, local, HOST:PORT or ray://HOST:PORT, got {address!r}"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            return None
+    except OSError as err:
+        return f"nothing answers at {address!r} ({err.strerror or err}); is the cluster started (ray start)?"
+
+
+def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Connect to the Ray cluster at ``address`` (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``), or
+    start a local Ray (``None`` or ``local``; ``num_cpus`` for it); True if this call started it.
+
+    Nothing happens when Ray is already initialized. Raises ImportError (naming the ``rllib``
+    extra) without Ray, and Ray's own errors when the cluster cannot be joined.
+    """
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(RAY_MISSING) from None
+    if ray.is_initialized():
+        return False
+    if address in (None, "local"):
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    else:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    return True
+
+
+def run_on_ray(
+    config: TournamentConfig,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    ray_address: str | None = None,
+) -> list[GameResult]:
+    """Play every block as a Ray task (one CPU each); results in schedule order.
+
+    Uses the running Ray if there is one, else joins ``ray_address`` or starts a local Ray
+    (and shuts down what it started). ``workers`` caps the tasks in flight (default: all
+    submitted at once, Ray runs as many as the cluster has CPUs). Every node must be able to
+    import ``shanghai_env`` and open the players (the same paths for saved models).
+    """
+    import uuid
+
+    started = start_ray(ray_address)
+    import ray
+
+    try:
+        remote = ray.remote(num_cpus=1)(_play_chunk_of_run)
+        run = uuid.uuid4().hex
+        config_ref = ray.put(config)
+        chunks = _chunks(config, schedule(config))
+        limit = workers or len(chunks)
+        waiting = list(reversed(chunks))
+        pending: list[Any] = []
+        results: list[GameResult] = []
+        try:
+            while waiting or pending:
+                while waiting and len(pending) < limit:
+                    pending.append(remote.remote(run, config_ref, waiting.pop()))
+                done, pending = ray.wait(pending, num_returns=1)
+                for chunk_results in ray.get(done):
+                    results.extend(chunk_results)
+                    if progress:
+                        progress(len(chunk_results))
+        except BaseException:  # Ctrl-C or a failed game: play no more
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+    finally:
+        if started:
+            ray.shutdown()
     results.sort(key=lambda r: r.index)
     return results
 

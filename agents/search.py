@@ -1,24 +1,33 @@
-"""``search``: determinised Monte-Carlo search, with bot rollouts to the end of the deal.
+"""``search``: determinised Monte-Carlo search, with planner rollouts to the end of the deal.
 
-At a decision that matters the searcher lists a few candidate moves, samples complete worlds
+At a decision that matters the searcher lists its candidate moves, samples complete worlds
 consistent with what it knows (:mod:`shanghai_env.worlds`), plays every candidate in every world
-to the end of the deal with fast bots in all seats (the *rollout policy*, ``planner`` or
-``greedy``), and keeps the candidate with the best mean result. Lower scores are better: a
-rollout's value is the searcher's deal score minus the mean of the others' (``relative``), or its
-own deal score alone (``own``).
+to the end of the deal with a bot in every seat (the *rollout policy*: ``planner``, the bot the
+opponents are, or the faster ``greedy``), and compares the candidates by their mean result. Lower
+scores are better: a rollout's value is the searcher's deal score minus the mean of the others'
+(``relative``, what a game against them is decided by), or its own deal score (``own``).
 
-- **Prior.** An internal planner is asked first on every decision; its move is the fallback and
-  one of the candidates. A forced move, a move the planner gets obviously right (laying off,
-  placing the next card while going down, passing on or not taking an upcard that brings the
-  hand no closer to its contract) costs no search.
-- **Candidates.** Take or draw; buy or pass; the planner's discard and its next best ones (by
-  the planner's own scores); going down now (the planner's whole arrangement, laid card by card,
-  and its discard) against the best discards that keep the hand.
+- **Prior.** An internal planner is asked first on every decision; its move is kept unless a
+  search shows another one is better. A forced move, or one the planner gets obviously right
+  (passing on or not taking an upcard that brings the hand no closer to its contract, a joker
+  taken, laying off, placing the next card while going down) costs no search.
+- **Decisions searched** (``decisions``): by default taking or drawing the upcard (``draw``)
+  and buying it or passing (``buy``). Also available: which card to discard before going down
+  (``discard``: the planner's choice against its next best by its own scores), once down
+  (``down_discard``), and going down now against keeping the hand (``go_down``). Measured
+  against a large independent sample of worlds, the searcher's changes to buys and draws were
+  worth several points each, its changes to discards nothing, and searching going down lost
+  (docs/bots.md, "search").
 - **Common random numbers.** Every candidate is played in the same worlds with the same rollout
-  seeds, so the comparison measures the move and not the luck of the world.
-- **Sequential sampling.** Worlds come in rounds; after each round a candidate whose mean is
-  clearly worse than the best (by ``prune_se`` standard errors of the paired differences) is
-  dropped, and the search stops once one candidate is left.
+  seeds, and each player's k-th stock draw of a rollout is the card at a fixed quantile of the
+  sorted stock (:func:`_apply`), so a candidate that shifts who draws when does not reshuffle
+  everybody's later cards.
+- **A race, and a cautious switch.** Worlds come in rounds of ``round_worlds``; after each
+  round an alternative that does not look better than the planner's move leaves the race. At
+  the end (``worlds`` worlds at most) the best remaining alternative replaces the planner's move
+  only if it beats it by ``switch_se`` standard errors of the paired differences. Rollouts are
+  noisy (the paired difference of two candidates in one world has a standard deviation of
+  30-80 points), so an eager switch mostly follows noise.
 - **Deterministic.** All sampling comes from a generator seeded by :meth:`SearchBot.reset`; the
   decision depends only on the view, the rules and that seed (never on time or hidden cards).
 """
@@ -57,9 +66,7 @@ from shanghai_env.worlds import WorldSampler
 ROLLOUT_POLICIES: dict[str, type[HeuristicBot]] = {"planner": PlannerBot, "greedy": GreedyBot}
 OBJECTIVES = ("relative", "own")
 DECISIONS = frozenset({"draw", "buy", "discard", "go_down", "down_discard"})
-# Going down at once (the planner's way) was kept: searching it lost 6.6 +- 4.7 points a game
-# (40 paired games, 32 worlds), the sampled opponents being slower than real ones (see docs/bots.md).
-DEFAULT_DECISIONS = DECISIONS - {"go_down"}
+DEFAULT_DECISIONS = frozenset({"draw", "buy"})  # where search found gains (see the docstring)
 
 DRAWS_PER_PLAYER = 128  # coupled stock draws prepared per player and world (then they repeat)
 
@@ -70,13 +77,13 @@ Candidate = tuple[Move, ...]  # the searcher's moves from the root (several when
 class SearchParams:
     """The searcher's budget and choices (see the module docstring)."""
 
-    worlds: int = 8  # most worlds per searched decision
+    worlds: int = 32  # most worlds per searched decision (the budget)
     rollout_policy: str = "planner"  # the bot playing every seat in rollouts
     objective: str = "relative"  # "relative": own deal score minus the others' mean; "own"
     discards: int = 3  # discard candidates: the planner's choice and its next best
-    round_worlds: int = 4  # worlds per round of the race (see SearchBot._search)
+    round_worlds: int = 8  # worlds per round of the race (see SearchBot._search)
     keep_se: float = 0.0  # an alternative stays in the race while it beats the planner's move by this
-    switch_se: float = 2.0  # ... and replaces it at the end if it beats it by this many standard errors
+    switch_se: float = 1.0  # ... and replaces it at the end if it beats it by this many standard errors
     margin: float = 0.0  # ... and by this many points
     decisions: frozenset[str] = field(default=DEFAULT_DECISIONS)  # which decisions are searched
     rollout_cap: int = 1500  # moves a rollout may play before the deal is scored as it stands

@@ -14,7 +14,7 @@ from shanghai_env.agents.base import Agent, decision_for
 from shanghai_env.agents.bots.handtools import fits_table
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.registry import BOTS, make_agent
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, SearchBot, SearchParams, _apply
+from shanghai_env.agents.search import DECISIONS, DRAWS_PER_PLAYER, SearchBot, SearchParams, _apply
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, MoveKind
 from shanghai_env.worlds import sample_world
@@ -24,6 +24,7 @@ def small(seed: int | None = None, **options: object) -> SearchBot:
     """A searcher with a test-sized budget."""
     options.setdefault("worlds", 2)
     options.setdefault("round_worlds", 2)
+    options.setdefault("decisions", DECISIONS)  # every kind, so that every path is exercised
     return SearchBot(seed=seed, **options)  # type: ignore[arg-type]
 
 

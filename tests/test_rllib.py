@@ -218,6 +218,8 @@ def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> N
         assert meta["iterations"] == 2 and meta["env_steps_sampled"] >= 400
         for name in ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "run.json"):
             assert (out / name).is_file(), name
+        assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")  # the learning curve, from eval.csv
+        assert [row.split(",")[0] for row in (out / "eval.csv").read_text().splitlines()[1:]] == ["0", "2"]
         for it in (1, 2):
             assert (out / "checkpoints" / f"iter_{it:06d}").is_dir()
             assert (out / "checkpoints" / f"iter_{it:06d}.zip").is_file()

@@ -19,18 +19,18 @@ the throughput measurements are in docs/rllib.md.
   Each opponent seat draws one of ``opponents`` per episode.
 - **Action masking**: RLlib's ``ActionMaskingTorchRLModule`` (illegal logits pushed to the
   float minimum before sampling and in the loss).
-- **Evaluation** every ``eval_every`` iterations: the learner is exported as a MaskablePPO
-  ``.zip`` (same network, same weights: see :func:`export_policy`) and plays duplicate deals
-  against each ``eval_opponents`` bot through
-  :func:`shanghai_env.agents.arena.tournament.run_tournament`, the code
-  evaluate.py runs; the mean deal score with its 95% interval and the win rate go to
-  ``eval.csv`` and the terminal.
+- **Evaluation** before training (iteration 0) and every ``eval_every`` iterations: the learner
+  is exported as a MaskablePPO ``.zip`` (same network, same weights: see :func:`export_policy`)
+  and plays duplicate deals against each ``eval_opponents`` bot through
+  :func:`shanghai_env.agents.arena.tournament.run_tournament`, the code evaluate.py runs; the
+  mean deal score with its 95% interval and the win rate go to
+  ``eval.csv`` and the terminal, and :func:`plot_curve` draws ``eval.csv`` as ``curve.png``.
 - **Outputs** in ``out``: ``policy.zip`` (the final learner; ``python evaluate.py --players
   runs/rllib/policy.zip,greedy,greedy,greedy --contracts 1``), ``best_policy.zip`` (best
   evaluation against the first bot), ``checkpoints/iter_NNNNNN/`` (RLlib's checkpoint, for
   ``Algorithm.from_checkpoint``) with ``iter_NNNNNN.zip`` beside it (that checkpoint's learner as
-  a player), ``progress.csv`` (per iteration: steps, throughput, returns), ``eval.csv`` and
-  ``run.json`` (the configuration and the results). Every ``.zip`` has a ``.json`` beside it
+  a player), ``progress.csv`` (per iteration: steps, throughput, returns), ``eval.csv``,
+  ``curve.png`` and ``run.json`` (the configuration and the results). Every ``.zip`` has a ``.json`` beside it
   naming its table, so evaluate.py checks it against the tournament's table.
 """
 
@@ -41,7 +41,6 @@ import csv
 import functools
 import json
 import os
-import socket
 import sys
 import time
 import zlib
@@ -49,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
+from shanghai_env.agents.arena.tournament import ray_address_problem as address_problem
 from shanghai_env.agents.registry import check_spec, contracts_arg
 from shanghai_env.rules import Rules
 
@@ -321,6 +321,42 @@ def evaluate(config: RLlibConfig, path: str) -> dict[str, float]:
     return row
 
 
+def plot_curve(csv_path: str, png_path: str, title: str = "") -> str:
+    """The learning curve from ``eval.csv``: the learner's mean deal score against each evaluation
+    bot (95% interval shaded) over env steps, with the bots' own mean in those games dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(csv_path, encoding="utf-8") as f:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    if not rows:
+        raise ValueError(f"{csv_path} has no evaluations")
+    bots = [k.split("/")[0] for k in rows[0] if k.endswith("/mean_deal_score")]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    x = [r["env_steps"] for r in rows]
+    for bot in bots:
+        (line,) = ax.plot(
+            x, [r[f"{bot}/mean_deal_score"] for r in rows], marker="o", label=f"learner vs {bot}"
+        )
+        color = line.get_color()
+        low, high = [r[f"{bot}/ci_low"] for r in rows], [r[f"{bot}/ci_high"] for r in rows]
+        ax.fill_between(x, low, high, alpha=0.2, color=color)
+        own = sum(r[f"{bot}/opponent_mean_deal_score"] for r in rows) / len(rows)
+        ax.axhline(own, ls="--", lw=1, color=color, label=f"the {bot} bots' own mean in those games")
+    ax.set_xlabel("env steps sampled (decisions of the seats RLlib plays)")
+    ax.set_ylabel("mean deal score, 95% interval (lower is better)")
+    ax.set_title(title or "RLlib PPO: the learner in duplicate games against the bots", fontsize=10)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return png_path
+
+
 # --- the training loop ---------------------------------------------------------------------------
 
 
@@ -377,26 +413,6 @@ def start_ray(config: RLlibConfig) -> bool:
     return True
 
 
-def address_problem(address: str | None, timeout: float = 5.0) -> str | None:
-    """Why ``address`` is no Ray cluster to join (a sentence), or None if it may be one.
-
-    ``HOST:PORT`` (or ``ray://HOST:PORT``) must accept a connection within ``timeout`` seconds:
-    Ray itself keeps retrying an unreachable address for minutes. ``auto`` is left to Ray, which
-    says at once when no cluster runs on this node.
-    """
-    if address is None or address in ("auto", "local"):
-        return None
-    hostport = address.split("://", 1)[1] if "://" in address else address
-    host, sep, port = hostport.rstrip("/").rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return f"expected auto, HOST:PORT or ray://HOST:PORT, got {address!r}"
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            return None
-    except OSError as err:
-        return f"nothing answers at {address!r} ({err.strerror or err}); is the cluster started (ray start)?"
-
-
 def train(config: RLlibConfig) -> dict[str, Any]:
     """Train for ``config.iterations`` iterations, write the outputs (module docstring), return run.json."""
     import ray
@@ -418,6 +434,30 @@ def train(config: RLlibConfig) -> dict[str, Any]:
         snapshot_slot = 0
         start = time.perf_counter()
         sampled = 0.0
+
+        def evaluate_now(it: int) -> None:
+            nonlocal best
+            path = export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
+            ev = {"iteration": it, "env_steps": sampled, **evaluate(config, path)}
+            evals.append(ev)
+            _append_csv(os.path.join(out, "eval.csv"), ev)
+            plot_curve(os.path.join(out, "eval.csv"), os.path.join(out, "curve.png"))
+            first = config.eval_opponents[0]
+            score = ev[f"{first}/mean_deal_score"]
+            say(
+                f"eval {it}: "
+                + ", ".join(
+                    f"vs {b} {ev[f'{b}/mean_deal_score']:.1f} "
+                    f"[{ev[f'{b}/ci_low']:.1f}, {ev[f'{b}/ci_high']:.1f}] a deal"
+                    for b in config.eval_opponents
+                )
+            )
+            if not best or score < best[f"{first}/mean_deal_score"]:
+                best = ev
+                export_policy(config, learner_state(algo), os.path.join(out, "best_policy.zip"))
+
+        if config.eval_games and config.eval_every:
+            evaluate_now(0)  # the untrained policy: where the curve starts
         for it in range(1, config.iterations + 1):
             t0 = time.perf_counter()
             result = algo.train()
@@ -456,21 +496,7 @@ def train(config: RLlibConfig) -> dict[str, Any]:
                 algo.save_to_path(ckpt)
                 export_policy(config, learner_state(algo), ckpt + ".zip")
             if config.eval_games and ((config.eval_every and it % config.eval_every == 0) or last):
-                path = export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
-                ev = {"iteration": it, "env_steps": sampled, **evaluate(config, path)}
-                evals.append(ev)
-                _append_csv(os.path.join(out, "eval.csv"), ev)
-                first = config.eval_opponents[0]
-                score = ev[f"{first}/mean_deal_score"]
-                say(
-                    f"eval {it}: "
-                    + ", ".join(
-                        f"vs {b} {ev[f'{b}/mean_deal_score']:.1f} a deal" for b in config.eval_opponents
-                    )
-                )
-                if not best or score < best[f"{first}/mean_deal_score"]:
-                    best = ev
-                    export_policy(config, learner_state(algo), os.path.join(out, "best_policy.zip"))
+                evaluate_now(it)
         total = time.perf_counter() - start
         export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
         meta = {

@@ -205,17 +205,17 @@ class SearchBot:
             if "down_discard" not in wanted or prior.kind != MoveKind.DISCARD:
                 return "down_discard", [(prior,)]
             return "down_discard", self._discard_candidates(prior, self._down_discard_order(view), k)
-        order = self._discard_order(view)
         if prior.kind == MoveKind.MELD:
             if "go_down" not in wanted:
                 return "go_down", [(prior,)]
             going_down = (prior, *self.prior._plan)
             if self.prior._planned_discard >= 0:
                 going_down = (*going_down, DISCARDS[self.prior._planned_discard])
-            return "go_down", [going_down] + [(DISCARDS[c],) for c in order[: max(1, k - 1)]]
+            keep = [(DISCARDS[c],) for c in self._discard_order(view)[: max(1, k - 1)]]
+            return "go_down", [going_down, *keep]
         if "discard" not in wanted:
             return "discard", [(prior,)]
-        return "discard", self._discard_candidates(prior, order, k)
+        return "discard", self._discard_candidates(prior, self._discard_order(view), k)
 
     @staticmethod
     def _discard_candidates(prior: Move, order: list[int], k: int) -> list[Candidate]:

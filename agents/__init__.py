@@ -2,8 +2,10 @@
 
 Three concerns, one folder each, above the environments they use:
 
-- :mod:`shanghai_env.agents.bots`: the heuristic and search players (``random``, ``greedy``,
-  ``planner``, ``search``) and the hand arithmetic they share;
+- :mod:`shanghai_env.agents.bots`: the heuristic players (``random``, ``greedy``, ``planner``)
+  and the hand arithmetic they share; the search player :mod:`~shanghai_env.agents.search`
+  (``search``) sits beside them, since it plays the bots in its rollouts over the engine's
+  sampled worlds;
 - :mod:`shanghai_env.agents.learned`: trained players and their training (features, behaviour
   cloning, MaskablePPO, the RLlib trainer, ``shanghai-train``);
 - :mod:`shanghai_env.agents.arena`: playing players against each other (the game runner, the

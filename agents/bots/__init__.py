@@ -1,1 +1,1 @@
-"""The built-in players: ``random``, ``greedy``, ``planner`` and ``search`` (docs/bots.md)."""
+"""The heuristic players ``random``, ``greedy`` and ``planner`` (docs/bots.md)."""

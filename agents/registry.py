@@ -7,8 +7,9 @@
   ``shanghai_env.agents.search:search_w16``;
 - the name of a model shipped with the package (``ppo_contract1``: :func:`shipped_models`),
   which works from a wheel install as from a clone;
-- a path to a saved MaskablePPO model (``.zip``):
-  :class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision;
+- a path to a saved model (``.zip``): a MaskablePPO policy
+  (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
+  a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`);
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``).
 
@@ -90,9 +91,14 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
     else:
-        from shanghai_env.agents.learned.model import ModelAgent
+        from shanghai_env.agents.learned.scorer import is_scorer_file, load_scorer
 
-        agent = ModelAgent(s)
+        if is_scorer_file(s):
+            agent = load_scorer(s)
+        else:
+            from shanghai_env.agents.learned.model import ModelAgent
+
+            agent = ModelAgent(s)
     agent.reset(seed)
     return agent
 
@@ -126,6 +132,11 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
         return s
     if ":" in s and not os.path.isfile(s):
         _from_factory(s)
+        return s
+    from shanghai_env.agents.learned.scorer import ScorerNet, is_scorer_file
+
+    if is_scorer_file(s):
+        ScorerNet.load(s)  # a scorer reads the player's view: it plays at any table
         return s
     from shanghai_env.agents.learned.model import check_model, saved_table
 

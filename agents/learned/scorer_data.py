@@ -1,0 +1,224 @@
+"""Training data for the scorer: real games, with each upcard decision valued by rollouts.
+
+A game is played with the *behaviour* player (the planner, or the current scorer) in one or two
+seats and bots in the others. At every decision of a behaviour seat:
+
+- **take or draw, buy or pass** (when the upcard could matter, the decisions the scorer is
+  asked): both candidates are played on from the true state ``rollouts`` times to the end of the
+  deal, each time with the same rollout seeds and the same coupled stock draws for both
+  (common random numbers, as in :mod:`shanghai_env.agents.search`), the behaviour seats by the
+  planner and every other seat by its own bot. The label is the mean difference of the seat's
+  *relative* deal score (its score minus the mean of the others'; lower is better) between
+  taking and not taking. Rolling out from the true state rather than from sampled worlds gives,
+  averaged over the data, the value of the move under the real distribution of the hidden cards,
+  which is what a network that sees only the player's information can learn;
+- **a discard**: the candidates and the planner's choice (cloning labels, no rollouts).
+
+Everything is seeded: the same seed gives the same data.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shanghai_env.actions import ActionTable, action_table
+from shanghai_env.agents.base import Decision, decision_for
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.handtools import HeuristicBot
+from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, ScorerBot, ScorerNet
+from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, _rollout_view
+from shanghai_env.cards import JOKER
+from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game, Phase
+from shanghai_env.moves import BUY, MoveKind
+from shanghai_env.rules import Rules
+
+OPPONENTS: dict[str, type[HeuristicBot]] = {"greedy": GreedyBot, "planner": PlannerBot}
+
+
+@dataclass
+class Batch:
+    """Labelled decisions: upcard pairs with rollout advantages, discards with planner labels."""
+
+    pair_x: list[np.ndarray] = field(default_factory=list)  # (2, INPUT_SIZE): [take/buy, draw/pass]
+    pair_a: list[float] = field(default_factory=list)  # mean relative-score difference, take - pass
+    pair_se: list[float] = field(default_factory=list)  # its standard error
+    disc_x: list[np.ndarray] = field(default_factory=list)  # (k, INPUT_SIZE) per decision
+    disc_y: list[int] = field(default_factory=list)  # the planner's choice among the k
+    games: int = 0
+    moves: int = 0
+    rollouts: int = 0
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Flat arrays for ``np.savez`` (discards as one matrix with group offsets)."""
+        sizes = np.array([len(x) for x in self.disc_x], dtype=np.int64)
+        return {
+            "pair_x": np.array(self.pair_x, dtype=np.float32).reshape(-1, 2, INPUT_SIZE),
+            "pair_a": np.array(self.pair_a, dtype=np.float32),
+            "pair_se": np.array(self.pair_se, dtype=np.float32),
+            "disc_x": (np.concatenate(self.disc_x) if self.disc_x else np.zeros((0, INPUT_SIZE))).astype(np.float16),
+            "disc_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            "disc_y": np.array(self.disc_y, dtype=np.int64),
+            "stats": np.array([self.games, self.moves, self.rollouts], dtype=np.int64),
+        }
+
+
+def generate(
+    seed: int,
+    net: ScorerNet | None = None,
+    *,
+    games: int | None = None,
+    seconds: float | None = None,
+    rollouts: int = 6,
+    num_players: int = 4,
+    contracts: Sequence[int] = tuple(range(1, 11)),
+    label_upcards: bool = True,
+    discard_keep: float = 1.0,
+) -> Batch:
+    """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed; label them.
+
+    The behaviour player is ``ScorerBot(net)`` (the planner when ``net`` is None). Each game seats
+    it once or twice, and its opponents are all greedy or all planner bots, drawn per game.
+    ``discard_keep`` is the fraction of discard decisions kept (cheap labels, many of them).
+    """
+    if games is None and seconds is None:
+        raise ValueError("give games or seconds")
+    rng = np.random.default_rng(seed)
+    rules = Rules(num_players=num_players, contracts=tuple(contracts))
+    table = action_table(rules)
+    out = Batch()
+    start = time.monotonic()
+    while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
+        _one_game(rng, net, rules, table, rollouts, label_upcards, discard_keep, out)
+        out.games += 1
+    return out
+
+
+def _one_game(
+    rng: np.random.Generator,
+    net: ScorerNet | None,
+    rules: Rules,
+    table: ActionTable,
+    rollouts: int,
+    label_upcards: bool,
+    discard_keep: float,
+    out: Batch,
+) -> None:
+    n = rules.num_players
+    learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
+    opponent = str(rng.choice(sorted(OPPONENTS)))
+    agents: list[HeuristicBot] = [
+        ScorerBot(net) if s in learners else OPPONENTS[opponent]() for s in range(n)
+    ]
+    for agent in agents:
+        agent.reset(int(rng.integers(1 << 62)))
+    # the continuation policy of rollouts: the planner for the behaviour seats, the bots for theirs
+    rollout_bots: list[HeuristicBot] = [
+        PlannerBot() if s in learners else OPPONENTS[opponent]() for s in range(n)
+    ]
+    game = Game(rules)
+    game.reset(int(rng.integers(1 << 62)))
+    moves_in_deal, deal = 0, 0
+    while not game.game_over:
+        p = game.to_act
+        decision = decision_for(game, p, table)
+        agent = agents[p]
+        if p in learners:
+            _label(game, decision, agent, rollout_bots, rng, rollouts, label_upcards, discard_keep, out)
+        action = agent.act(decision)
+        game.apply(table.decode(action))
+        out.moves += 1
+        if len(game.deal_results) != deal:
+            deal, moves_in_deal = len(game.deal_results), 0
+        else:
+            moves_in_deal += 1
+            if moves_in_deal >= DEFAULT_MAX_MOVES_PER_DEAL:
+                game.abandon_deal()
+
+
+def _label(
+    game: Game,
+    decision: Decision,
+    agent: HeuristicBot,
+    rollout_bots: list[HeuristicBot],
+    rng: np.random.Generator,
+    rollouts: int,
+    label_upcards: bool,
+    discard_keep: float,
+    out: Batch,
+) -> None:
+    assert isinstance(agent, ScorerBot)
+    view = decision.view
+    me = view.player
+    agent.rules = decision.rules
+    if view.phase == Phase.DRAW:
+        if not label_upcards or view.upcard == JOKER or not agent.upcard_matters(view, buying=False):
+            return
+    elif view.phase == Phase.BUY:
+        if not label_upcards or view.upcard < 0 or view.down[me]:
+            return
+        if PlannerBot.buy(agent, view) != BUY and not agent.upcard_matters(view, buying=True):
+            return
+    elif view.phase == Phase.PLAY:
+        if view.went_down_this_turn or not any(m.kind == MoveKind.DISCARD for m in view.legal_moves):
+            return
+        if not view.down[me] and any(m.kind == MoveKind.MELD for m in view.legal_moves):
+            return  # going down now: the arrangement's discard is the planner's
+        if view.down[me] and any(m.kind in (MoveKind.LAYOFF, MoveKind.SWAP) for m in view.legal_moves):
+            return  # layoffs first
+        if rng.random() >= discard_keep:
+            return
+        cands = agent.candidates(view)
+        out.disc_x.append(cands.features)
+        out.disc_y.append(int(np.argmin(cands.features[:, -1])))  # the planner's own score
+        return
+    else:
+        return
+    cands = agent.candidates(view)
+    assert cands.kind in (DRAW_Q, BUY_Q)
+    diffs = _advantage(game, me, cands.moves, rollout_bots, rng, rollouts, decision.table, decision.rules)
+    out.rollouts += 2 * rollouts
+    out.pair_x.append(cands.features)
+    arr = np.array(diffs)
+    out.pair_a.append(float(arr.mean()))
+    out.pair_se.append(float(arr.std(ddof=1) / np.sqrt(len(arr))) if len(arr) > 1 else float("nan"))
+
+
+def _advantage(game, me, moves, bots, rng, rollouts, table, rules) -> list[float]:  # type: ignore[no-untyped-def]
+    """Per rollout: relative deal score after moves[0] minus after moves[1] (coupled)."""
+    n = game.num_players
+    deal = len(game.deal_results)
+    diffs = []
+    for _ in range(rollouts):
+        seeds = [int(s) for s in rng.integers(1 << 62, size=n)]
+        draws = rng.random((n, DRAWS_PER_PLAYER))
+        values = []
+        for move in moves:
+            g = game.clone()
+            counters = [0] * n
+            _apply(g, move, draws, counters)
+            scores = _rollout(g, bots, seeds, draws, counters, deal, table, rules)
+            values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
+        diffs.append(values[0] - values[1])
+    return diffs
+
+
+def _rollout(game, bots, seeds, draws, counters, deal, table, rules, cap: int = 1500):  # type: ignore[no-untyped-def]
+    """Play the deal to its end with ``bots[seat]`` in each seat; its deal scores."""
+    for bot, s in zip(bots, seeds):
+        bot.reset(s)
+        bot.rules = rules
+    results = game.deal_results
+    moves = 0
+    while len(results) == deal:
+        p = game.to_act
+        view = _rollout_view(game, p)
+        _apply(game, table.decode(bots[p].act(Decision(view, table, rules))), draws, counters)
+        moves += 1
+        if moves >= cap and len(results) == deal:
+            game.abandon_deal()
+    return results[deal].scores

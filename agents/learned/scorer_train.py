@@ -1,0 +1,294 @@
+"""Training the scorer (:mod:`shanghai_env.agents.learned.scorer`): generate, fit, repeat.
+
+Expert iteration without search at play time:
+
+1. ``gen``: the behaviour player (the planner at first, then the latest scorer) plays games;
+   every upcard decision it meets is valued by coupled rollouts from the true state, every
+   discard is labelled with the planner's choice (:mod:`shanghai_env.agents.learned.scorer_data`).
+   Workers run in parallel processes, each from its own seed, for a number of seconds or games;
+   the shard is written once, as one ``.npz``, so a run cut off loses only the shard in progress.
+2. ``fit``: a network is fitted to every shard given: for upcard pairs, the difference of the
+   two costs to the rollout advantage (Huber loss, in points); for discards, cross-entropy of
+   the costs' softmin to the planner's choice. Fitting is seeded and takes seconds.
+3. Play the new scorer, generate again from its games, refit on everything.
+
+``python -m shanghai_env.agents.learned.scorer_train gen --help`` and ``fit --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.cli import run as run_cli
+
+
+def _gen_worker(args: tuple[int, str | None, float | None, int | None, int, float, bool]) -> dict[str, np.ndarray]:
+    from shanghai_env.agents.learned.scorer_data import generate
+
+    seed, model, seconds, games, rollouts, discard_keep, label_upcards = args
+    net = ScorerNet.load(model) if model else None
+    return generate(
+        seed,
+        net,
+        seconds=seconds,
+        games=games,
+        rollouts=rollouts,
+        discard_keep=discard_keep,
+        label_upcards=label_upcards,
+    ).arrays()
+
+
+def gen(
+    out: str | Path,
+    seed: int,
+    workers: int,
+    model: str | None = None,
+    seconds: float | None = None,
+    games: int | None = None,
+    rollouts: int = 6,
+    discard_keep: float = 1.0,
+    label_upcards: bool = True,
+) -> Path:
+    """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path."""
+    jobs = [(seed * 1000 + i, model, seconds, games, rollouts, discard_keep, label_upcards) for i in range(workers)]
+    t0 = time.monotonic()
+    if workers == 1:
+        parts = [_gen_worker(jobs[0])]
+    else:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            parts = pool.map(_gen_worker, jobs)
+    merged = merge(parts)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "seed": seed,
+        "workers": workers,
+        "model": model,
+        "seconds": seconds,
+        "games": games,
+        "rollouts": rollouts,
+        "discard_keep": discard_keep,
+        "wall_s": round(time.monotonic() - t0, 1),
+    }
+    np.savez_compressed(path, meta=np.array(json.dumps(meta)), **merged)
+    stats = merged["stats"]
+    print(
+        f"{path}: {stats[0]} games, {len(merged['pair_a'])} upcard decisions ({stats[2]} rollouts), "
+        f"{len(merged['disc_y'])} discards, {meta['wall_s']} s"
+    )
+    return path
+
+
+def merge(parts: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One set of arrays from several (discard offsets re-based)."""
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for p in parts:
+        offsets.append(p["disc_offsets"][1:] + base)
+        base += int(p["disc_offsets"][-1])
+    return {
+        "pair_x": np.concatenate([p["pair_x"] for p in parts]).astype(np.float16),
+        "pair_a": np.concatenate([p["pair_a"] for p in parts]),
+        "pair_se": np.concatenate([p["pair_se"] for p in parts]),
+        "disc_x": np.concatenate([p["disc_x"] for p in parts]).astype(np.float16),
+        "disc_offsets": np.concatenate(offsets),
+        "disc_y": np.concatenate([p["disc_y"] for p in parts]),
+        "stats": np.sum([p["stats"] for p in parts], axis=0),
+    }
+
+
+def load_shards(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
+    """Every shard's arrays, merged."""
+    parts = []
+    for path in paths:
+        with np.load(path) as z:
+            parts.append({k: z[k] for k in z.files if k != "meta"})
+    return merge(parts)
+
+
+def fit(
+    shards: Sequence[str | Path],
+    out: str | Path,
+    hidden: Sequence[int] = (128, 128),
+    epochs: int = 30,
+    lr: float = 1e-3,
+    seed: int = 0,
+    huber: float = 30.0,
+    discard_weight: float = 1.0,
+    holdout: float = 0.1,
+    log: Any = print,
+) -> dict[str, float]:
+    """Fit a scorer to the shards and save it to ``out``; held-out metrics."""
+    import torch
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    data = load_shards(shards)
+    px = torch.tensor(data["pair_x"].astype(np.float32))
+    pa = torch.tensor(data["pair_a"].astype(np.float32))
+    # discards, padded to the largest candidate set (padding masked out)
+    offs = data["disc_offsets"]
+    sizes = np.diff(offs)
+    k = int(sizes.max()) if len(sizes) else 1
+    dx = np.zeros((len(sizes), k, INPUT_SIZE), dtype=np.float32)
+    dm = np.zeros((len(sizes), k), dtype=bool)
+    flat = data["disc_x"].astype(np.float32)
+    for i, (a, b) in enumerate(zip(offs[:-1], offs[1:])):
+        dx[i, : b - a] = flat[a:b]
+        dm[i, : b - a] = True
+    dx_t, dm_t = torch.tensor(dx), torch.tensor(dm)
+    dy = torch.tensor(data["disc_y"])
+
+    def split(n: int) -> tuple[np.ndarray, np.ndarray]:
+        idx = rng.permutation(n)
+        cut = int(n * holdout)
+        return idx[cut:], idx[:cut]
+
+    ptr, pho = split(len(pa))
+    dtr, dho = split(len(dy))
+    layers: list[torch.nn.Module] = []
+    width = INPUT_SIZE
+    for h in hidden:
+        layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+        width = h
+    layers.append(torch.nn.Linear(width, 1))
+    model = torch.nn.Sequential(*layers)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    batch = 512
+    steps_per_epoch = max(1, max(len(ptr), len(dtr)) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
+    # costs are in tens of points: the rollout advantages are divided by 10
+    scale = 10.0
+    hub = torch.nn.HuberLoss(delta=huber / scale)
+
+    def pair_loss(ix: np.ndarray) -> torch.Tensor:
+        x = px[ix]
+        c = model(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+        return hub(c[:, 0] - c[:, 1], pa[ix] / scale)
+
+    def disc_logits(ix: np.ndarray) -> torch.Tensor:
+        c = model(dx_t[ix].reshape(-1, INPUT_SIZE)).reshape(len(ix), k)
+        return (-c).masked_fill(~dm_t[ix], -1e9)
+
+    def evaluate() -> dict[str, float]:
+        with torch.no_grad():
+            m: dict[str, float] = {}
+            if len(pho):
+                x = px[pho]
+                c = model(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+                pred = (c[:, 0] - c[:, 1]) * scale
+                truth = pa[pho]
+                m["pair_huber"] = float(hub(pred / scale, truth / scale))
+                # of held-out decisions: the share where the predicted sign agrees with the label's
+                m["pair_sign_agree"] = float(((pred < 0) == (truth < 0)).float().mean())
+                # the label value of the network's choices, against always passing / planner's
+                m["pair_gain"] = float(torch.where(pred < 0, truth, torch.zeros_like(truth)).mean())
+                m["pair_best_gain"] = float(torch.clamp(truth, max=0).mean())
+            if len(dho):
+                logits = disc_logits(dho)
+                m["discard_agree"] = float((logits.argmax(1) == dy[dho]).float().mean())
+            return m
+
+    for epoch in range(epochs):
+        pp = rng.permutation(ptr)
+        dp = rng.permutation(dtr)
+        for s in range(steps_per_epoch):
+            loss = torch.zeros(())
+            if len(pp):
+                ix = pp[(s * batch) % len(pp) :][:batch]
+                loss = loss + pair_loss(ix)
+            if len(dp):
+                ix = dp[(s * batch) % len(dp) :][:batch]
+                loss = loss + discard_weight * torch.nn.functional.cross_entropy(disc_logits(ix), dy[ix])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        if epoch == epochs - 1 or epoch % 10 == 0:
+            log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in evaluate().items()))
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    weights = [m.weight.detach().numpy().T.copy() * (scale if i == len(linears) - 1 else 1.0) for i, m in enumerate(linears)]
+    biases = [m.bias.detach().numpy().copy() * (scale if i == len(linears) - 1 else 1.0) for i, m in enumerate(linears)]
+    metrics = evaluate()
+    config = {
+        "shards": [str(s) for s in shards],
+        "hidden": list(hidden),
+        "epochs": epochs,
+        "lr": lr,
+        "seed": seed,
+        "huber": huber,
+        "discard_weight": discard_weight,
+        "pairs": int(len(pa)),
+        "discards": int(len(dy)),
+        "holdout_metrics": metrics,
+    }
+    ScorerNet(weights, biases, config).save(out)
+    log(f"saved {out}: {len(pa)} upcard decisions, {len(dy)} discards")
+    return metrics
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("gen", help="play games and label their decisions (one shard)")
+    g.add_argument("--out", required=True, help="the shard to write (.npz)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--workers", type=int, default=2)
+    g.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
+    g.add_argument("--seconds", type=float, default=None, help="each worker plays games until this time is up")
+    g.add_argument("--games", type=int, default=None, help="... or this many games each")
+    g.add_argument("--rollouts", type=int, default=6, help="coupled rollouts per candidate of an upcard decision")
+    g.add_argument("--discard-keep", type=float, default=1.0, help="fraction of discard decisions kept")
+    g.add_argument("--no-upcards", action="store_true", help="discards only (no rollouts)")
+    f = sub.add_parser("fit", help="fit a scorer to shards")
+    f.add_argument("shards", nargs="+")
+    f.add_argument("--out", required=True, help="the scorer to write (.zip)")
+    f.add_argument("--hidden", default="128,128")
+    f.add_argument("--epochs", type=int, default=30)
+    f.add_argument("--lr", type=float, default=1e-3)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--huber", type=float, default=30.0)
+    f.add_argument("--discard-weight", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    if args.command == "gen":
+        if args.seconds is None and args.games is None:
+            parser.error("give --seconds or --games")
+        if args.workers < 1 or args.rollouts < 1 or not 0.0 <= args.discard_keep <= 1.0:
+            parser.error("--workers and --rollouts are >= 1, --discard-keep is in [0, 1]")
+        if args.model is not None:
+            ScorerNet.load(args.model)
+        gen(
+            args.out,
+            args.seed,
+            args.workers,
+            args.model,
+            args.seconds,
+            args.games,
+            args.rollouts,
+            args.discard_keep,
+            not args.no_upcards,
+        )
+    else:
+        try:
+            hidden = tuple(int(h) for h in args.hidden.split(","))
+        except ValueError:
+            parser.error(f"--hidden is comma-separated layer widths, got {args.hidden!r}")
+        for s in args.shards:
+            if not Path(s).is_file():
+                parser.error(f"no shard at {s}")
+        fit(args.shards, args.out, hidden, args.epochs, args.lr, args.seed, args.huber, args.discard_weight)
+    return 0
+
+
+if __name__ == "__main__":
+    run_cli(main)

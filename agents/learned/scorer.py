@@ -80,12 +80,15 @@ class Candidates:
 class ScorerNet:
     """A multilayer perceptron (ReLU) from a candidate's features to its cost, in numpy."""
 
-    def __init__(self, weights: list[np.ndarray], biases: list[np.ndarray], config: dict[str, Any] | None = None):
+    def __init__(
+        self, weights: list[np.ndarray], biases: list[np.ndarray], config: dict[str, Any] | None = None
+    ):
         if len(weights) != len(biases) or not weights:
             raise ValueError("a ScorerNet needs as many bias vectors as weight matrices, at least one")
         if weights[0].shape[0] != INPUT_SIZE or weights[-1].shape[1] != 1:
             raise ValueError(
-                f"a ScorerNet maps {INPUT_SIZE} features to 1 cost; got {weights[0].shape[0]} -> {weights[-1].shape[1]}"
+                f"a ScorerNet maps {INPUT_SIZE} features to 1 cost; "
+                f"got {weights[0].shape[0]} -> {weights[-1].shape[1]}"
             )
         self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
@@ -107,7 +110,12 @@ class ScorerNet:
         arrays = {f"w{i}": w for i, w in enumerate(self.weights)}
         arrays.update({f"b{i}": b for i, b in enumerate(self.biases)})
         np.savez(buf, **arrays)  # type: ignore[arg-type]
-        meta = {"format": FORMAT, "layers": len(self.weights), "input_size": INPUT_SIZE, "config": self.config}
+        meta = {
+            "format": FORMAT,
+            "layers": len(self.weights),
+            "input_size": INPUT_SIZE,
+            "config": self.config,
+        }
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
             z.writestr("scorer.json", json.dumps(meta, indent=2, sort_keys=True))
             z.writestr("weights.npz", buf.getvalue())
@@ -118,17 +126,24 @@ class ScorerNet:
         try:
             with zipfile.ZipFile(path) as z:
                 meta = json.loads(z.read("scorer.json"))
+                if not isinstance(meta, dict):
+                    meta = {}
+                found, inputs = meta.get("format"), meta.get("input_size")
+                if found != FORMAT or inputs != INPUT_SIZE:
+                    raise ValueError(
+                        f"{path}: a scorer of format {found!r} with {inputs} inputs; "
+                        f"this version reads {FORMAT!r} with {INPUT_SIZE}"
+                    )
                 data = np.load(io.BytesIO(z.read("weights.npz")))
                 layers = int(meta["layers"])
                 weights = [data[f"w{i}"] for i in range(layers)]
                 biases = [data[f"b{i}"] for i in range(layers)]
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile, json.JSONDecodeError) as err:
+        except ValueError as err:
+            if "this version reads" in str(err):
+                raise
             raise ValueError(f"{path}: not a saved scorer ({err})") from None
-        if meta.get("format") != FORMAT or meta.get("input_size") != INPUT_SIZE:
-            raise ValueError(
-                f"{path}: a scorer of format {meta.get('format')!r} with {meta.get('input_size')} inputs; "
-                f"this version reads {FORMAT!r} with {INPUT_SIZE}"
-            )
+        except (OSError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
+            raise ValueError(f"{path}: not a saved scorer ({err})") from None
         return cls(weights, biases, meta.get("config", {}))
 
 
@@ -157,13 +172,13 @@ class ScorerBot(PlannerBot):
     # --- the decisions --------------------------------------------------------------------
 
     def draw(self, view: PlayerView) -> Move:
-        prior = GreedyBot.draw(self, view)  # the planner's draw
+        prior = GreedyBot.draw(self, view)  # type: ignore[arg-type]  # the planner's draw is greedy's
         if self.net is None or view.upcard == JOKER or not self.upcard_matters(view, buying=False):
             return prior
         return self._choose(self.candidates(view))
 
     def buy(self, view: PlayerView) -> Move:
-        prior = PlannerBot.buy(self, view)
+        prior = super().buy(view)
         if self.net is None or view.upcard < 0 or view.down[view.player]:
             return prior
         if prior == PASS and not self.upcard_matters(view, buying=True):
@@ -279,7 +294,7 @@ class ScorerBot(PlannerBot):
             float(np.clip((others - scores[me]) / 200.0, -2.0, 2.0)),
             1.0,
         )
-        facts = {"d": d, "live": live, "meter": meter, "unseen": unseen, "risk": risk, "down": down, "size": size}
+        facts = {"d": d, "live": live, "meter": meter, "unseen": unseen, "risk": risk, "down": down}
         return ctx, facts
 
     def _upcard_row(self, view: PlayerView, facts: dict[str, Any], kind: int) -> list[float]:

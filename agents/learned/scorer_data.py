@@ -34,7 +34,7 @@ from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Scorer
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, _rollout_view
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game, Phase
-from shanghai_env.moves import BUY, MoveKind
+from shanghai_env.moves import BUY, Move, MoveKind
 from shanghai_env.rules import Rules
 
 OPPONENTS: dict[str, type[HeuristicBot]] = {"greedy": GreedyBot, "planner": PlannerBot}
@@ -60,7 +60,9 @@ class Batch:
             "pair_x": np.array(self.pair_x, dtype=np.float32).reshape(-1, 2, INPUT_SIZE),
             "pair_a": np.array(self.pair_a, dtype=np.float32),
             "pair_se": np.array(self.pair_se, dtype=np.float32),
-            "disc_x": (np.concatenate(self.disc_x) if self.disc_x else np.zeros((0, INPUT_SIZE))).astype(np.float16),
+            "disc_x": (np.concatenate(self.disc_x) if self.disc_x else np.zeros((0, INPUT_SIZE))).astype(
+                np.float16
+            ),
             "disc_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
             "disc_y": np.array(self.disc_y, dtype=np.int64),
             "stats": np.array([self.games, self.moves, self.rollouts], dtype=np.int64),
@@ -188,7 +190,16 @@ def _label(
     out.pair_se.append(float(arr.std(ddof=1) / np.sqrt(len(arr))) if len(arr) > 1 else float("nan"))
 
 
-def _advantage(game, me, moves, bots, rng, rollouts, table, rules) -> list[float]:  # type: ignore[no-untyped-def]
+def _advantage(
+    game: Game,
+    me: int,
+    moves: Sequence[Move],
+    bots: Sequence[HeuristicBot],
+    rng: np.random.Generator,
+    rollouts: int,
+    table: ActionTable,
+    rules: Rules,
+) -> list[float]:
     """Per rollout: relative deal score after moves[0] minus after moves[1] (coupled)."""
     n = game.num_players
     deal = len(game.deal_results)
@@ -207,7 +218,17 @@ def _advantage(game, me, moves, bots, rng, rollouts, table, rules) -> list[float
     return diffs
 
 
-def _rollout(game, bots, seeds, draws, counters, deal, table, rules, cap: int = 1500):  # type: ignore[no-untyped-def]
+def _rollout(
+    game: Game,
+    bots: Sequence[HeuristicBot],
+    seeds: list[int],
+    draws: np.ndarray,
+    counters: list[int],
+    deal: int,
+    table: ActionTable,
+    rules: Rules,
+    cap: int = 1500,
+) -> tuple[int, ...]:
     """Play the deal to its end with ``bots[seat]`` in each seat; its deal scores."""
     for bot, s in zip(bots, seeds):
         bot.reset(s)

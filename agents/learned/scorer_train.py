@@ -18,9 +18,10 @@ Expert iteration without search at play time:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing as mp
-import sys
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,10 +30,13 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.cli import int_in, number_in, options_once, output_file_problem
 from shanghai_env.cli import run as run_cli
 
+GenJob = tuple[int, str | None, float | None, int | None, int, float, bool]
 
-def _gen_worker(args: tuple[int, str | None, float | None, int | None, int, float, bool]) -> dict[str, np.ndarray]:
+
+def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
     from shanghai_env.agents.learned.scorer_data import generate
 
     seed, model, seconds, games, rollouts, discard_keep, label_upcards = args
@@ -60,7 +64,10 @@ def gen(
     label_upcards: bool = True,
 ) -> Path:
     """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path."""
-    jobs = [(seed * 1000 + i, model, seconds, games, rollouts, discard_keep, label_upcards) for i in range(workers)]
+    jobs: list[GenJob] = [
+        (seed * 1000 + i, model, seconds, games, rollouts, discard_keep, label_upcards)
+        for i in range(workers)
+    ]
     t0 = time.monotonic()
     if workers == 1:
         parts = [_gen_worker(jobs[0])]
@@ -80,7 +87,8 @@ def gen(
         "discard_keep": discard_keep,
         "wall_s": round(time.monotonic() - t0, 1),
     }
-    np.savez_compressed(path, meta=np.array(json.dumps(meta)), **merged)
+    merged["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(path, **merged)  # type: ignore[arg-type]
     stats = merged["stats"]
     print(
         f"{path}: {stats[0]} games, {len(merged['pair_a'])} upcard decisions ({stats[2]} rollouts), "
@@ -143,7 +151,7 @@ def fit(
     dx = np.zeros((len(sizes), k, INPUT_SIZE), dtype=np.float32)
     dm = np.zeros((len(sizes), k), dtype=bool)
     flat = data["disc_x"].astype(np.float32)
-    for i, (a, b) in enumerate(zip(offs[:-1], offs[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(offs)):
         dx[i, : b - a] = flat[a:b]
         dm[i, : b - a] = True
     dx_t, dm_t = torch.tensor(dx), torch.tensor(dm)
@@ -217,8 +225,10 @@ def fit(
         if epoch == epochs - 1 or epoch % 10 == 0:
             log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in evaluate().items()))
     linears = [m for m in model if isinstance(m, torch.nn.Linear)]
-    weights = [m.weight.detach().numpy().T.copy() * (scale if i == len(linears) - 1 else 1.0) for i, m in enumerate(linears)]
-    biases = [m.bias.detach().numpy().copy() * (scale if i == len(linears) - 1 else 1.0) for i, m in enumerate(linears)]
+    # the last layer is scaled back to points, so that a saved scorer's costs are in points
+    gains = [1.0] * (len(linears) - 1) + [scale]
+    weights = [m.weight.detach().numpy().T.copy() * g for m, g in zip(linears, gains)]
+    biases = [m.bias.detach().numpy().copy() * g for m, g in zip(linears, gains)]
     metrics = evaluate()
     config = {
         "shards": [str(s) for s in shards],
@@ -228,8 +238,8 @@ def fit(
         "seed": seed,
         "huber": huber,
         "discard_weight": discard_weight,
-        "pairs": int(len(pa)),
-        "discards": int(len(dy)),
+        "pairs": len(pa),
+        "discards": len(dy),
         "holdout_metrics": metrics,
     }
     ScorerNet(weights, biases, config).save(out)
@@ -237,36 +247,123 @@ def fit(
     return metrics
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run_rounds(
+    out: str | Path,
+    rounds: int,
+    seconds: float,
+    workers: int,
+    rollouts: int = 6,
+    discard_games: int = 150,
+    seed: int = 0,
+    hidden: Sequence[int] = (128, 128),
+    epochs: int = 30,
+    log: Any = print,
+) -> Path:
+    """Expert iteration in ``out``: a discard shard, then ``rounds`` rounds of (generate with the
+    latest scorer, the planner in round 0; fit on every shard so far). Every shard and scorer is a
+    file; a run started again skips the files that exist, so it resumes where it was cut off.
+    Returns the last scorer's path."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    shards = [folder / "discards.npz"]
+    if not shards[0].exists():
+        gen(shards[0], seed, workers, None, None, discard_games, rollouts, 0.5, False)
+    model: Path | None = None
+    for r in range(rounds):
+        shard = folder / f"round{r}.npz"
+        if not shard.exists():
+            gen(shard, seed + 1 + r, workers, str(model) if model else None, seconds, None, rollouts, 0.1)
+        shards.append(shard)
+        nxt = folder / f"scorer{r + 1}.zip"
+        if not nxt.exists():
+            log(f"round {r}: fitting {nxt} on {len(shards)} shards")
+            fit(shards, nxt, hidden, epochs, seed=seed, log=log)
+        model = nxt
+    assert model is not None
+    return model
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit}")
+    count = int_in(1)
+    seed = int_in(0, 2**31 - 1)
+    r = sub.add_parser("run", help="rounds of gen and fit in one folder, resuming from the files there")
+    options_once(r)
+    r.add_argument("--out", required=True, help="the run's folder")
+    r.add_argument("--rounds", type=count, default=2)
+    r.add_argument("--seconds", type=number_in(1.0), default=480.0, help="play per worker and round")
+    r.add_argument("--workers", type=count, default=2)
+    r.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
+    r.add_argument("--discard-games", type=count, default=150, help="games per worker of planner discards")
+    r.add_argument("--seed", type=seed, default=0)
+    r.add_argument("--hidden", type=_widths, default=(128, 128))
+    r.add_argument("--epochs", type=count, default=30)
     g = sub.add_parser("gen", help="play games and label their decisions (one shard)")
+    options_once(g)
     g.add_argument("--out", required=True, help="the shard to write (.npz)")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--workers", type=int, default=2)
+    g.add_argument("--seed", type=seed, default=0)
+    g.add_argument("--workers", type=count, default=2)
     g.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
-    g.add_argument("--seconds", type=float, default=None, help="each worker plays games until this time is up")
-    g.add_argument("--games", type=int, default=None, help="... or this many games each")
-    g.add_argument("--rollouts", type=int, default=6, help="coupled rollouts per candidate of an upcard decision")
-    g.add_argument("--discard-keep", type=float, default=1.0, help="fraction of discard decisions kept")
+    g.add_argument("--seconds", type=number_in(1.0), default=None, help="play per worker")
+    g.add_argument("--games", type=count, default=None, help="... or this many games each")
+    g.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
+    g.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
     g.add_argument("--no-upcards", action="store_true", help="discards only (no rollouts)")
     f = sub.add_parser("fit", help="fit a scorer to shards")
+    options_once(f)
     f.add_argument("shards", nargs="+")
     f.add_argument("--out", required=True, help="the scorer to write (.zip)")
-    f.add_argument("--hidden", default="128,128")
-    f.add_argument("--epochs", type=int, default=30)
-    f.add_argument("--lr", type=float, default=1e-3)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--huber", type=float, default=30.0)
-    f.add_argument("--discard-weight", type=float, default=1.0)
+    f.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
+    f.add_argument("--epochs", type=count, default=30)
+    f.add_argument("--lr", type=number_in(0.0, None, low_open=True), default=1e-3)
+    f.add_argument("--seed", type=seed, default=0)
+    f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
+    f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
+    return parser
+
+
+def _widths(text: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(h) for h in text.split(","))
+    except ValueError:
+        widths = ()
+    if not widths or min(widths) < 1:
+        raise argparse.ArgumentTypeError(
+            f"layer widths are comma-separated positive ints (e.g. 128,128), got {text!r}"
+        )
+    return widths
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "run":
+        if os.path.exists(args.out) and not os.path.isdir(args.out):
+            parser.error(f"argument --out: {args.out!r} exists and is not a folder")
+        run_rounds(
+            args.out,
+            args.rounds,
+            args.seconds,
+            args.workers,
+            args.rollouts,
+            args.discard_games,
+            args.seed,
+            args.hidden,
+            args.epochs,
+        )
+        return 0
+    problem = output_file_problem(args.out)
+    if problem:
+        parser.error(f"argument --out: {problem}")
     if args.command == "gen":
-        if args.seconds is None and args.games is None:
-            parser.error("give --seconds or --games")
-        if args.workers < 1 or args.rollouts < 1 or not 0.0 <= args.discard_keep <= 1.0:
-            parser.error("--workers and --rollouts are >= 1, --discard-keep is in [0, 1]")
+        if (args.seconds is None) == (args.games is None):
+            parser.error("give one of --seconds and --games")
         if args.model is not None:
-            ScorerNet.load(args.model)
+            try:
+                ScorerNet.load(args.model)
+            except ValueError as err:
+                parser.error(f"argument --model: {err}")
         gen(
             args.out,
             args.seed,
@@ -278,17 +375,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.discard_keep,
             not args.no_upcards,
         )
-    else:
+        return 0
+    for s in args.shards:
+        if not Path(s).is_file():
+            parser.error(f"no shard at {s!r}")
         try:
-            hidden = tuple(int(h) for h in args.hidden.split(","))
-        except ValueError:
-            parser.error(f"--hidden is comma-separated layer widths, got {args.hidden!r}")
-        for s in args.shards:
-            if not Path(s).is_file():
-                parser.error(f"no shard at {s}")
-        fit(args.shards, args.out, hidden, args.epochs, args.lr, args.seed, args.huber, args.discard_weight)
+            load_shards([s])
+        except (OSError, ValueError, KeyError, EOFError) as err:
+            parser.error(f"{s!r} is not a shard written by gen ({err})")
+    fit(args.shards, args.out, args.hidden, args.epochs, args.lr, args.seed, args.huber, args.discard_weight)
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``shanghai-train-scorer`` command."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

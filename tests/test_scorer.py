@@ -1,0 +1,238 @@
+"""The move scorer: its features, its file, its data, its fitting, its command line, and the
+shipped full-game model."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shanghai_env.actions import action_table
+from shanghai_env.agents.arena.runner import play_game
+from shanghai_env.agents.base import Agent, decision_for
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.bots.handtools import hand_kinds
+from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.learned import scorer_train
+from shanghai_env.agents.learned.scorer import (
+    CONTEXT_SIZE,
+    INPUT_SIZE,
+    ScorerBot,
+    ScorerNet,
+    is_scorer_file,
+    load_scorer,
+)
+from shanghai_env.agents.learned.scorer_data import _advantage, generate
+from shanghai_env.agents.registry import check_player, make_agent, shipped_models
+from shanghai_env.cards import JOKER
+from shanghai_env.engine import Game, Phase
+from shanghai_env.moves import DRAW, MoveKind
+from shanghai_env.rules import Rules
+from shanghai_env.worlds import sample_world
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "models" / "shanghai_4p.zip"
+
+
+def random_net(seed: int = 0, hidden: int = 16) -> ScorerNet:
+    rng = np.random.default_rng(seed)
+    w = [rng.normal(size=(INPUT_SIZE, hidden)), rng.normal(size=(hidden, 1))]
+    b = [rng.normal(size=hidden), rng.normal(size=1)]
+    return ScorerNet(w, b, {"note": "random"})
+
+
+def states(seed: int, count: int) -> list[tuple[Game, int]]:
+    """Positions from a game of planners: (game copy, player to act)."""
+    game = Game(num_players=4)
+    game.reset(seed)
+    table = action_table(game.rules)
+    bots = [PlannerBot(seed=seed + s) for s in range(4)]
+    out = []
+    while not game.game_over and len(out) < count:
+        p = game.to_act
+        out.append((game.clone(), p))
+        game.apply(table.decode(bots[p].act(decision_for(game, p, table))))
+    return out
+
+
+def test_without_a_network_it_plays_as_the_planner() -> None:
+    for seed in (1, 2):
+        results = []
+        for first in (PlannerBot(seed=5), ScorerBot(seed=5)):
+            agents: list[Agent] = [first, PlannerBot(seed=6), GreedyBot(seed=7), PlannerBot(seed=8)]
+            results.append(play_game(Game(num_players=4), agents, seed=seed))
+        assert results[0].scores == results[1].scores and results[0].moves == results[1].moves
+
+
+def test_candidates_describe_legal_moves_from_the_view_alone() -> None:
+    bot = ScorerBot(random_net())
+    table = None
+    seen = set()
+    for game, p in states(3, 900)[::7]:
+        table = table or action_table(game.rules)
+        view = game.view(p)
+        if view.phase not in (Phase.DRAW, Phase.BUY, Phase.PLAY):
+            continue
+        if view.phase == Phase.PLAY and not any(m.kind == MoveKind.DISCARD for m in view.legal_moves):
+            continue
+        bot.rules = game.rules
+        cands = bot.candidates(view)
+        seen.add(cands.kind)
+        assert cands.features.shape == (len(cands.moves), INPUT_SIZE)
+        assert np.isfinite(cands.features).all()
+        # one context for every candidate of a decision
+        assert (cands.features[:, :CONTEXT_SIZE] == cands.features[0, :CONTEXT_SIZE]).all()
+        if view.phase == Phase.PLAY:
+            kinds = hand_kinds(view.hand)
+            if not view.down[p]:
+                kinds = [c for c in kinds if c != JOKER] or [JOKER]
+            assert [m.card for m in cands.moves] == kinds
+            assert all(m in view.legal_moves for m in cands.moves)
+        # a world with other hidden cards but the same view gives the same features
+        world = sample_world(view, np.random.default_rng(len(seen)), game.rules)
+        again = bot.candidates(world.view(p))
+        assert np.array_equal(again.features, cands.features)
+    assert seen == {0, 1, 2, 3}
+
+
+def test_a_scorer_plays_legal_full_games_and_is_deterministic(tmp_path: Path) -> None:
+    path = tmp_path / "net.zip"
+    random_net(1).save(path)
+    assert is_scorer_file(path)
+    spec = check_player(str(path))
+    runs = []
+    for _ in range(2):
+        agents = [make_agent(spec, seed=4), PlannerBot(seed=1), GreedyBot(seed=2), PlannerBot(seed=3)]
+        runs.append(play_game(Game(num_players=4), agents, seed=9))
+        assert agents[0].fallbacks == 0  # type: ignore[attr-defined]
+    assert runs[0].scores == runs[1].scores and len(runs[0].deal_scores) == 10
+
+
+def test_saved_scorer_round_trip_and_refusals(tmp_path: Path) -> None:
+    net = random_net(2)
+    path = tmp_path / "a.zip"
+    net.save(path)
+    back = ScorerNet.load(path)
+    x = np.random.default_rng(0).normal(size=(5, INPUT_SIZE)).astype(np.float32)
+    assert np.allclose(back.costs(x), net.costs(x)) and back.config == {"note": "random"}
+    assert load_scorer(path).name == "a"
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as z:
+        z.writestr("scorer.json", json.dumps({"format": "other", "layers": 1, "input_size": 3}))
+        z.writestr("weights.npz", b"")
+    with pytest.raises(ValueError, match=r"not a saved scorer|format"):
+        ScorerNet.load(bad)
+    (tmp_path / "junk.zip").write_bytes(b"junk")
+    assert not is_scorer_file(tmp_path / "junk.zip")
+    with pytest.raises(ValueError, match="not a saved scorer"):
+        ScorerNet.load(tmp_path / "junk.zip")
+    with pytest.raises(ValueError, match="maps"):
+        ScorerNet([np.zeros((3, 1))], [np.zeros(1)])
+
+
+def test_coupled_rollouts_value_a_move_against_itself_at_zero() -> None:
+    game = next(g for g, _ in states(11, 400) if g.phase == Phase.DRAW and g.upcard >= 0)
+    p = game.to_act
+    rules = game.rules
+    bots = [PlannerBot() for _ in range(4)]
+    rng = np.random.default_rng(0)
+    diffs = _advantage(game, p, [DRAW, DRAW], bots, rng, 3, action_table(rules), rules)
+    assert diffs == [0.0, 0.0, 0.0]
+
+
+def test_generated_data_is_seeded_and_labelled() -> None:
+    a = generate(5, games=1, rollouts=1, contracts=(1, 2)).arrays()
+    b = generate(5, games=1, rollouts=1, contracts=(1, 2)).arrays()
+    for key in a:
+        assert np.array_equal(a[key], b[key], equal_nan=key == "pair_se"), key
+    assert a["pair_x"].shape[1:] == (2, INPUT_SIZE) and len(a["pair_a"]) == len(a["pair_x"]) > 0
+    assert np.isfinite(a["pair_a"]).all()
+    offsets, labels, x = a["disc_offsets"], a["disc_y"], a["disc_x"].astype(np.float32)
+    assert len(offsets) == len(labels) + 1 and offsets[-1] == len(x)
+    for i, y in enumerate(labels):
+        group = x[offsets[i] : offsets[i + 1]]
+        assert 0 <= y < len(group) and y == int(np.argmin(group[:, -1]))  # the planner's choice
+    with pytest.raises(ValueError, match="games or seconds"):
+        generate(1)
+
+
+def test_fit_writes_a_scorer_that_plays(tmp_path: Path) -> None:
+    shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
+    logs: list[str] = []
+    metrics = scorer_train.fit([shard], tmp_path / "m.zip", hidden=(8,), epochs=2, log=logs.append)
+    assert {"pair_huber", "discard_agree"} <= set(metrics) and logs[-1].startswith("saved")
+    again = scorer_train.fit([shard], tmp_path / "m2.zip", hidden=(8,), epochs=2, log=logs.append)
+    assert again == metrics  # seeded
+    bot = load_scorer(tmp_path / "m.zip", seed=1)
+    agents: list[Agent] = [bot, GreedyBot(), GreedyBot(), PlannerBot()]
+    result = play_game(Game(num_players=4, contracts=(1,)), agents, seed=2)
+    assert len(result.deal_scores) == 1 and bot.fallbacks == 0
+
+
+def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real_gen, real_fit = scorer_train.gen, scorer_train.fit
+
+    def gen(out, *args, **kw):  # type: ignore[no-untyped-def]
+        calls.append(Path(out).name)
+        return real_gen(out, args[0], args[1], args[2], None, 1, 1, *args[6:])
+
+    def fit(shards, out, *args, **kw):  # type: ignore[no-untyped-def]
+        calls.append(Path(out).name)
+        return real_fit(shards, out, (8,), 1, log=lambda s: None)
+
+    monkeypatch.setattr(scorer_train, "gen", gen)
+    monkeypatch.setattr(scorer_train, "fit", fit)
+    last = scorer_train.run_rounds(tmp_path, rounds=2, seconds=1.0, workers=1, log=lambda s: None)
+    assert last.name == "scorer2.zip"
+    assert calls == ["discards.npz", "round0.npz", "scorer1.zip", "round1.npz", "scorer2.zip"]
+    (tmp_path / "scorer2.zip").unlink()
+    calls.clear()
+    scorer_train.run_rounds(tmp_path, rounds=2, seconds=1.0, workers=1, log=lambda s: None)
+    assert calls == ["scorer2.zip"]
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        ([], "required"),
+        (["gen", "--out", "x.npz"], "--seconds and --games"),
+        (["gen", "--out", "x.npz", "--games", "0"], "--games"),
+        (["gen", "--out", "x.npz", "--games", "1", "--seconds", "3"], "--seconds and --games"),
+        (["gen", "--out", "x.npz", "--games", "1", "--discard-keep", "2"], "--discard-keep"),
+        (["gen", "--out", "x.npz", "--games", "1", "--model", "{junk}"], "--model"),
+        (["gen", "--out", "x.npz", "--games", "1", "--seed", "-1"], "--seed"),
+        (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
+        (["fit", "missing.npz", "--out", "m.zip"], "no shard"),
+        (["fit", "{junk}", "--out", "m.zip"], "not a shard"),
+        (["fit", "{junk}", "--out", "m.zip", "--hidden", "0,3"], "--hidden"),
+        (["fit", "{junk}", "--out", "m.zip", "--lr", "0"], "--lr"),
+        (["fit", "{junk}", "--out", "m.zip", "--epochs", "2", "--epochs", "3"], "--epochs"),
+        (["run", "--out", "{junk}"], "not a folder"),
+        (["run", "--out", "r", "--rounds", "0"], "--rounds"),
+    ],
+)
+def test_bad_command_lines_exit_2_with_one_line(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"junk")
+    argv = [a.format(junk=junk, tmp=tmp_path) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        scorer_train.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err) and says in err[-1]
+
+
+def test_the_shipped_full_game_model() -> None:
+    assert "shanghai_4p" in shipped_models()
+    meta = json.loads((ROOT / "models" / "shanghai_4p.json").read_text())
+    assert meta["commands"] and meta["evaluation"]
+    agent = make_agent("shanghai_4p", seed=0)
+    assert isinstance(agent, ScorerBot) and agent.net is not None
+    result = play_game(Game(Rules(num_players=4)), [agent, GreedyBot(), PlannerBot(), GreedyBot()], seed=1)
+    assert len(result.deal_scores) == 10 and agent.fallbacks == 0

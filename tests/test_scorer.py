@@ -186,13 +186,15 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(scorer_train, "gen", gen)
     monkeypatch.setattr(scorer_train, "fit", fit)
-    last = scorer_train.run_rounds(tmp_path, rounds=2, seconds=1.0, workers=1, log=lambda s: None)
+    last = scorer_train.run_rounds(tmp_path, rounds=2, seconds=None, games=1, workers=1, log=lambda s: None)
     assert last.name == "scorer2.zip"
     assert calls == ["discards.npz", "round0.npz", "scorer1.zip", "round1.npz", "scorer2.zip"]
     (tmp_path / "scorer2.zip").unlink()
     calls.clear()
-    scorer_train.run_rounds(tmp_path, rounds=2, seconds=1.0, workers=1, log=lambda s: None)
+    scorer_train.run_rounds(tmp_path, rounds=2, seconds=None, games=1, workers=1, log=lambda s: None)
     assert calls == ["scorer2.zip"]
+    with pytest.raises(ValueError, match="one of"):
+        scorer_train.run_rounds(tmp_path, rounds=1, seconds=5.0, games=1, workers=1)
 
 
 @pytest.mark.parametrize(
@@ -213,6 +215,7 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["fit", "{junk}", "--out", "m.zip", "--epochs", "2", "--epochs", "3"], "--epochs"),
         (["run", "--out", "{junk}"], "not a folder"),
         (["run", "--out", "r", "--rounds", "0"], "--rounds"),
+        (["run", "--out", "r", "--games", "2", "--seconds", "9"], "--seconds and --games"),
     ],
 )
 def test_bad_command_lines_exit_2_with_one_line(

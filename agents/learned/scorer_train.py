@@ -250,7 +250,7 @@ def fit(
 def run_rounds(
     out: str | Path,
     rounds: int,
-    seconds: float,
+    seconds: float | None,
     workers: int,
     rollouts: int = 6,
     discard_games: int = 150,
@@ -258,11 +258,15 @@ def run_rounds(
     hidden: Sequence[int] = (128, 128),
     epochs: int = 30,
     log: Any = print,
+    games: int | None = None,
 ) -> Path:
     """Expert iteration in ``out``: a discard shard, then ``rounds`` rounds of (generate with the
     latest scorer, the planner in round 0; fit on every shard so far). Every shard and scorer is a
     file; a run started again skips the files that exist, so it resumes where it was cut off.
-    Returns the last scorer's path."""
+    Each worker plays ``games`` games a round (the same data on any machine), or plays for
+    ``seconds`` (as many games as fit: faster machines make more). Returns the last scorer."""
+    if (seconds is None) == (games is None):
+        raise ValueError("give one of seconds and games")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     shards = [folder / "discards.npz"]
@@ -272,7 +276,7 @@ def run_rounds(
     for r in range(rounds):
         shard = folder / f"round{r}.npz"
         if not shard.exists():
-            gen(shard, seed + 1 + r, workers, str(model) if model else None, seconds, None, rollouts, 0.1)
+            gen(shard, seed + 1 + r, workers, str(model) if model else None, seconds, games, rollouts, 0.1)
         shards.append(shard)
         nxt = folder / f"scorer{r + 1}.zip"
         if not nxt.exists():
@@ -283,16 +287,82 @@ def run_rounds(
     return model
 
 
+def curve_points(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """One point per evaluation folder (``evaluate.py --out``, first player the model): upcard
+    decisions it was fitted to (0 for a bot), and its game score minus the mean of the other
+    seats', per game, with a 95% t interval over the duplicate games."""
+    import csv
+
+    from shanghai_env.agents.arena.stats import t_interval
+
+    points = []
+    for folder in folders:
+        summary = json.loads((Path(folder) / "summary.json").read_text())
+        first = summary["players"][0]
+        names = [p["name"] for p in summary["players"]]
+        with open(Path(folder) / "games.csv", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        diffs = [
+            float(r[f"score_{names[0]}"]) - sum(float(r[f"score_{n}"]) for n in names[1:]) / (len(names) - 1)
+            for r in rows
+        ]
+        mean, ci = t_interval(diffs)
+        spec = first["spec"]
+        pairs = 0
+        if spec.endswith(".zip"):
+            pairs = int(ScorerNet.load(spec).config.get("pairs", 0))
+        opponents = sorted({n.split("#")[0] for n in names[1:]})
+        points.append(
+            {
+                "name": first["name"],
+                "pairs": pairs,
+                "opponents": ",".join(opponents),
+                "mean": mean,
+                "ci95": ci,
+            }
+        )
+    return points
+
+
+def plot_curve(folders: Sequence[str | Path], out: str | Path) -> list[dict[str, Any]]:
+    """Draw :func:`curve_points` against the labelled upcard decisions, one line per opponent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = curve_points(folders)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for opp in sorted({p["opponents"] for p in points}):
+        line = sorted((p for p in points if p["opponents"] == opp), key=lambda p: p["pairs"])
+        x = [p["pairs"] / 1000 for p in line]
+        y = [p["mean"] for p in line]
+        err = [[p["mean"] - p["ci95"][0] for p in line], [p["ci95"][1] - p["mean"] for p in line]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"against 3 {opp}")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("upcard decisions valued by rollouts (thousands); 0 = the planner")
+    ax.set_ylabel("game score minus the others' mean (lower is better)")
+    ax.set_title("The move scorer, full 4-player games (duplicate, 95% CI)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return points
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,plot}")
     count = int_in(1)
     seed = int_in(0, 2**31 - 1)
     r = sub.add_parser("run", help="rounds of gen and fit in one folder, resuming from the files there")
     options_once(r)
     r.add_argument("--out", required=True, help="the run's folder")
     r.add_argument("--rounds", type=count, default=2)
-    r.add_argument("--seconds", type=number_in(1.0), default=480.0, help="play per worker and round")
+    r.add_argument("--games", type=count, default=None, help="games per worker and round (default 100)")
+    r.add_argument(
+        "--seconds", type=number_in(1.0), default=None, help="... or seconds of play per worker and round"
+    )
     r.add_argument("--workers", type=count, default=2)
     r.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
     r.add_argument("--discard-games", type=count, default=150, help="games per worker of planner discards")
@@ -320,6 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=seed, default=0)
     f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
     f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
+    c = sub.add_parser("plot", help="the learning curve from evaluation folders (evaluate.py --out)")
+    options_once(c)
+    c.add_argument("folders", nargs="+")
+    c.add_argument("--out", required=True, help="the picture to write (.png)")
     return parser
 
 
@@ -341,6 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             parser.error(f"argument --out: {args.out!r} exists and is not a folder")
+        if args.seconds is not None and args.games is not None:
+            parser.error("give one of --seconds and --games")
+        games = args.games if args.games is not None or args.seconds is not None else 100
         run_rounds(
             args.out,
             args.rounds,
@@ -351,11 +428,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.seed,
             args.hidden,
             args.epochs,
+            games=games,
         )
         return 0
     problem = output_file_problem(args.out)
     if problem:
         parser.error(f"argument --out: {problem}")
+    if args.command == "plot":
+        for folder in args.folders:
+            if not (Path(folder) / "games.csv").is_file() or not (Path(folder) / "summary.json").is_file():
+                parser.error(f"{folder!r} holds no evaluation (summary.json and games.csv)")
+        for p in plot_curve(args.folders, args.out):
+            lo, hi = p["ci95"]
+            print(
+                f"{p['name']}: {p['pairs']} upcard decisions, against {p['opponents']}: "
+                f"{p['mean']:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+            )
+        return 0
     if args.command == "gen":
         if (args.seconds is None) == (args.games is None):
             parser.error("give one of --seconds and --games")

@@ -35,6 +35,7 @@ scores are better: a rollout's value is the searcher's deal score minus the mean
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -390,25 +391,43 @@ class SearchBot:
         table = self._tables.get(rules)
         if table is None:
             table = self._tables[rules] = action_table(rules)
-        bots = self._bots
-        for bot, seed in zip(bots, seeds):
-            bot.reset(seed)
-            bot.rules = rules
-        results = game.deal_results
         if deal is None:  # the deal in play (the root moves may have ended it: then no rollout)
-            deal = len(results)
-        moves = 0
-        cap = self.params.rollout_cap
-        while len(results) == deal:
-            p = game.to_act
-            view = _rollout_view(game, p)
-            _apply(game, table.decode(bots[p].act(Decision(view, table, rules))), draws, counters)
-            moves += 1
-            if moves >= cap and len(results) == deal:
-                game.abandon_deal()
+            deal = len(game.deal_results)
+        scores, moves = play_out(
+            game, self._bots, seeds, rules, table, deal, draws, counters, self.params.rollout_cap
+        )
         self.stats.rollouts += 1
         self.stats.rollout_moves += moves
-        return results[deal].scores
+        return scores
+
+
+def play_out(
+    game: Game,
+    bots: Sequence[HeuristicBot],
+    seeds: Sequence[int],
+    rules: Rules,
+    table: ActionTable,
+    deal: int,
+    draws: np.ndarray | None = None,
+    counters: list[int] | None = None,
+    cap: int = 1500,
+) -> tuple[tuple[int, ...], int]:
+    """Play deal ``deal`` of ``game`` to its end, ``bots[seat]`` (reset with ``seeds[seat]``) in
+    every seat, with coupled stock draws when ``draws`` is given (:func:`_apply`); after ``cap``
+    moves the deal is scored as it stands. Returns its deal scores and the moves played."""
+    for bot, seed in zip(bots, seeds):
+        bot.reset(seed)
+        bot.rules = rules
+    results = game.deal_results
+    moves = 0
+    while len(results) == deal:
+        p = game.to_act
+        view = _rollout_view(game, p)
+        _apply(game, table.decode(bots[p].act(Decision(view, table, rules))), draws, counters)
+        moves += 1
+        if moves >= cap and len(results) == deal:
+            game.abandon_deal()
+    return results[deal].scores, moves
 
 
 def _rollout_view(game: Game, p: int) -> PlayerView:

@@ -31,7 +31,7 @@ from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, ScorerBot, ScorerNet
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, _rollout_view
+from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game, Phase
 from shanghai_env.moves import BUY, Move, MoveKind
@@ -212,34 +212,7 @@ def _advantage(
             g = game.clone()
             counters = [0] * n
             _apply(g, move, draws, counters)
-            scores = _rollout(g, bots, seeds, draws, counters, deal, table, rules)
+            scores, _ = play_out(g, bots, seeds, rules, table, deal, draws, counters)
             values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
         diffs.append(values[0] - values[1])
     return diffs
-
-
-def _rollout(
-    game: Game,
-    bots: Sequence[HeuristicBot],
-    seeds: list[int],
-    draws: np.ndarray,
-    counters: list[int],
-    deal: int,
-    table: ActionTable,
-    rules: Rules,
-    cap: int = 1500,
-) -> tuple[int, ...]:
-    """Play the deal to its end with ``bots[seat]`` in each seat; its deal scores."""
-    for bot, s in zip(bots, seeds):
-        bot.reset(s)
-        bot.rules = rules
-    results = game.deal_results
-    moves = 0
-    while len(results) == deal:
-        p = game.to_act
-        view = _rollout_view(game, p)
-        _apply(game, table.decode(bots[p].act(Decision(view, table, rules))), draws, counters)
-        moves += 1
-        if moves >= cap and len(results) == deal:
-            game.abandon_deal()
-    return results[deal].scores

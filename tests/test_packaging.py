@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {
     "shanghai-train",
     "shanghai-train-rllib",
+    "shanghai-train-scorer",
     "shanghai-evaluate",
     "shanghai-ladder",
     "shanghai-play",
@@ -45,6 +46,9 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/py.typed",
         "shanghai_env/models/ppo_contract1.zip",
         "shanghai_env/models/ppo_contract1.json",
+        "shanghai_env/models/shanghai_4p.zip",
+        "shanghai_env/models/shanghai_4p.json",
+        "shanghai_env/agents/learned/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
         "shanghai_env/agents/learned/train_cli.py",

@@ -282,6 +282,8 @@ def run_rounds(
         if not nxt.exists():
             log(f"round {r}: fitting {nxt} on {len(shards)} shards")
             fit(shards, nxt, hidden, epochs, seed=seed, log=log)
+        else:
+            log(f"round {r}: {nxt} is there (resumed)")
         model = nxt
     assert model is not None
     return model

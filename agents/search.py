@@ -43,22 +43,17 @@ import numpy as np
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.base import Decision
-from shanghai_env.agents.bots.contract import size_deficit
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     HeuristicBot,
     fits_table,
-    hand_kinds,
     minus,
-    near_run_end,
-    plus,
     points,
     table_melds,
-    unseen_counts,
 )
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.cards import JOKER, NUM_CARD_KINDS, full_deck, rank_of
+from shanghai_env.cards import JOKER, NUM_CARD_KINDS, full_deck
 from shanghai_env.engine import HAND_SIZE, Game, Phase, PlayerView
 from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move, MoveKind
 from shanghai_env.rules import Rules
@@ -192,11 +187,11 @@ class SearchBot:
         me = view.player
         phase = view.phase
         if phase == Phase.DRAW:
-            if "draw" not in wanted or view.upcard == JOKER or not self._upcard_matters(view):
+            if "draw" not in wanted or view.upcard == JOKER or not self.prior.upcard_matters(view, False):
                 return "draw", [(prior,)]
             return "draw", [(prior,), (DRAW if prior == TAKE else TAKE,)]
         if phase == Phase.BUY:
-            if "buy" not in wanted or (prior == PASS and not self._upcard_matters(view)):
+            if "buy" not in wanted or (prior == PASS and not self.prior.upcard_matters(view, True)):
                 return "buy", [(prior,)]
             return "buy", [(prior,), (PASS if prior == BUY else BUY,)]
         if phase != Phase.PLAY or prior.kind in (MoveKind.LAYOFF, MoveKind.SWAP):
@@ -228,65 +223,15 @@ class SearchBot:
                 out.append((DISCARDS[c],))
         return out
 
-    def _upcard_matters(self, view: PlayerView) -> bool:
-        """Could taking or buying the upcard be right? (Else the planner's no is kept unsearched.)"""
-        up = view.upcard
-        if up < 0:
-            return False
-        me = view.player
-        if view.down[me]:
-            return fits_table(up, table_melds(view))
-        meter = self.prior.meter(view.contract)
-        if size_deficit(view.hand_sizes[me], view.contract) > 0 and view.phase == Phase.BUY:
-            return True  # short of cards: any buy may be worth it
-        return meter.distance(plus(view.hand, up)) < meter.distance(view.hand)
-
     def _discard_order(self, view: PlayerView) -> list[int]:
         """Cards to discard before going down, best first, by the planner's own score."""
-        planner = self.prior
-        p = planner.params
-        hand = view.hand
-        kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
-        meter = planner.meter(view.contract)
-        unseen = unseen_counts(view)
-        weight_pts = p.w_points * (1.0 + p.risk_scale * planner._risk(view))
-        danger = planner._danger(view)
-        scored = []
-        for c in kinds:
-            d, outs = meter.analyse(minus(hand, c))
-            score = (
-                p.w_distance * d
-                - p.w_live * planner._live(outs, unseen)
-                - weight_pts * points(c, planner.rules)
-                + p.w_danger * danger[c]
-            )
-            scored.append((score, c))
-        scored.sort()
-        return [c for _, c in scored]
+        terms = self.prior.discard_terms(view)
+        return sorted(terms, key=lambda c: (terms[c][0], c))
 
     def _down_discard_order(self, view: PlayerView) -> list[int]:
         """Cards to discard once down, best first, by the planner's own values."""
-        planner = self.prior
-        p = planner.params
-        melds = table_melds(view)
-        wanted: set[int] = set()
-        for q in range(view.num_players):
-            if q != view.player and not view.down[q]:
-                wanted.update(rank_of(c) for c in range(52) if view.picked_up[q][c])
-        risk_w = 1.0 + p.risk_scale * planner._risk(view)
-        danger = planner._danger(view)
-
-        def value(c: int) -> float:  # higher: better to throw away
-            v = points(c, planner.rules) * risk_w
-            if c == JOKER:
-                return v - 200.0
-            if near_run_end(c, melds):
-                v -= p.keep_near_end
-            if rank_of(c) in wanted:
-                v -= p.keep_wanted_rank
-            return v - p.w_danger * danger[c]
-
-        return sorted(hand_kinds(view.hand), key=lambda c: (-value(c), c))
+        values = self.prior.down_discard_values(view)
+        return sorted(values, key=lambda c: (-values[c], c))
 
     # --- search -----------------------------------------------------------------------------
 

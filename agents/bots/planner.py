@@ -193,27 +193,38 @@ class PlannerBot(HeuristicBot):
 
     def _discard_before_down(self, view: PlayerView) -> int:
         p = self.params
-        hand = view.hand
-        kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
         if self.count_turn(view) > p.patience and self.rng.random() < p.shake:
             # a long deal is usually a deadlock (each holds what another needs): shake it
+            kinds = [c for c in hand_kinds(view.hand) if c != JOKER] or [JOKER]
             return kinds[int(self.rng.integers(len(kinds)))]
+        terms = self.discard_terms(view)
+        return min(terms, key=lambda c: terms[c][0])  # the first of the lowest, cards ascending
+
+    def discard_terms(
+        self, view: PlayerView, danger: list[float] | None = None
+    ) -> dict[int, tuple[float, int, int]]:
+        """Before going down, per card kind it may discard (jokers only if nothing else), in
+        ascending order: (its score, lower is better; the distance after; the live outs after).
+        ``danger`` is :meth:`_danger` of the view, when the caller has it already."""
+        p = self.params
+        hand = view.hand
+        kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
         meter = self.meter(view.contract)
         unseen = unseen_counts(view)
         weight_pts = p.w_points * (1.0 + p.risk_scale * self._risk(view))
-        danger = self._danger(view)
-        best, best_score = kinds[0], float("inf")
+        if danger is None:
+            danger = self._danger(view)
+        terms = {}
         for c in kinds:
             d, outs = meter.analyse(minus(hand, c))
-            score = (
-                p.w_distance * d
-                - p.w_live * self._live(outs, unseen)
-                - weight_pts * points(c, self.rules)
-                + p.w_danger * danger[c]
+            live = self._live(outs, unseen)
+            pts = points(c, self.rules)
+            terms[c] = (
+                p.w_distance * d - p.w_live * live - weight_pts * pts + p.w_danger * danger[c],
+                d,
+                live,
             )
-            if score < best_score:
-                best, best_score = c, score
-        return best
+        return terms
 
     def choose_arrangement(self, view: PlayerView, options: list[Arrangement]) -> tuple[Arrangement, int]:
         """The arrangement (and discard) leaving the cheapest leftover hand."""
@@ -280,16 +291,28 @@ class PlannerBot(HeuristicBot):
         return best
 
     def _discard_down(self, view: PlayerView) -> Move:
-        p = self.params
-        melds = table_melds(view)
-        wanted: set[int] = set()
-        for q in range(view.num_players):
-            if q != view.player and not view.down[q]:
-                wanted.update(rank_of(c) for c in range(52) if view.picked_up[q][c])
-        risk_w = 1.0 + p.risk_scale * self._risk(view)
-        danger = self._danger(view)
+        values = self.down_discard_values(view)
+        return DISCARDS[max(values, key=lambda c: (values[c], -c))]
 
-        def value(c: int) -> float:  # higher: better to throw away
+    def down_discard_values(
+        self,
+        view: PlayerView,
+        danger: list[float] | None = None,
+        melds: list[Meld] | None = None,
+        wanted: set[int] | None = None,
+    ) -> dict[int, float]:
+        """Once down, per card kind in hand (ascending): how good it is to throw away (higher:
+        better): its points at risk, less the value of keeping it and its danger. ``danger``,
+        ``melds`` (:func:`table_melds`) and ``wanted`` (:func:`wanted_ranks`) of the view may
+        be passed in when the caller has them already."""
+        p = self.params
+        melds = table_melds(view) if melds is None else melds
+        wanted = wanted_ranks(view) if wanted is None else wanted
+        risk_w = 1.0 + p.risk_scale * self._risk(view)
+        if danger is None:
+            danger = self._danger(view)
+
+        def value(c: int) -> float:
             v = points(c, self.rules) * risk_w
             if c == JOKER:
                 return v - 200.0
@@ -299,5 +322,32 @@ class PlannerBot(HeuristicBot):
                 v -= p.keep_wanted_rank
             return v - p.w_danger * danger[c]
 
-        kinds = hand_kinds(view.hand)
-        return DISCARDS[max(kinds, key=lambda c: (value(c), -c))]
+        return {c: value(c) for c in hand_kinds(view.hand)}
+
+    # --- the upcard ---------------------------------------------------------------------------
+
+    def upcard_matters(self, view: PlayerView, buying: bool) -> bool:
+        """Could taking (or, with ``buying``, buying) the upcard be right? A card that lowers the
+        distance, once down a card that can be laid off, and when buying short of cards any card.
+        Otherwise the answer is plainly no."""
+        up = view.upcard
+        if up < 0:
+            return False
+        me = view.player
+        if view.down[me]:
+            return fits_table(up, table_melds(view))
+        if buying and size_deficit(view.hand_sizes[me], view.contract) > 0:
+            return True  # short of cards: any buy may be worth it
+        meter = self.meter(view.contract)
+        return meter.distance(plus(view.hand, up)) < meter.distance(view.hand)
+
+
+def wanted_ranks(view: PlayerView) -> set[int]:
+    """Ranks of the cards that players not yet down were seen to pick up (they collect them)."""
+    return {
+        rank_of(c)
+        for q in range(view.num_players)
+        if q != view.player and not view.down[q]
+        for c in range(52)
+        if view.picked_up[q][c]
+    }

@@ -44,16 +44,15 @@ from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     fits_table,
     hand_kinds,
-    minus,
     near_run_end,
     plus,
     points,
     table_melds,
     unseen_counts,
 )
-from shanghai_env.agents.bots.planner import BLIND_CONTRACT_BUYS, PlannerBot
+from shanghai_env.agents.bots.planner import BLIND_CONTRACT_BUYS, PlannerBot, wanted_ranks
 from shanghai_env.cards import JOKER, rank_of
-from shanghai_env.engine import PlayerView
+from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.melds import contract_size
 from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move
 
@@ -173,17 +172,26 @@ class ScorerBot(PlannerBot):
 
     def draw(self, view: PlayerView) -> Move:
         prior = GreedyBot.draw(self, view)  # type: ignore[arg-type]  # the planner's draw is greedy's
-        if self.net is None or view.upcard == JOKER or not self.upcard_matters(view, buying=False):
+        if self.net is None or not self.asks(view, prior):
             return prior
         return self._choose(self.candidates(view))
 
     def buy(self, view: PlayerView) -> Move:
         prior = super().buy(view)
-        if self.net is None or view.upcard < 0 or view.down[view.player]:
-            return prior
-        if prior == PASS and not self.upcard_matters(view, buying=True):
+        if self.net is None or not self.asks(view, prior):
             return prior
         return self._choose(self.candidates(view))
+
+    def asks(self, view: PlayerView, prior: Move) -> bool:
+        """Is this take-or-draw or buy-or-pass decision put to the network? ``prior`` is the
+        planner's move (a buy it would make is always asked)."""
+        if view.phase == Phase.DRAW:
+            return view.upcard != JOKER and self.upcard_matters(view, buying=False)
+        if view.phase == Phase.BUY:
+            if view.upcard < 0 or view.down[view.player]:
+                return False
+            return prior == BUY or self.upcard_matters(view, buying=True)
+        return False
 
     def _discard_before_down(self, view: PlayerView) -> int:
         if self.net is None:
@@ -208,24 +216,12 @@ class ScorerBot(PlannerBot):
     # --- describing a decision ------------------------------------------------------------
 
     def upcard_matters(self, view: PlayerView, buying: bool) -> bool:
-        """Could taking or buying the upcard be right? (Else the planner's no stands.)"""
-        up = view.upcard
-        if up < 0:
-            return False
-        if up == JOKER:
-            return True
-        me = view.player
-        if view.down[me]:
-            return fits_table(up, table_melds(view))
-        if buying and size_deficit(view.hand_sizes[me], view.contract) > 0:
-            return True  # short of cards: any buy may be worth it
-        meter = self.meter(view.contract)
-        return meter.distance(plus(view.hand, up)) < meter.distance(view.hand)
+        """The planner's test, and a joker always matters: the network is asked about every
+        joker offered to buy (a joker upcard in the draw is always taken)."""
+        return view.upcard == JOKER or super().upcard_matters(view, buying)
 
     def candidates(self, view: PlayerView, down: bool | None = None) -> Candidates:
         """The decision's candidates and their feature rows (phase DRAW, BUY or a discard)."""
-        from shanghai_env.engine import Phase
-
         me = view.player
         if down is None:
             down = view.down[me]
@@ -241,11 +237,9 @@ class ScorerBot(PlannerBot):
         if kind in (DRAW_Q, BUY_Q):
             rows = [self._upcard_row(view, facts, kind), self._pass_row(facts)]
         else:
-            cards = hand_kinds(view.hand)
-            if kind == DISCARD_Q:
-                cards = [c for c in cards if c != JOKER] or [JOKER]
-            rows = [self._discard_row(view, facts, c, kind) for c in cards]
-            moves = [DISCARDS[c] for c in cards]
+            by_card = self._discard_rows(view, facts, kind)
+            moves = [DISCARDS[c] for c in by_card]
+            rows = list(by_card.values())
         feats = np.empty((len(rows), INPUT_SIZE), dtype=np.float32)
         feats[:, :CONTEXT_SIZE] = ctx
         feats[:, CONTEXT_SIZE:] = rows
@@ -326,55 +320,42 @@ class ScorerBot(PlannerBot):
         row[1] = 1.0  # draw / pass
         return row
 
-    def _discard_row(self, view: PlayerView, facts: dict[str, Any], card: int, kind: int) -> list[float]:
-        p = self.params
-        row = [0.0] * MOVE_SIZE
-        row[2] = 1.0  # a discard
-        danger = facts.get("danger")
-        if danger is None:
-            danger = facts["danger"] = self._danger(view)
-        melds = facts.get("melds")
-        if melds is None:
-            melds = facts["melds"] = table_melds(view)
-        pts = points(card, self.rules)
-        weight_pts = p.w_points * (1.0 + p.risk_scale * facts["risk"])
+    def _discard_rows(self, view: PlayerView, facts: dict[str, Any], kind: int) -> dict[int, list[float]]:
+        """A row per card the planner would consider discarding, ascending; the planner's own
+        score of each is one of its features (negated once down, into a cost)."""
+        danger = self._danger(view)
+        melds = table_melds(view)
         if kind == DISCARD_Q:
-            d2, outs2 = facts["meter"].analyse(minus(view.hand, card))
-            live2 = self._live(outs2, facts["unseen"])
-            planner = p.w_distance * d2 - p.w_live * live2 - weight_pts * pts + p.w_danger * danger[card]
-            row[3] = d2 / 6.0
-            row[4] = (d2 - facts["d"]) / 2.0
-            row[5] = (live2 - facts["live"]) / 12.0
+            wanted: set[int] = set()
+            terms = self.discard_terms(view, danger)
+            costs = {c: t[0] for c, t in terms.items()}
         else:
-            wanted = facts.get("wanted")
-            if wanted is None:
-                wanted = facts["wanted"] = {
-                    rank_of(c)
-                    for q in range(view.num_players)
-                    if q != view.player and not view.down[q]
-                    for c in range(52)
-                    if view.picked_up[q][c]
-                }
-            # the planner's value of throwing it away, negated into a cost
-            value = pts * (1.0 + p.risk_scale * facts["risk"])
-            if card == JOKER:
-                value -= 200.0
-            else:
-                if near_run_end(card, melds):
-                    value -= p.keep_near_end
-                if rank_of(card) in wanted:
-                    value -= p.keep_wanted_rank
-            planner = -(value - p.w_danger * danger[card])
-            row[13] = float(card != JOKER and rank_of(card) in wanted)
-        row[6] = pts / 50.0
-        row[7] = float(card == JOKER)
-        row[8] = float(card != JOKER and fits_table(card, melds))
-        row[9] = view.hand[card] / 2.0
-        row[10] = sum(view.hand[s * 13 + rank_of(card)] for s in range(4)) / 4.0 if card != JOKER else 0.0
-        row[11] = float(card != JOKER and near_run_end(card, melds))
-        row[14] = danger[card] / 3.0
-        row[15] = float(np.clip(planner / 20.0, -15.0, 15.0))
-        return row
+            wanted = wanted_ranks(view)
+            values = self.down_discard_values(view, danger, melds, wanted)
+            costs = {c: -v for c, v in values.items()}
+            if JOKER in costs:  # the joker's row also counts its danger (the features trained on)
+                costs[JOKER] += self.params.w_danger * danger[JOKER]
+        rows = {}
+        for card, cost in costs.items():
+            row = [0.0] * MOVE_SIZE
+            row[2] = 1.0  # a discard
+            if kind == DISCARD_Q:
+                _, d2, live2 = terms[card]
+                row[3] = d2 / 6.0
+                row[4] = (d2 - facts["d"]) / 2.0
+                row[5] = (live2 - facts["live"]) / 12.0
+            natural = card != JOKER
+            row[6] = points(card, self.rules) / 50.0
+            row[7] = float(not natural)
+            row[8] = float(natural and fits_table(card, melds))
+            row[9] = view.hand[card] / 2.0
+            row[10] = sum(view.hand[s * 13 + rank_of(card)] for s in range(4)) / 4.0 if natural else 0.0
+            row[11] = float(natural and near_run_end(card, melds))
+            row[13] = float(natural and rank_of(card) in wanted)
+            row[14] = danger[card] / 3.0
+            row[15] = float(np.clip(cost / 20.0, -15.0, 15.0))
+            rows[card] = row
+        return rows
 
 
 def load_scorer(path: str | Path, name: str | None = None, seed: int | None = None) -> ScorerBot:

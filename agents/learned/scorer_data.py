@@ -32,9 +32,8 @@ from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, ScorerBot, ScorerNet
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
-from shanghai_env.cards import JOKER
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game, Phase
-from shanghai_env.moves import BUY, Move, MoveKind
+from shanghai_env.moves import DRAW, Move, MoveKind
 from shanghai_env.rules import Rules
 
 OPPONENTS: dict[str, type[HeuristicBot]] = {"greedy": GreedyBot, "planner": PlannerBot}
@@ -157,13 +156,9 @@ def _label(
     view = decision.view
     me = view.player
     agent.rules = decision.rules
-    if view.phase == Phase.DRAW:
-        if not label_upcards or view.upcard == JOKER or not agent.upcard_matters(view, buying=False):
-            return
-    elif view.phase == Phase.BUY:
-        if not label_upcards or view.upcard < 0 or view.down[me]:
-            return
-        if PlannerBot.buy(agent, view) != BUY and not agent.upcard_matters(view, buying=True):
+    if view.phase in (Phase.DRAW, Phase.BUY):
+        prior = PlannerBot.buy(agent, view) if view.phase == Phase.BUY else DRAW
+        if not label_upcards or not agent.asks(view, prior):
             return
     elif view.phase == Phase.PLAY:
         if view.went_down_this_turn or not any(m.kind == MoveKind.DISCARD for m in view.legal_moves):

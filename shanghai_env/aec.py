@@ -11,14 +11,14 @@
 | Observation length | L = 2293 for 4 players, 4333 for 8 (all ten contracts)           |
 | Render modes       | `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (pixels) |
 
-Shanghai Rummy as in `RULES.md`: ten deals under ten contracts, buying out of turn, jokers
+Shanghai Rummy as in `docs/rules.md`: ten deals under ten contracts, buying out of turn, jokers
 declared as cards, layoffs, joker swaps, going out blind. The agent to act is
 `player_{game.to_act}`: usually the player in turn, but during a buy offer it is the player
 being offered the upcard, so agents do not simply take turns.
 
 ## Options
 
-Every rule option of RULES.md section 7 (`num_players=4`, `contracts=(1, ..., 10)`,
+Every rule option of docs/rules.md section 7 (`num_players=4`, `contracts=(1, ..., 10)`,
 `joker_points=50`, `down_players_may_buy=True`, `exact_contract_melds=True`,
 `same_suit_run_gap=1`, `joker_swaps=True`, `max_stock_rebuilds=1`), plus
 
@@ -34,7 +34,7 @@ what it allows; numpy scalars are accepted.
 `reset(seed=s)` deals the same game for the same seed (the game `Game(rules).reset(s)` deals)
 and seeds the env's generator `np_random`; `reset()` draws the game's seed from it.
 `reset(seed=s, options={"deck": [...], "dealer": k})` stacks the first deal (card strings top
-first, RULES.md section 3) and/or picks its dealer; a bad deck or dealer raises `ValueError`
+first, docs/rules.md section 3) and/or picks its dealer; a bad deck or dealer raises `ValueError`
 and leaves the env as it was. Unknown option keys are ignored with a warning (PettingZoo's
 `api_test` passes one).
 

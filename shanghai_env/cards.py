@@ -102,7 +102,7 @@ PLACE_CARD: tuple[int, ...] = tuple(place_card(p) for p in range(NUM_PLACES))
 
 
 def decks_for(num_players: int) -> tuple[int, int]:
-    """(number of 52-card decks, number of jokers) for a player count (RULES.md section 1)."""
+    """(number of 52-card decks, number of jokers) for a player count (docs/rules.md section 1)."""
     if not isinstance(num_players, int) or isinstance(num_players, bool):
         raise TypeError(f"num_players must be an int 3..8, got {num_players!r}")
     if not 3 <= num_players <= 8:
@@ -121,7 +121,7 @@ def deck_counts(num_players: int) -> list[int]:
     return [decks] * NUM_NATURALS + [jokers]
 
 
-# --- points (RULES.md section 6) ------------------------------------------------------------
+# --- points (docs/rules.md section 6) ------------------------------------------------------------
 
 
 def card_points(card: int, joker_points: int = 50) -> int:

@@ -363,7 +363,7 @@ class Game:
         """Give the stock's top card, rebuilding an empty stock while rebuilds are left.
 
         When the stock is empty and no rebuild is left (or a rebuild would leave no stock) the
-        deal ends with nobody out (RULES.md 5.5) and this returns False.
+        deal ends with nobody out (docs/rules.md 5.5) and this returns False.
         """
         if not self.stock:
             left = self.stock_rebuilds_left
@@ -376,7 +376,7 @@ class Game:
         return True
 
     def _reshuffle(self) -> None:
-        """The discard pile but its top card becomes the new stock (RULES.md 5.5)."""
+        """The discard pile but its top card becomes the new stock (docs/rules.md 5.5)."""
         if len(self.discard) <= 1:
             return
         pile = self.discard[:-1]
@@ -473,7 +473,7 @@ class Game:
         self.picked_bytes[p] = None
 
     def abandon_deal(self) -> None:
-        """End the current deal with nobody out, as an exhausted stock does (RULES.md 5.5).
+        """End the current deal with nobody out, as an exhausted stock does (docs/rules.md 5.5).
 
         For move caps (a deal whose players keep taking the upcard never empties the stock, so
         no rule bounds it): every player scores the cards in hand.

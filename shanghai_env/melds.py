@@ -44,7 +44,7 @@ RUN5 = MeldSpec(RUN, 5, 2)
 RUN7 = MeldSpec(RUN, 7, 3)
 RUN10 = MeldSpec(RUN, 10, 4)
 
-# RULES.md section 2. Sets are listed before runs in every contract.
+# docs/rules.md section 2. Sets are listed before runs in every contract.
 CONTRACTS: dict[int, tuple[MeldSpec, ...]] = {
     1: (SET3, SET3),
     2: (SET3, RUN4),

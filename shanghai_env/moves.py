@@ -1,6 +1,6 @@
 """Moves: small immutable values with a canonical text name, and the parser back.
 
-Names (cards in RULES.md notation, ``AH^`` a high ace, ``JK=7H`` a joker declared as 7H):
+Names (cards in docs/rules.md notation, ``AH^`` a high ace, ``JK=7H`` a joker declared as 7H):
 
 =================  ==================================================================
 ``take``           take the upcard as your draw

@@ -3,7 +3,7 @@
 Both are ``int8`` vectors whose layout depends only on the rule options (player count ``n``,
 ``M`` = the most contract melds among the contracts played, ``D`` = the number of deals).
 
-**Observation** (:class:`ObservationEncoder`): what one player may know (RULES.md, and
+**Observation** (:class:`ObservationEncoder`): what one player may know (docs/rules.md, and
 :meth:`shanghai_env.engine.Game.view`) and nothing more. Seats are *relative*: index 0 is the
 observing player, 1 the player to their left, and so on, so one policy can play every seat.
 Other players' hands are reduced to their size and to the cards everyone saw them pick up;

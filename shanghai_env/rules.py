@@ -1,4 +1,4 @@
-"""The rule options of RULES.md section 7, validated in one place."""
+"""The rule options of docs/rules.md section 7, validated in one place."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class Rules:
     exact_contract_melds: bool = True
     same_suit_run_gap: int = 1
     joker_swaps: bool = True
-    # Stock rebuilds per deal; the next empty-stock draw ends the deal (RULES.md 5.5). None: no limit.
+    # Stock rebuilds per deal; the next empty-stock draw ends the deal (docs/rules.md 5.5). None: no limit.
     max_stock_rebuilds: int | None = 1
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ ever sees its own decisions: in its own turns and whenever it is offered a decli
 Every argument is checked: a wrong type is a TypeError, a value out of range a ValueError,
 each naming the argument and what it allows; numpy scalars are accepted. The defaults are the
 AEC env's: all ten contracts (so both envs' default observations have the same length L, 2293
-for 4 players) and every rule option of RULES.md section 7 as a keyword (``joker_points``,
+for 4 players) and every rule option of docs/rules.md section 7 as a keyword (``joker_points``,
 ``max_stock_rebuilds``, ...). Training passes its contracts explicitly (``train.py`` defaults
 to contract 1).
 
@@ -53,7 +53,7 @@ leaves the optimal policies unchanged; the shaping part of a step is in ``info["
 
 ## Episode end: a per-deal move cap
 
-The rule ``max_stock_rebuilds`` (RULES.md 5.5) ends a deal whose rebuilt stock runs out, so it
+The rule ``max_stock_rebuilds`` (docs/rules.md 5.5) ends a deal whose rebuilt stock runs out, so it
 bounds a deal's stock draws, but not its moves: players who keep taking the upcard and
 discarding never empty the stock, and no rule ends such a deal. So, as in the AEC env and the
 tournament (one constant, :data:`~shanghai_env.engine.DEFAULT_MAX_MOVES_PER_DEAL`, 3000), after

@@ -1,7 +1,7 @@
 """Shared builders for the rules tests: stacked decks, hands as text, state snapshots.
 
-Card strings follow RULES.md (``7H``, ``TS``, ``AC``, ``JK``). A stacked deck is a list of
-card strings, top first, dealt as RULES.md section 3 says: card 0 to the dealer's left, one
+Card strings follow docs/rules.md (``7H``, ``TS``, ``AC``, ``JK``). A stacked deck is a list of
+card strings, top first, dealt as docs/rules.md section 3 says: card 0 to the dealer's left, one
 card at a time clockwise, 11 rounds; then the upcard; the rest is the stock, top first.
 """
 
@@ -190,7 +190,7 @@ POINTS = {
 
 
 def points(text: str | Iterable[str], joker_points: int = 50) -> int:
-    """RULES.md section 6 points of a list of cards (written out, not the engine's table)."""
+    """docs/rules.md section 6 points of a list of cards (written out, not the engine's table)."""
     return sum(joker_points if c == "JK" else POINTS[c[0]] for c in split(text))
 
 

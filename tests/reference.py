@@ -1,4 +1,4 @@
-"""A brute-force reference for contract feasibility, written from RULES.md sections 4 and 5.2.
+"""A brute-force reference for contract feasibility, written from docs/rules.md sections 4 and 5.2.
 
 It enumerates every way to give sub-multisets of a hand to a contract's melds and keeps those
 where each meld is a set (one rank, jokers declared in that rank) or a run (one suit,
@@ -156,7 +156,7 @@ def placements(
     """Every ``(meld, card, place)`` a player going down may lay next (exact contract melds):
     those that some completion of the contract, keeping a card to discard, puts there.
 
-    As the engine decides (beyond RULES.md), a joker joins only a meld that holds a natural."""
+    As the engine decides (beyond docs/rules.md), a joker joins only a meld that holds a natural."""
     out: set[tuple[int, int, int]] = set()
     for solution in brute_force(hand, specs, gap=gap, exact=True, fixed=fixed, with_cards=True):
         for i, (shape, taken) in enumerate(solution):

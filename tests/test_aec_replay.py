@@ -1,7 +1,7 @@
 """Stacked-deck deals replayed through the env by action names, with exact scores and rewards.
 
 Three players, dealer player_2, so player_0 gets deck cards 0, 3, 6, ...; card 33 is the
-upcard and the stock follows, top first (RULES.md section 3).
+upcard and the stock follows, top first (docs/rules.md section 3).
 """
 
 from __future__ import annotations

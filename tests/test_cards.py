@@ -1,4 +1,4 @@
-"""Card and move notation, decks and points (RULES.md sections 1 and 6, and the notation line)."""
+"""Card and move notation, decks and points (docs/rules.md sections 1 and 6, and the notation line)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_bad_places(text):
         str_to_place(text)
 
 
-# --- decks (RULES.md section 1) ------------------------------------------------------------
+# --- decks (docs/rules.md section 1) ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7, 8])
@@ -139,7 +139,7 @@ def test_deck_player_count_must_be_an_int(num_players):
         decks_for(num_players)
 
 
-# --- points (RULES.md section 6) ---------------------------------------------------------
+# --- points (docs/rules.md section 6) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Contract feasibility (``can_fulfil``, ``arrangements``, ``completion_feasible``) against the
-brute-force reference of ``reference.py``, written from RULES.md sections 4 and 5.2 alone."""
+brute-force reference of ``reference.py``, written from docs/rules.md sections 4 and 5.2 alone."""
 
 from __future__ import annotations
 

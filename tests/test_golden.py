@@ -1,6 +1,6 @@
 """Golden deals: stacked decks played move by move, with deal scores worked out by hand.
 
-Each expected score is the sum of RULES.md section 6 points of the hand left at the end
+Each expected score is the sum of docs/rules.md section 6 points of the hand left at the end
 (3-9: 5, T-K: 10, A and 2: 20, joker: 50), 0 for the player who went out, -25 / -50 blind.
 """
 

@@ -1,4 +1,4 @@
-"""Melds, contracts, joker limits and the same-suit gap (RULES.md sections 2, 4 and 5.2)."""
+"""Melds, contracts, joker limits and the same-suit gap (docs/rules.md sections 2, 4 and 5.2)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def can_lay_off(meld: Meld, item: str) -> bool:
     return meld.fits_layoff(str_to_card(item.rstrip("^")), str_to_place(item))
 
 
-# --- the contracts table (RULES.md section 2) --------------------------------------------------
+# --- the contracts table (docs/rules.md section 2) --------------------------------------------------
 
 
 def test_contract_table():
@@ -269,7 +269,7 @@ def test_joker_limit_per_contract_meld(contract, ok, too_many):
     assert not fulfil(too_many, contract, exact=False)
 
 
-# --- the same-suit gap between runs (RULES.md 5.2) -------------------------------------------
+# --- the same-suit gap between runs (docs/rules.md 5.2) -------------------------------------------
 
 
 def test_same_suit_runs_need_a_rank_between():
@@ -312,7 +312,7 @@ def test_three_runs_in_one_suit():
     assert not fulfil("AH 2H 3H 4H 6H 7H 8H 9H TH JH QH KH 5C", 7)  # 6-9 and T-K touch
 
 
-# --- exact sizes (RULES.md 5.2, option exact_contract_melds) -----------------------------------
+# --- exact sizes (docs/rules.md 5.2, option exact_contract_melds) -----------------------------------
 
 
 def test_exact_sizes_while_going_down():

@@ -78,7 +78,7 @@ def near_misses(move: Move, rng: random.Random, num_players: int, max_melds: int
 
 
 def expected_table_moves(g: Game) -> set[str]:
-    """Layoffs and swaps open to the player in turn, worked out from RULES.md 5.3."""
+    """Layoffs and swaps open to the player in turn, worked out from docs/rules.md 5.3."""
     p, n = g.turn_player, g.num_players
     if g.phase != Phase.PLAY or not g.down[p] or g.went_down_this_turn:
         return set()
@@ -108,7 +108,7 @@ def expected_table_moves(g: Game) -> set[str]:
 
 
 def expected_askers(g: Game, discarder: int) -> list[int]:
-    """Who is offered a declined upcard, in order (RULES.md 5.1)."""
+    """Who is offered a declined upcard, in order (docs/rules.md 5.1)."""
     n, turn = g.num_players, g.turn_player
     return [
         q

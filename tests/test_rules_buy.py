@@ -1,4 +1,4 @@
-"""Drawing and buying the upcard (RULES.md 5.1)."""
+"""Drawing and buying the upcard (docs/rules.md 5.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seats, dealing, the first player, dealer rotation and the ten deals (RULES.md 1-3)."""
+"""Seats, dealing, the first player, dealer rotation and the ten deals (docs/rules.md 1-3)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def shuffled_deck(num_players: int, seed: int) -> list[str]:
     return deck
 
 
-# --- dealing a stacked deck (RULES.md section 3) -------------------------------------------------
+# --- dealing a stacked deck (docs/rules.md section 3) -------------------------------------------------
 
 
 def test_stacked_deck_is_dealt_one_at_a_time_from_the_dealers_left():

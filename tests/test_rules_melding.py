@@ -1,4 +1,4 @@
-"""Going down, laying off and swapping jokers (RULES.md 5.2 and 5.3)."""
+"""Going down, laying off and swapping jokers (docs/rules.md 5.2 and 5.3)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def pass_turns(g: Game, count: int) -> None:
         g.apply(f"discard {card}")
 
 
-# --- going down (RULES.md 5.2) ---------------------------------------------------------------------
+# --- going down (docs/rules.md 5.2) ---------------------------------------------------------------------
 
 
 def test_going_down_comes_after_drawing():
@@ -158,7 +158,7 @@ def test_no_going_down_out_of_turn():
         g.apply("meld 0 7C")
 
 
-# --- laying off (RULES.md 5.3) ----------------------------------------------------------------
+# --- laying off (docs/rules.md 5.3) ----------------------------------------------------------------
 
 
 def test_no_layoff_on_the_going_down_turn_but_on_the_next():
@@ -256,7 +256,7 @@ def test_the_last_card_cannot_be_laid_off():
     assert g.deal_results[0].scores[0] == 0
 
 
-# --- swapping jokers (RULES.md 5.3, option joker_swaps) --------------------------------------------
+# --- swapping jokers (docs/rules.md 5.3, option joker_swaps) --------------------------------------------
 
 SWAP_HANDS = {
     0: "7C 7D JK 9C 9D 9H 2C 3D 4S 8C TD",

@@ -1,4 +1,4 @@
-"""Configuration options and their errors, stacked-deck checks and illegal moves (RULES.md 1, 3, 7)."""
+"""Configuration options and their errors, stacked-deck checks and illegal moves (docs/rules.md 1, 3, 7)."""
 
 from __future__ import annotations
 

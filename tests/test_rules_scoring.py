@@ -1,4 +1,4 @@
-"""Going out, going out blind, the empty stock, scoring and the end of the game (RULES.md 5.4-6)."""
+"""Going out, going out blind, the empty stock, scoring and the end of the game (docs/rules.md 5.4-6)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from shanghai_env.render import render_text
 
 
 def test_hand_points_of_the_quick_deal_match_the_table():
-    # the expected scores are written out in helpers; check them against RULES.md section 6
+    # the expected scores are written out in helpers; check them against docs/rules.md section 6
     assert (0, points(QUICK_HANDS[1]), points(QUICK_HANDS[2]), points(QUICK_HANDS[3])) == QUICK_SCORES
 
 
@@ -117,7 +117,7 @@ def test_going_out_after_an_earlier_going_down_is_not_blind():
     assert g.deal_results[0].scores[0] == 0
 
 
-# --- the empty stock (RULES.md 5.5) --------------------------------------------------------------
+# --- the empty stock (docs/rules.md 5.5) --------------------------------------------------------------
 
 
 def _decline_and_discard_the_drawn_card(g: Game) -> str:
@@ -162,7 +162,7 @@ def test_empty_stock_is_rebuilt_from_the_discard_pile_but_its_top():
 def _empty_the_stock_into(g: Game, player: int) -> None:
     """Move every stock card into one player's hand.
 
-    Under RULES.md the dead hand cannot arise in play: no card leaves the game, and hands plus
+    Under docs/rules.md the dead hand cannot arise in play: no card leaves the game, and hands plus
     table hold at most 11 per player plus 2 per buy, so stock plus discard pile never falls below
     two cards. Its rule is tested by putting the stock's cards into a hand, keeping every card
     of the deck in exactly one place."""

@@ -1,4 +1,4 @@
-"""A deal ends when the stock runs out after its last allowed rebuild (RULES.md 5.5).
+"""A deal ends when the stock runs out after its last allowed rebuild (docs/rules.md 5.5).
 
 Golden deals on a stacked deck: every player declines the upcard, everyone passes, and the
 player in turn discards the card just drawn, so every hand stays as dealt and the scores are

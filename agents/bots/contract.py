@@ -68,7 +68,7 @@ class ContractMeter:
         runs = [s for s in specs if s.kind == RUN]
         self.num_sets = sum(1 for s in specs if s.kind == SET)
         self.num_runs = len(runs)
-        # every run of one contract has one size (RULES.md section 2)
+        # every run of one contract has one size (docs/rules.md section 2)
         self.run_len = runs[0].size if runs else 0
         self.run_jokers = runs[0].max_jokers if runs else 0
         self.set_jokers = 1

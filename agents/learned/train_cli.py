@@ -167,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--features",
         choices=FEATURES,
         default=d.features,
-        help="the policy's input: per-card rummy features, or the older card counts (docs/training.md)",
+        help="the policy: per-card rummy features or the older card counts before an MLP, or 'structured' "
+        "(per-card and per-meld embeddings scoring each action; width = --net-arch's first size); "
+        "docs/training.md",
     )
     a(
         "--max-moves-per-deal",
@@ -181,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     a("--checkpoint-every", type=count, default=d.checkpoint_every)
     a("--snapshot-every", type=count, default=d.snapshot_every, help="steps between self-play snapshots")
     a("--pool-size", type=count, default=d.pool_size, help="self-play snapshots kept")
+    a(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its newest checkpoint (give the same options again)",
+    )
     a("--no-progress", dest="progress", action="store_false", help="no progress bar")
     a("--verbose", type=int_in(0, 2), default=d.verbose, help="SB3 verbosity (1 prints PPO's tables)")
     return p
@@ -280,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         pool_size=args.pool_size,
         progress=args.progress,
         verbose=args.verbose,
+        resume=args.resume,
     )
     model = train(config)
     print(f"saved {os.path.join(config.out, 'model.zip')} and model.json; try:")

@@ -44,7 +44,7 @@ from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
 
 SELF = "self"
-FEATURES = ("rummy", "cards")
+FEATURES = ("rummy", "cards", "structured")
 
 
 @dataclass
@@ -68,7 +68,10 @@ class TrainConfig:
     gae_lambda: float = 0.95
     ent_coef: float = 0.003
     net_arch: tuple[int, ...] = (128, 128)
-    features: str = "rummy"  # the policy's input: "rummy" (RummyFeatures) or "cards" (CardFeatures)
+    # the policy: "rummy" (RummyFeatures, then an MLP), "cards" (CardFeatures, then an MLP) or
+    # "structured" (StructuredPolicy: per-card and per-meld embeddings scoring each action; its
+    # width is net_arch[0])
+    features: str = "rummy"
     max_moves_per_deal: int = 1000
     eval_every: int = 10_000
     eval_games: int = 100
@@ -87,6 +90,7 @@ class TrainConfig:
     dagger_epochs: int = 0  # epochs of each DAgger refit (0: pretrain_epochs)
     init: str = ""  # a saved model to start PPO from (its network and features), "" for a fresh one
     torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
+    resume: bool = False  # continue from the newest checkpoint in out/checkpoints (cloning included)
     progress: bool = True
     verbose: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -236,9 +240,12 @@ def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
         def __init__(self) -> None:
             super().__init__()
             self.next = 0
-            self.rows: list[dict[str, float]] = []
-            self.best = float("inf")
-            self.start = time.perf_counter()
+            self.rows: list[dict[str, float]] = (
+                _read_csv(os.path.join(out, "eval.csv")) if config.resume else []
+            )
+            first = f"{config.eval_opponents[0]}_mean_deal_score"
+            self.best = min((r[first] for r in self.rows if first in r), default=float("inf"))
+            self.start = time.perf_counter() - (self.rows[-1]["seconds"] if self.rows else 0.0)
 
         def _on_training_start(self) -> None:
             self.evaluate()
@@ -284,6 +291,14 @@ def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
             print(f"[eval] step {self.num_timesteps:>8}: mean deal score " + "; ".join(parts), flush=True)
 
     return [SnapshotPool(), TournamentEval()]
+
+
+def _read_csv(path: str) -> list[dict[str, float]]:
+    """The rows of an earlier run's eval.csv (none if it is missing), to continue its curve."""
+    if not os.path.isfile(path):
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def _write_csv(path: str, rows: list[dict[str, float]]) -> None:
@@ -337,6 +352,24 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     from sb3_contrib import MaskablePPO
 
     arch = list(config.net_arch)
+    common: dict[str, Any] = {
+        "learning_rate": config.learning_rate,
+        "n_steps": config.n_steps,
+        "batch_size": config.batch_size,
+        "n_epochs": config.n_epochs,
+        "gamma": config.gamma,
+        "gae_lambda": config.gae_lambda,
+        "ent_coef": config.ent_coef,
+        "tensorboard_log": tensorboard_log,
+        "seed": config.seed,
+        "device": "cpu",
+        "verbose": config.verbose,
+    }
+    if config.features == "structured":
+        from shanghai_env.agents.learned.structured import StructuredPolicy
+
+        kwargs = {"num_players": config.num_players, "contracts": config.contracts, "width": arch[0]}
+        return MaskablePPO(StructuredPolicy, env, policy_kwargs=kwargs, **common)
     extractor: type = RummyFeatures
     extractor_kwargs: dict[str, Any] = {"num_players": config.num_players, "contracts": config.contracts}
     if config.features == "cards":
@@ -346,22 +379,12 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     return MaskablePPO(
         "MlpPolicy",
         env,
-        learning_rate=config.learning_rate,
-        n_steps=config.n_steps,
-        batch_size=config.batch_size,
-        n_epochs=config.n_epochs,
-        gamma=config.gamma,
-        gae_lambda=config.gae_lambda,
-        ent_coef=config.ent_coef,
         policy_kwargs={
             "features_extractor_class": extractor,
             "features_extractor_kwargs": extractor_kwargs,
             "net_arch": {"pi": arch, "vf": arch},
         },
-        tensorboard_log=tensorboard_log,
-        seed=config.seed,
-        device="cpu",
-        verbose=config.verbose,
+        **common,
     )
 
 
@@ -439,6 +462,17 @@ def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
     return history
 
 
+def latest_checkpoint(out: str) -> str | None:
+    """The checkpoint of ``out`` with the most steps (``checkpoints/model_<steps>_steps.zip``), or None."""
+    folder = os.path.join(out, "checkpoints")
+    found = []
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        parts = name.split("_")
+        if len(parts) == 3 and parts[0] == "model" and parts[2] == "steps.zip" and parts[1].isdigit():
+            found.append((int(parts[1]), os.path.join(folder, name)))
+    return max(found)[1] if found else None
+
+
 def make_vec_env(config: TrainConfig, pool: Sequence[str] = ()) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
@@ -463,11 +497,23 @@ def train(config: TrainConfig) -> Any:
     pool: list[str] = []
     env = make_vec_env(config, pool)
     tb = os.path.join(out, "tb")
-    model = load_model(config, env, tb) if config.init else build_model(config, env, tensorboard_log=tb)
-    pretraining = _pretrain(config, model) if config.pretrain else []
+    checkpoint = latest_checkpoint(out) if config.resume else None
+    pretraining: list[dict[str, float]] = []
+    if checkpoint is not None:
+        from shanghai_env.agents.learned.model import load_maskable
+
+        model = load_maskable(checkpoint, env=env, device="cpu", tensorboard_log=tb)
+        model.verbose = config.verbose
+        print(f"[resume] from {checkpoint} ({model.num_timesteps} steps done)", flush=True)
+    else:
+        model = load_model(config, env, tb) if config.init else build_model(config, env, tensorboard_log=tb)
+        pretraining = _pretrain(config, model) if config.pretrain else []
+        # The starting point is a checkpoint too: a resumed run never clones again.
+        model.save(os.path.join(out, "checkpoints", "model_0_steps.zip"))
     if SELF in config.opponents:  # the pool starts with the policy as it is before PPO
         pool.append(os.path.join(out, "pool", "step_0.zip"))
-        model.save(pool[0])
+        if not os.path.exists(pool[0]):
+            model.save(pool[0])
         env.env_method(
             "set_opponents", OpponentSampler(config.opponents, tuple(pool), config.num_players - 1)
         )
@@ -475,7 +521,14 @@ def train(config: TrainConfig) -> Any:
     every = max(1, config.checkpoint_every // config.n_envs)
     callbacks.append(CheckpointCallback(every, os.path.join(out, "checkpoints"), name_prefix="model"))
     start = time.perf_counter()
-    model.learn(config.timesteps, callback=callbacks, progress_bar=config.progress, tb_log_name="ppo")
+    remaining = max(0, config.timesteps - model.num_timesteps)
+    model.learn(
+        remaining,
+        callback=callbacks,
+        progress_bar=config.progress,
+        tb_log_name="ppo",
+        reset_num_timesteps=checkpoint is None,
+    )
     seconds = time.perf_counter() - start
     env.close()
     save_for_play(model, os.path.join(out, "model.zip"))

@@ -8,16 +8,21 @@ helpers here are plain ``argparse`` pieces:
 - :func:`int_in` and :func:`number_in` build ``type=`` functions that check a range;
 - :func:`options_once` makes every option that takes a value refuse to be given twice (the second
   value would silently win), and records which options the command line gave (:func:`given`);
-- :func:`prepare_output` creates an output folder and says why it cannot take outputs, and
-  :func:`output_file_problem` says why a file cannot be written;
+- :func:`prepare_output` creates an output folder and says why it cannot take outputs,
+  :func:`output_file_problem` says why a file cannot be written, :func:`writes_over` whether an
+  output would write over an input, and :func:`write_atomically` writes a file whole or not at all;
 - :func:`run` calls a ``main`` and turns ``KeyboardInterrupt`` into a one-line exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import math
 import os
+import secrets
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -130,6 +135,60 @@ def output_file_problem(path: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"{path!r} cannot be written: the folder {folder!r} is not writable"
     return None
+
+
+def writes_over(path: str, inputs: Sequence[str]) -> str | None:
+    """Why writing ``path`` would destroy one of the files ``inputs`` (the same path, or another
+    name of the same file); None if it would not."""
+    for source in inputs:
+        same = os.path.abspath(path) == os.path.abspath(source)
+        with contextlib.suppress(OSError):  # a missing file is no other file's name
+            same = same or os.path.samefile(path, source)
+        if same:
+            return f"{path!r} is the input {source!r}: writing it would destroy the input; name another file"
+    return None
+
+
+def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to the file ``path`` whole or not at all, creating missing
+    folders on the way.
+
+    The data goes to a new file in the same folder that then replaces ``path`` (``os.replace``),
+    so a program stopped midway leaves the old file or none, never a half-written one that could
+    pass for complete. A path that is a device or a pipe (``/dev/stdout``) is written in place.
+    Raises OSError.
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        # a device or a pipe (links followed): nothing to replace
+        with open(path, "wb") as stream:
+            stream.write(raw)
+        return
+    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)  # replace the file linked
+    folder, name = os.path.split(os.path.abspath(target))
+    above = folder
+    while not os.path.lexists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):  # makedirs would say only "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, f"{above!r} is a file, not a folder")
+    os.makedirs(folder, exist_ok=True)
+    while True:  # a fresh name; created with 0o666 so that the umask gives the usual permissions
+        temp = os.path.join(folder, f".{name[:200]}.{secrets.token_hex(4)}.part")  # within NAME_MAX
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(raw)
+        with contextlib.suppress(OSError):  # keep the permissions of the file replaced
+            os.chmod(temp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def run(main: Callable[[], object]) -> NoReturn:

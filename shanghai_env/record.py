@@ -35,6 +35,8 @@ A record holds what makes the game again and what it gave, so that anyone can ch
 :func:`replay` rebuilds the :class:`Game` and plays every move, checking every deal's result and
 the totals; a record of another format or version, or one that does not replay to what it says
 (a changed move, score or rule), is refused with a :class:`ValueError` naming what is wrong.
+:func:`load` and :func:`save` refuse a file they cannot read or write with a
+:class:`RecordFileError` (a ValueError) naming the file; :func:`save` writes whole or not at all.
 :class:`Recorder` records a game as it is played; :func:`make_record` builds a record from a
 played game and its moves.
 """
@@ -48,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cli import write_atomically
 from .engine import NO_PLAYER, DealResult, Game
 from .moves import Move, parse_move
 from .rules import Rules
@@ -189,22 +192,103 @@ class Recorder:
 # --- reading and replaying ----------------------------------------------------------------------
 
 
+class RecordFileError(ValueError, OSError):
+    """A game record file that cannot be read or written; the message names the file and what is
+    wrong.
+
+    A :class:`ValueError`, like every refused record; also an :class:`OSError` (as
+    :class:`io.UnsupportedOperation` is both), so that code that catches file errors around
+    :func:`load` and :func:`save` still catches it. ``strerror`` is the message too.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.strerror = message
+
+
+MAX_RECORD_BYTES = 64 * 2**20  # a ten-deal game is about 40 KB; this stops a read of /dev/zero
+MAX_RECORD_DEPTH = 32  # a record nests 4 deep (record, deals, a deal, its moves); meta is free
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether JSON ``data`` nests lists and objects more than ``limit`` deep (no recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
 def save(record: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a record as JSON, one move a line (about 15 bytes a move)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    return path
+    """Write a record as JSON, one move a line (about 15 bytes a move), creating missing folders.
+
+    The file is written whole or not at all (a new file that replaces ``path``). Raises
+    :class:`RecordFileError` (a ValueError) naming the file when the record is not JSON (or
+    :func:`load` would refuse it) or the file cannot be written.
+    """
+    if not isinstance(record, Mapping):
+        raise TypeError(f"a game record is a JSON object (dict), got {type(record).__name__}")
+    where = f"cannot save the game record to {str(path)!r}"
+    if _deeper_than(record, MAX_RECORD_DEPTH):  # load() would refuse it
+        raise RecordFileError(f"{where}: it nests more than {MAX_RECORD_DEPTH} deep")
+    try:
+        text = json.dumps(record, indent=1, allow_nan=False) + "\n"
+    except (TypeError, ValueError, RecursionError) as err:
+        raise RecordFileError(f"{where}: it is not JSON ({err})") from None
+    if len(text.encode("utf-8")) > MAX_RECORD_BYTES:  # load() would refuse it
+        raise RecordFileError(f"{where}: it is larger than {MAX_RECORD_BYTES >> 20} MiB")
+    try:
+        write_atomically(path, text)
+    except OSError as err:
+        raise RecordFileError(f"{where}: {_reason(err)}") from None
+    return Path(path)
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """Read a record written by :func:`save` (checked by :func:`replay`, not here)."""
+    """Read a record written by :func:`save` (UTF-8 JSON; checked by :func:`replay`, not here).
+
+    Raises :class:`RecordFileError` (a ValueError) naming the file when it cannot be read or is
+    not a JSON object: missing, a folder, not UTF-8 text, not JSON, nested too deep, a number too
+    long, larger than :data:`MAX_RECORD_BYTES`.
+    """
+    name = repr(str(path))
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        with open(path, "rb") as stream:
+            raw = stream.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise RecordFileError(f"cannot read the game record {name}: {_reason(err)}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordFileError(f"{name} is not a game record: larger than {MAX_RECORD_BYTES >> 20} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        what = "it is UTF-16; save it as UTF-8" if utf16 else f"byte {err.start} is not UTF-8"
+        raise RecordFileError(f"{name} is not a game record: not UTF-8 text ({what})") from None
+    data: Any = None
+    too_deep = False
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not a game record: not JSON ({err})") from None
+        raise RecordFileError(f"{name} is not a game record: not JSON ({err})") from None
+    except RecursionError:
+        too_deep = True
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits())
+        raise RecordFileError(f"{name} is not a game record: it holds a number too long to read") from None
+    # a fixed bound, so that what loads here can be written and drawn from any depth of calls
+    if too_deep or _deeper_than(data, MAX_RECORD_DEPTH):
+        raise RecordFileError(
+            f"{name} is not a game record: its JSON nests more than {MAX_RECORD_DEPTH} deep"
+        )
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a game record: expected a JSON object")
+        raise RecordFileError(f"{name} is not a game record: expected a JSON object")
     return data
 
 
@@ -214,7 +298,7 @@ def check_format(record: Mapping[str, Any]) -> None:
         raise ValueError(f"a game record is a JSON object (dict), got {type(record).__name__}")
     if record.get("format") != FORMAT:
         raise ValueError(f"not a game record: format is {record.get('format')!r}, expected {FORMAT!r}")
-    if record.get("version") != VERSION or isinstance(record.get("version"), bool):
+    if type(record.get("version")) is not int or record.get("version") != VERSION:  # not 1.0, not True
         made_by = record.get("package", "an unknown version")
         raise ValueError(
             f"game record version {record.get('version')!r} (written by {made_by}) cannot be read: "
@@ -223,6 +307,38 @@ def check_format(record: Mapping[str, Any]) -> None:
     missing = [k for k in _KEYS if k not in record]
     if missing:
         raise ValueError(f"game record lacks {', '.join(missing)}")
+    # the types of the fields replay() compares with ==, where 1.0 or True would pass for 1
+    if not isinstance(record["package"], str):
+        raise ValueError(f"record package must be a string, got {record['package']!r}")
+    players = record["players"]
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise ValueError(f"record players must be a list of names (strings), got {players!r}")
+    if not _ints(record["scores"]):
+        raise ValueError(f"record scores must be a list of integers, got {record['scores']!r}")
+    if not isinstance(record["game_over"], bool):
+        raise ValueError(f"record game_over must be true or false, got {record['game_over']!r}")
+    if not isinstance(record.get("meta", {}), Mapping):
+        raise ValueError(f"record meta must be an object, got {record['meta']!r}")
+    start = record["start"]
+    if (
+        not isinstance(start, Mapping)
+        or set(start) != {"seed", "deck", "dealer"}
+        or not _int(start["seed"])
+        or not (start["deck"] is None or isinstance(start["deck"], list))
+        or not _int(start["dealer"])
+    ):
+        raise ValueError(
+            f"record start must be {{'seed': int, 'deck': list or null, 'dealer': int}}, got {start!r}"
+        )
+
+
+def _int(x: object) -> bool:
+    """An integer, not a bool or a float that equals one."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _ints(x: object) -> bool:
+    return isinstance(x, list) and all(_int(v) for v in x)
 
 
 def record_rules(record: Mapping[str, Any]) -> Rules:
@@ -271,12 +387,8 @@ def start_game(record: Mapping[str, Any]) -> Game:
     check_format(record)
     rules = record_rules(record)
     start = record["start"]
-    if not isinstance(start, Mapping) or set(start) != {"seed", "deck", "dealer"}:
-        raise ValueError(
-            f"record start must be {{'seed': int, 'deck': list or null, 'dealer': int}}, got {start!r}"
-        )
     players = record["players"]
-    if not isinstance(players, list) or len(players) != rules.num_players:
+    if len(players) != rules.num_players:
         raise ValueError(f"record players must name the {rules.num_players} seats, got {players!r}")
     game = Game(rules)
     try:
@@ -303,7 +415,7 @@ def iter_replay(record: Mapping[str, Any], *, copies: bool = False) -> Iterator[
         where = f"record deal {d + 1}"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("moves"), list):
             raise ValueError(f"{where} must be an object with a list of moves")
-        if entry.get("contract") != contracts[d]:
+        if not _int(entry.get("contract")) or entry.get("contract") != contracts[d]:
             raise ValueError(
                 f"{where} says contract {entry.get('contract')!r}, the rules play {contracts[d]}"
             )
@@ -356,10 +468,10 @@ def _count(x: object) -> str:
 def _check_result(where: str, entry: Mapping[str, Any], result: DealResult) -> None:
     expected = _result_dict(result)
     for key in ("scores", "out_player", "blind"):
-        if entry.get(key) != expected[key] or type(entry.get(key)) is not type(expected[key]):
-            raise ValueError(
-                f"{where} {key}: the record says {entry.get(key)!r}, the replay gives {expected[key]!r}"
-            )
+        given = entry.get(key)
+        same_type = _ints(given) if key == "scores" else type(given) is type(expected[key])
+        if given != expected[key] or not same_type:
+            raise ValueError(f"{where} {key}: the record says {given!r}, the replay gives {expected[key]!r}")
 
 
 def _deal_end(before: Game, move: Move | None) -> Game:

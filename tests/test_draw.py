@@ -128,6 +128,17 @@ def test_pixels_of_the_table() -> None:
     assert small.shape == (height(3) // 2, WIDTH // 2, 3)
 
 
+def test_a_scale_that_is_no_size_is_refused() -> None:
+    pytest.importorskip("PIL", reason="drawing pixels needs Pillow (the draw extra)")
+    from shanghai_env.draw.raster import table_array
+
+    game = Game(num_players=3, contracts=(1,))
+    game.reset(1)
+    for scale in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="scale must be a positive finite number"):
+            table_array(game, scale=scale)
+
+
 def test_the_aec_env_renders_rgb_arrays() -> None:
     pytest.importorskip("PIL", reason="drawing pixels needs Pillow (the draw extra)")
     import shanghai_env
@@ -172,7 +183,9 @@ def test_the_replay_command(
     assert (tmp_path / "game.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert "wrote" in capsys.readouterr().out
     bad = dict(record, scores=[1, 2, 3])
-    assert replay_main([str(save(bad, tmp_path / "bad.json")), "-o", str(tmp_path / "bad.html")]) == 1
+    with pytest.raises(SystemExit) as stop:  # as the svg and png commands do
+        replay_main([str(save(bad, tmp_path / "bad.json")), "-o", str(tmp_path / "bad.html")])
+    assert stop.value.code == 2 and not (tmp_path / "bad.html").exists()
     assert "record final scores [1, 2, 3]" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         replay_main([str(tmp_path / "missing.json")])

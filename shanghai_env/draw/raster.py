@@ -125,8 +125,11 @@ def scene_image(
 ) -> Any:
     """A Pillow RGB image of ``scene`` (see :mod:`.scene`), ``scale`` times its size.
 
-    Drawn ``supersample`` times larger and scaled down, for smooth edges.
+    Drawn ``supersample`` times larger and scaled down, for smooth edges. Raises ValueError for
+    a ``scale`` that is not a positive finite number.
     """
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
     pil = require_pillow()
     k = scale * max(1, supersample)
     out_size = (max(1, round(width * scale)), max(1, round(height * scale)))

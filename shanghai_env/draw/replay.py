@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ..cli import options_once, output_file_problem, run, write_atomically, writes_over
 from ..engine import NO_PLAYER, Phase
 from ..melds import describe_contract
 from ..moves import MoveKind
@@ -189,20 +189,24 @@ the frame and the view. Made by {_escape(str(record.get("package", "shanghai-env
 
 
 def write_replay(record: Mapping[str, Any] | str | Path, path: str | Path, title: str | None = None) -> Path:
-    """Write the HTML replay of ``record`` (a record, or the path of one) to ``path``."""
+    """Write the HTML replay of ``record`` (a record, or the path of one) to ``path``, whole or
+    not at all. Raises ValueError for an invalid record or a ``path`` that is the record's file,
+    OSError when ``path`` cannot be written."""
     if not isinstance(record, Mapping):
+        problem = writes_over(str(path), [str(record)])
+        if problem:
+            raise ValueError(problem)
         record = load(record)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(replay_html(record, title), encoding="utf-8")
-    return path
+    write_atomically(path, replay_html(record, title))
+    return Path(path)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m shanghai_env.draw.replay",
+        prog=prog or "python -m shanghai_env.draw.replay",
         description="Turn a game record (JSON) into one self-contained HTML page that replays the game.",
     )
+    options_once(parser)  # an option given twice is an error, not a silent override
     parser.add_argument("record", help="a game record, as written by evaluate.py --record or play --record")
     parser.add_argument(
         "-o", "--output", help="the HTML file to write (default: the record's name with .html)"
@@ -211,24 +215,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """The replay command: 0 when the page is written; a bad command line, an unreadable or
+    invalid record, or an output that cannot be written ends with one line and status 2."""
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
+
+    def fail(message: str) -> NoReturn:
+        parser.error(" ".join(message.splitlines()))
+
+    try:
+        output = args.output if args.output is not None else str(Path(args.record).with_suffix(".html"))
+    except ValueError:  # "", "/", "..": no name to put .html on
+        fail(f"cannot name the page after the record {args.record!r}: give -o/--output")
+    problem = output_file_problem(output) or writes_over(output, [args.record])
+    if problem:
+        fail(f"{'-o/--output' if args.output is not None else 'the output (the default: no -o)'}: {problem}")
     try:
         record = load(args.record)
-    except OSError as err:
-        parser.error(f"cannot read {args.record}: {err.strerror}")
-    except ValueError as err:
-        parser.error(str(err))
-    output = Path(args.output) if args.output else Path(args.record).with_suffix(".html")
+    except ValueError as err:  # it names the file
+        fail(str(err))
     try:
-        write_replay(record, output, args.title)
+        page = replay_html(record, args.title)
     except ValueError as err:
-        print(f"{args.record}: {err}", file=sys.stderr)
-        return 1
-    print(f"wrote {output} ({output.stat().st_size // 1024} KiB)")
+        fail(f"{args.record}: {err}")
+    try:
+        write_atomically(output, page)
+    except OSError as err:
+        fail(f"cannot write {output!r}: {err.strerror or err}")
+    print(f"wrote {output} ({len(page.encode('utf-8')) // 1024} KiB)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

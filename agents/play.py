@@ -7,6 +7,8 @@ or by their number in the menu of legal moves; ``help`` explains the rest. Table
 anyone is printed as one line, ``player_2: discard 7H``. The table is drawn with ``rich`` (the
 ``play`` extra); input is plain lines, with tab completion when the terminal is interactive.
 
+``--web`` plays the same table in a browser instead (:mod:`shanghai_env.agents.web`, docs/play.md).
+
 I/O is injectable for scripted play: ``main(argv, console=Console(file=...), read_line=...)``
 or ``main(argv, stdin=stream)``. :class:`PlaySession` plays a :class:`~shanghai_env.engine.Game`
 with any :class:`~shanghai_env.decision.Agent` objects in the other seats.

@@ -7,6 +7,8 @@ or by their number in the menu of legal moves; ``help`` explains the rest. Table
 anyone is printed as one line, ``player_2: discard 7H``. The table is drawn with ``rich`` (the
 ``play`` extra); input is plain lines, with tab completion when the terminal is interactive.
 
+``--web`` plays the same table in a browser instead (:mod:`shanghai_env.agents.web`, docs/play.md).
+
 I/O is injectable for scripted play: ``main(argv, console=Console(file=...), read_line=...)``
 or ``main(argv, stdin=stream)``. :class:`PlaySession` plays a :class:`~shanghai_env.engine.Game`
 with any :class:`~shanghai_env.decision.Agent` objects in the other seats.
@@ -21,7 +23,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, NamedTuple
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
@@ -459,7 +461,72 @@ def build_parser() -> argparse.ArgumentParser:
     add("--no-menu", action="store_true", help="do not list the legal moves at each prompt")
     add("--max-moves", type=int, default=DEFAULT_MAX_MOVES_PER_DEAL, help="end a deal after this many moves")
     add("--record", metavar="FILE", help="save the game as a game record (JSON) to FILE, to replay it later")
+    web = parser.add_argument_group("the browser game (docs/play.md)")
+    web.add_argument(
+        "--web", action="store_true", help="play in a browser: start a local server and open its page"
+    )
+    web.add_argument(
+        "--port", type=int_in(0, 65535), help="the server's port (default 8765; 0: any free port)"
+    )
+    web.add_argument(
+        "--no-browser", action="store_true", help="do not open a browser (print the address only)"
+    )
     return parser
+
+
+class TableSetup(NamedTuple):
+    """A table the command line asked for, checked: the rules, the person's seat, and the other
+    players' names (clockwise from the person), each one :func:`~shanghai_env.agents.registry.make_agent`
+    builds."""
+
+    rules: Rules
+    seat: int
+    specs: list[str]
+
+
+def check_table(parser: argparse.ArgumentParser, args: argparse.Namespace, default_bot: str) -> TableSetup:
+    """The table of a parsed command line (the terminal game's or the browser game's), every player
+    checked before any game starts; a bad option ends with ``parser.error`` (one line, status 2)."""
+    # Imported here, not at module level: agents/ depends on this library, never the reverse.
+    from shanghai_env.agents.registry import check_player, check_spec
+
+    option = "--bot"
+    if args.opponents is not None:
+        option = "--opponents"
+        if args.bot is not None:
+            parser.error("--bot fills every other seat, --opponents names them one by one: give one of them")
+        specs = [s.strip() for s in args.opponents.split(",")]
+        if args.players is not None and args.players != len(specs) + 1:
+            parser.error(f"--players {args.players} but --opponents names {len(specs)} players (plus you)")
+    else:
+        specs = [args.bot or default_bot] * ((args.players if args.players is not None else 4) - 1)
+    try:
+        specs = [check_spec(s) for s in specs]
+    except ValueError as err:
+        parser.error(f"argument {option}: {err}")
+    n = len(specs) + 1
+    if not 3 <= n <= 8:
+        if args.opponents is not None:
+            parser.error(f"--opponents names {n - 1} player(s), {n} with you; Shanghai is played by 3 to 8")
+        parser.error(f"--players {n}: Shanghai is played by 3 to 8 players")
+    if not 0 <= args.seat < n:
+        parser.error(f"--seat must be 0..{n - 1}, got {args.seat}")
+    if args.max_moves < 1:
+        parser.error("--max-moves must be at least 1")
+    try:
+        contracts = ALL_CONTRACTS if args.contracts is None else tuple(args.contracts)
+        rules = Rules(num_players=n, contracts=contracts)
+    except (TypeError, ValueError) as err:
+        parser.error(f"argument --contracts: {err}")
+    try:  # before the game: a model must be trained for this table, a factory must build an agent
+        for spec in dict.fromkeys(specs):
+            check_player(spec, rules, where="this game")
+    except ValueError as err:
+        parser.error(f"argument {option}: {err}")
+    problem = output_file_problem(args.record) if args.record is not None else None
+    if problem:
+        parser.error(f"argument --record: {problem}")
+    return TableSetup(rules, args.seat, specs)
 
 
 def _stream_reader(stream: IO[str]) -> ReadLine:
@@ -506,49 +573,21 @@ def main(
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.web:  # the browser game needs no rich
+        from shanghai_env.agents.web.server import web_main
+
+        return web_main(parser, args)
+    if args.port is not None or args.no_browser:
+        parser.error("--port and --no-browser are for the browser game: add --web")
     if not HAVE_RICH:
         print("The terminal game needs the 'rich' package: pip install 'shanghai-env[play]'", file=sys.stderr)
         return 2
-    # Imported here, not at module level: agents/ depends on this library, never the reverse.
-    from shanghai_env.agents.registry import check_player, check_spec, make_agent
+    from shanghai_env.agents.registry import make_agent
 
-    option = "--bot"
-    if args.opponents is not None:
-        option = "--opponents"
-        if args.bot is not None:
-            parser.error("--bot fills every other seat, --opponents names them one by one: give one of them")
-        specs = [s.strip() for s in args.opponents.split(",")]
-        if args.players is not None and args.players != len(specs) + 1:
-            parser.error(f"--players {args.players} but --opponents names {len(specs)} players (plus you)")
-    else:
-        specs = [args.bot or "greedy"] * ((args.players if args.players is not None else 4) - 1)
-    try:
-        specs = [check_spec(s) for s in specs]
-    except ValueError as err:
-        parser.error(f"argument {option}: {err}")
-    n = len(specs) + 1
-    if not 3 <= n <= 8:
-        if args.opponents is not None:
-            parser.error(f"--opponents names {n - 1} player(s), {n} with you; Shanghai is played by 3 to 8")
-        parser.error(f"--players {n}: Shanghai is played by 3 to 8 players")
-    if not 0 <= args.seat < n:
-        parser.error(f"--seat must be 0..{n - 1}, got {args.seat}")
-    if args.max_moves < 1:
-        parser.error("--max-moves must be at least 1")
-    try:
-        contracts = ALL_CONTRACTS if args.contracts is None else tuple(args.contracts)
-        game = Game(Rules(num_players=n, contracts=contracts))
-    except (TypeError, ValueError) as err:
-        parser.error(f"argument --contracts: {err}")
-    try:  # before the game: a model must be trained for this table, a factory must build an agent
-        for spec in dict.fromkeys(specs):
-            check_player(spec, game.rules, where="this game")
-    except ValueError as err:
-        parser.error(f"argument {option}: {err}")
-    problem = output_file_problem(args.record) if args.record is not None else None
-    if problem:
-        parser.error(f"argument --record: {problem}")
+    setup = check_table(parser, args, default_bot="greedy")
+    game, specs = Game(setup.rules), setup.specs
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    n = game.num_players
     seats = [(args.seat + k) % n for k in range(1, n)]
     bots = {p: make_agent(spec, seed + 1 + p) for p, spec in zip(seats, specs)}
     encoder = None

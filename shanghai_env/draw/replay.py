@@ -129,10 +129,21 @@ button:hover { background: #3f9663; }
 #slider { flex: 1 1 200px; }
 #where { min-width: 120px; text-align: right; color: #cfe3d2; }
 #caption { font-size: 16px; font-weight: bold; color: #f2c14e; min-height: 24px; margin: 6px 0; }
-#log { white-space: pre-line; color: #cfe3d2; font-size: 12px; min-height: 18px; }
-#table svg { width: 100%; height: auto; display: block; border-radius: 8px; }
+#log { color: #cfe3d2; font-size: 12px; line-height: 17px; height: 85px; overflow: hidden; }
+#log div { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+#table svg { width: 100%; height: auto; display: block; margin: 0 auto; border-radius: 8px; }
 footer { color: #9fc7ab; font-size: 12px; margin-top: 8px; }
 """
+
+
+def _read(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def table_script() -> str:
+    """The JavaScript that draws a table (``tableScene``, ``sceneSvg``), as :mod:`.scene` does:
+    one source for the replay and the browser game (:mod:`shanghai_env.agents.web`)."""
+    return _read("table.js")
 
 
 def replay_html(record: Mapping[str, Any], title: str | None = None) -> str:
@@ -146,7 +157,7 @@ def replay_html(record: Mapping[str, Any], title: str | None = None) -> str:
         "captions": captions,
         "record": {k: record[k] for k in ("package", "start", "meta") if k in record},
     }
-    script = resources.files(__package__).joinpath("replay.js").read_text(encoding="utf-8")
+    script = table_script() + "\n" + _read("replay.js")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -1,7 +1,8 @@
 """The table's layout as a list of shapes, drawn by :mod:`.svg` (SVG) and :mod:`.raster` (Pillow).
 
-The replay's JavaScript (``replay.js``) lays the table out the same way, shape for shape; keep
-the two in step (``tests/test_draw.py`` compares them in a browser).
+The pages' JavaScript (``table.js``, drawing the HTML replay and the browser game) lays the table
+out the same way, shape for shape; keep the two in step (``tests/test_draw.py`` compares them in a
+browser).
 
 Shapes are tuples of integers and strings:
 
@@ -23,7 +24,8 @@ Shape = tuple[Any, ...]
 WIDTH = 1000
 CARD_W, CARD_H, CARD_STEP = 34, 48, 37
 TOP = 134  # the first player's panel
-PANEL_H = 156
+PANEL_H = 156  # a panel with melds: name, hand, melds
+PANEL_SHORT = 92  # a panel without melds: name and hand only
 RED, BLACK, JOKER_INK = "#c0172b", "#1b1b1b", "#7a2fa8"
 FELT, PANEL, PANEL_ACT, INK, DIM = "#23643f", "#2e7a4e", "#3f9663", "#f4f1e8", "#cfe3d2"
 GOLD = "#f2c14e"
@@ -31,7 +33,23 @@ SUIT_WORDS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
 
 def height(players: int) -> int:
+    """The largest table (every panel with melds): the size of pictures, which keep one size."""
     return TOP + PANEL_H * players + 8
+
+
+def panel_tops(state: Mapping[str, Any]) -> list[int]:
+    """Where each player's panel starts: a player with no melds gets a short panel, without the
+    empty band melds would fill (so a table where few are down fits a screen)."""
+    tops, y = [], TOP
+    for melds in state["melds"]:
+        tops.append(y)
+        y += PANEL_H if melds else PANEL_SHORT
+    return tops
+
+
+def drawn_height(state: Mapping[str, Any]) -> int:
+    """The height the table of ``state`` takes (at most :func:`height`); pages show this much."""
+    return panel_tops(state)[-1] + (PANEL_H if state["melds"][-1] else PANEL_SHORT) + 8
 
 
 def _ink(suit: str) -> str:
@@ -43,7 +61,8 @@ def _rank(rank: str) -> str:
 
 
 def card(out: list[Shape], x: int, y: int, text: str) -> None:
-    """A face-up card: ``7H``, ``AH^`` (high ace), ``JK`` or ``JK=7H`` (a declared joker)."""
+    """A face-up card: ``7H``, ``AH^`` (a high ace, drawn as any ace), ``JK`` or ``JK=7H`` (a
+    declared joker)."""
     if text.startswith("JK"):
         out.append(("group", "card joker"))
         out.append(("rect", x, y, CARD_W, CARD_H, 4, "#fffdf6", JOKER_INK, 0))
@@ -52,7 +71,7 @@ def card(out: list[Shape], x: int, y: int, text: str) -> None:
             place = text[3:]
             suit = place[1]
             out.append(("text", x + 17, y + 28, 9, "as", JOKER_INK, "middle", 0))
-            label = _rank(place[0]) + ("^" if place.endswith("^") else "")
+            label = _rank(place[0])  # a high ace is an ace: its place in the run says it is high
             out.append(("text", x + 14, y + 42, 11, label, _ink(suit), "middle", 1))
             out.append(("suit", x + 26, y + 38, 9, suit, _ink(suit)))
         else:
@@ -63,9 +82,7 @@ def card(out: list[Shape], x: int, y: int, text: str) -> None:
     ink = _ink(suit)
     out.append(("group", "card"))
     out.append(("rect", x, y, CARD_W, CARD_H, 4, "#fffdf6", "#55585c", 0))
-    out.append(
-        ("text", x + 4, y + 15, 13, _rank(rank) + ("^" if text.endswith("^") else ""), ink, "start", 1)
-    )
+    out.append(("text", x + 4, y + 15, 13, _rank(rank), ink, "start", 1))
     out.append(("suit", x + 21, y + 33, 16, suit, ink))
     out.append(("end",))
 
@@ -167,8 +184,10 @@ def table_scene(
 
     specs = header["melds"][contract]
     result = state["result"]
+    tops = panel_tops(state)
     for p in range(n):
-        y = TOP + PANEL_H * p
+        y = tops[p]
+        melds = state["melds"][p]
         acting = p == state["act"]
         out.append(("group", f"player p{p}"))
         out.append(
@@ -177,7 +196,7 @@ def table_scene(
                 8,
                 y,
                 WIDTH - 16,
-                PANEL_H - 8,
+                (PANEL_H if melds else PANEL_SHORT) - 8,
                 8,
                 PANEL_ACT if acting else PANEL,
                 GOLD if acting else "",
@@ -192,8 +211,7 @@ def table_scene(
         if result is not None:
             facts.append(f"this deal {result['scores'][p]:+d}")
         facts += [f"buys {state['buys'][p]}", f"{len(hand)} card{'s' if len(hand) != 1 else ''}"]
-        if state["down"][p]:
-            facts.append("down")
+        facts.append("down" if state["down"][p] else "not down")
         out.append(("text", WIDTH - 20, y + 20, 13, " · ".join(facts), INK, "end", 0))
         # the hand
         face_up = viewer is None or viewer == p or state["phase"] in ("END", "GAME_OVER")
@@ -206,9 +224,7 @@ def table_scene(
                 card_back(out, 20 + i * step, y + 28)
         out.append(("end",))
         # the melds
-        melds = state["melds"][p]
         if not melds:
-            out.append(("text", 20, y + 104, 12, "not down", DIM, "start", 0))
             out.append(("end",))
             continue
         laid = [m.split() if m else [] for m in melds]

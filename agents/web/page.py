@@ -1,0 +1,375 @@
+"""The browser game's page: one HTML document and its script (``/play.js``).
+
+The table is drawn by ``/table.js``, the HTML replay's own drawing
+(:func:`shanghai_env.draw.replay.table_script`), from the state the server sends: the person's
+view of the table. The script makes the drawing clickable, offering only the moves the server
+lists as legal for the person's seat: the upcard and the stock to draw, a card of the hand to
+pick (a second click on it discards it), a meld to put the picked card in (going down, laying
+off, swapping for a joker), and buttons for everything else (buy, pass, a joker's declared
+card, finishing, the next deal). Every move is sent by its engine name with the state counter
+the page saw; the server checks it.
+
+Kept as Python strings (not files beside this module) so that the page ships in any install
+without package data.
+"""
+
+from __future__ import annotations
+
+CSS = """
+body { margin: 0; background: #153d27; color: #f4f1e8;
+  font: 14px/1.4 "DejaVu Sans", Verdana, Arial, sans-serif; }
+main { max-width: 1400px; margin: 0 auto; padding: 8px 10px; }
+header { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
+h1 { font-size: 18px; margin: 0 8px 0 0; }
+h2 { font-size: 13px; margin: 10px 0 4px; color: #cfe3d2; }
+#info { color: #cfe3d2; flex: 1 1 auto; }
+button { background: #2e7a4e; color: #f4f1e8; border: 1px solid #5fae7e; border-radius: 4px;
+  padding: 4px 10px; font: inherit; cursor: pointer; }
+button:hover { background: #3f9663; }
+button:disabled { opacity: 0.5; cursor: default; }
+button.main { background: #b8860b; border-color: #f2c14e; font-weight: bold; }
+#prompt { font-size: 16px; font-weight: bold; color: #f2c14e; min-height: 24px; margin: 6px 0 4px; }
+#actions { display: flex; flex-wrap: wrap; gap: 6px; min-height: 30px; align-items: center; }
+#error { color: #ffb3b3; font-weight: bold; min-height: 20px; }
+#layout { display: flex; gap: 12px; align-items: flex-start; }
+#table { flex: 1 1 auto; min-width: 0; }
+#table svg { width: 100%; height: auto; display: block; margin: 0 auto; border-radius: 8px; }
+aside { flex: 0 0 300px; font-size: 12px; }
+#log { height: 300px; overflow-y: auto; background: #10301e; border-radius: 6px; padding: 4px 6px; }
+#log div { padding: 1px 0; }
+#log .you { font-weight: bold; }
+#log .deal { color: #f2c14e; }
+#log .info { color: #9fc7ab; }
+table.scores { border-collapse: collapse; width: 100%; }
+table.scores th, table.scores td { padding: 1px 4px; text-align: right; border-bottom: 1px solid #2e7a4e; }
+table.scores th:first-child, table.scores td:first-child { text-align: left; }
+table.scores tr.me { font-weight: bold; }
+#links a { color: #f2c14e; margin-right: 12px; }
+details { margin-top: 8px; color: #cfe3d2; }
+#menu { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
+#menu button { font-size: 12px; padding: 2px 6px; }
+g.pick { cursor: pointer; }
+g.pick:hover rect { stroke: #f2c14e; stroke-width: 2; }
+g.chosen { transform: translateY(-7px); }
+g.chosen rect { stroke: #f2c14e; stroke-width: 3; }
+g.target rect { stroke: #f2c14e; stroke-width: 3; }
+g.target rect.hit, g.pick:hover rect.hit { stroke: none; }
+@media (max-width: 900px) { #layout { flex-direction: column; } aside { flex: none; width: 100%; } }
+"""
+
+PAGE = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Shanghai Rummy</title>
+<style>{CSS}</style>
+</head>
+<body>
+<main>
+<header>
+<h1>Shanghai Rummy</h1>
+<span id="info"></span>
+<button id="newgame" title="start another game (this one stays where it is)">New game</button>
+<button id="leave" title="stop playing this game">Leave</button>
+</header>
+<div id="prompt">Dealing…</div>
+<div id="actions"></div>
+<div id="error" role="alert"></div>
+<div id="layout">
+<div id="table"></div>
+<aside>
+<h2>Scores</h2><div id="scores"></div>
+<h2>Seen going into hands</h2><div id="known"></div>
+<h2>The game so far</h2><div id="log" aria-live="polite"></div>
+<div id="links"></div>
+</aside>
+</div>
+<details id="all"><summary>All your legal moves</summary><div id="menu"></div></details>
+</main>
+<script src="/table.js"></script>
+<script src="/play.js"></script>
+</body>
+</html>
+"""
+
+PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and sends the person's moves back.
+// tableScene(), sceneSvg(), drawnHeight(), height(), cardWords() and WIDTH come from /table.js.
+"use strict";
+(function () {
+  const el = (id) => document.getElementById(id);
+  let game = null, seat = null, data = null, chosen = null, busy = false, lastLog = -1;
+  let armed = null;  // a button asking "really?" (leave, a new game while this one is on)
+
+  async function call(method, url, body) {
+    const options = { method: method, headers: {} };
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = JSON.stringify(body);
+    }
+    const response = await fetch(url, options);
+    let payload;
+    try {
+      payload = await response.json();
+    } catch (e) {
+      payload = { error: "no answer (" + response.status + ")" };
+    }
+    if (!response.ok) throw new Error(payload.error || "error " + response.status);
+    return payload;
+  }
+
+  function error(text) { el("error").textContent = text; }
+
+  function setBusy(on) {
+    busy = on;
+    document.body.dataset.busy = on ? "1" : "0";
+    for (const b of document.querySelectorAll("#actions button, #menu button")) b.disabled = on;
+  }
+
+  async function newGame() {
+    setBusy(true);
+    error("");
+    try {
+      const d = await call("POST", "/api/new", {});
+      game = d.game;
+      seat = d.seat;
+      history.replaceState(null, "", "#game=" + d.game + "&seat=" + d.seat);
+      el("log").textContent = "";
+      lastLog = -1;
+      show(d);
+    } catch (e) {
+      error(e.message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function resume() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (params.get("game")) {
+      try {
+        const url = "/api/game/" + encodeURIComponent(params.get("game")) + "?seat=" +
+          encodeURIComponent(params.get("seat") || "");
+        const d = await call("GET", url);
+        game = d.game;
+        seat = d.seat;
+        show(d);
+        return;
+      } catch (e) { /* that game is gone (the server restarted): start a new one */ }
+    }
+    await newGame();
+  }
+
+  async function post(action, body) {
+    if (busy || !data) return;
+    setBusy(true);
+    error("");
+    try {
+      show(await call("POST", "/api/game/" + game + "/" + action, body));
+    } catch (e) {
+      error(e.message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function send(name) { return post("move", { seat: seat, state: data.state, move: name, since: lastLog }); }
+
+  // --- showing a state ---------------------------------------------------------------------------
+
+  function show(d) {
+    data = d;
+    chosen = null;
+    armed = null;
+    const log = el("log");
+    for (const line of d.log) {
+      if (line.n <= lastLog) continue;
+      const div = document.createElement("div");
+      div.textContent = line.text;
+      div.className = line.who === seat ? "you" : line.kind;
+      log.appendChild(div);
+      lastLog = line.n;
+    }
+    log.scrollTop = log.scrollHeight;
+    el("prompt").textContent = d.prompt;
+    const names = d.header.names.map((n, p) => "player " + p + (p === seat ? " (you)" : " " + n));
+    el("info").textContent = names.join(" \u00b7 ");
+    el("newgame").textContent = "New game";
+    el("leave").textContent = "Leave";
+    el("leave").disabled = d.phase === "GAME_OVER" || d.left;
+    drawTable();
+    drawActions();
+    drawScores();
+    drawKnown();
+    drawLinks();
+    document.body.dataset.state = String(d.state);
+    document.body.dataset.phase = d.phase;
+  }
+
+  function handCards() {
+    const text = data.table.hands[seat];
+    return text ? text.split(" ") : [];
+  }
+
+  function withCard(card) { return data.moves.filter((m) => m.card === card); }
+
+  function clickable(g, title, onClick) {
+    g.classList.add("pick");
+    const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
+    tip.textContent = title;
+    g.appendChild(tip);
+    g.addEventListener("click", (e) => { e.stopPropagation(); if (!busy) onClick(); });
+  }
+
+  function find(kind) { return data.moves.find((m) => m.kind === kind); }
+
+  function drawTable() {
+    const state = data.table, header = data.header;
+    const box = el("table");
+    box.innerHTML = sceneSvg(tableScene(state, header, seat), WIDTH, drawnHeight(state));
+    fit();
+    const svg = box.querySelector("svg");
+    const stock = svg.querySelector("g.stock"), up = svg.querySelector("g.upcard");
+    const draw = find("draw"), take = find("take"), buy = find("buy");
+    if (draw) clickable(stock, draw.words, () => send(draw.name));
+    if (take) clickable(up, take.words, () => send(take.name));
+    if (buy) clickable(up, buy.words, () => send(buy.name));
+    const hand = svg.querySelector("g.player.p" + seat + " > g.hand");
+    const cards = handCards();
+    if (hand && state.phase !== "END" && state.phase !== "GAME_OVER") {
+      Array.from(hand.children).forEach((g, i) => {
+        const card = cards[i];
+        g.dataset.card = card;
+        g.dataset.index = String(i);
+        if (chosen && chosen.index === i) g.classList.add("chosen");
+        if (withCard(card).length) clickable(g, "pick " + cardWords(card), () => pick(card, i));
+      });
+    }
+    for (let p = 0; p < header.players; p++) {
+      svg.querySelectorAll("g.player.p" + p + " > g.meld").forEach((g, j) => {
+        g.dataset.meld = p + "." + j;
+        if (!chosen) return;
+        const fits = withCard(chosen.card).filter((m) => m.owner === p && m.meld === j);
+        if (!fits.length) return;
+        g.classList.add("target");
+        // one transparent rectangle under the meld's cards, so that the gaps between them click too
+        const box = g.getBBox();
+        const hit = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+        for (const [k, v] of [["x", box.x - 3], ["y", box.y - 3], ["width", box.width + 6],
+          ["height", box.height + 6], ["fill", "transparent"], ["class", "hit"]]) hit.setAttribute(k, v);
+        g.insertBefore(hit, g.firstChild);
+        clickable(g, fits.length === 1 ? fits[0].words : "choose how", () => {
+          if (fits.length === 1) send(fits[0].name);
+          else drawActions(fits);
+        });
+      });
+    }
+  }
+
+  function pick(card, index) {
+    if (chosen && chosen.index === index) {
+      const discard = withCard(card).find((m) => m.kind === "discard");
+      if (discard) { send(discard.name); return; }
+      chosen = null;
+    } else {
+      chosen = { card: card, index: index };
+    }
+    drawTable();
+    drawActions();
+  }
+
+  function button(box, text, onClick, name, main) {
+    const b = document.createElement("button");
+    b.textContent = text;
+    if (name) b.dataset.move = name;
+    if (main) b.className = "main";
+    b.disabled = busy;
+    b.addEventListener("click", onClick);
+    box.appendChild(b);
+    return b;
+  }
+
+  function drawActions(only) {
+    const box = el("actions");
+    box.textContent = "";
+    if (data.next) button(box, "Deal the next hand", () => send("next"), "next", true);
+    let offered = only || data.moves.filter((m) => m.card === null);
+    if (!only && chosen) offered = offered.concat(withCard(chosen.card));
+    for (const m of offered) {
+      const words = m.words[0].toUpperCase() + m.words.slice(1);
+      button(box, words, () => send(m.name), m.name, m.kind !== "pass");
+    }
+    if (only) button(box, "Cancel", () => drawActions());
+    const menu = el("menu");
+    menu.textContent = "";
+    for (const m of data.moves) button(menu, m.words, () => send(m.name), null, false).title = m.name;
+    el("all").style.display = data.moves.length ? "" : "none";
+  }
+
+  function drawScores() {
+    const header = data.header, results = data.results;
+    const rows = ["<tr><th>player</th>" + results.map((r) => "<th>deal " + (r.deal + 1) + "</th>").join("") +
+      "<th>total</th></tr>"];
+    for (let p = 0; p < header.players; p++) {
+      const mine = p === seat ? ' class="me"' : "";
+      const name = "player " + p + (p === seat ? " (you)" : "");
+      const deals = results.map((r) => "<td>" + r.scores[p] + (r.out === p ? " \u2605" : "") + "</td>");
+      const total = "<td>" + data.scores[p] + "</td>";
+      rows.push("<tr" + mine + "><td>" + name + "</td>" + deals.join("") + total + "</tr>");
+    }
+    el("scores").innerHTML = '<table class="scores">' + rows.join("") + "</table>";
+  }
+
+  function drawKnown() {
+    const lines = [];
+    data.known.forEach((cards, p) => {
+      if (cards.length) lines.push("player " + p + ": " + cards.map(cardWords).join(" "));
+    });
+    el("known").textContent = lines.length ? lines.join("\n") : "nothing";
+    el("known").style.whiteSpace = "pre-line";
+  }
+
+  function drawLinks() {
+    const box = el("links");
+    box.textContent = "";
+    if (data.phase !== "GAME_OVER" && !data.left) return;
+    const query = "?seat=" + seat;
+    const links = [["record", "Download the game record"], ["replay", "Open the replay"]];
+    for (const [what, text] of links) {
+      const a = document.createElement("a");
+      a.href = "/api/game/" + game + "/" + what + query;
+      a.textContent = text;
+      if (what === "replay") a.target = "_blank";
+      a.id = what + "-link";
+      box.appendChild(a);
+    }
+  }
+
+  // The table is scaled to fit the window's height (at the largest it can grow to, so that the
+  // scale stays as players go down): every player's panel stays in view.
+  function fit() {
+    const svg = el("table").querySelector("svg");
+    if (!svg || !data) return;
+    const top = el("table").getBoundingClientRect().top + window.scrollY;
+    const room = Math.max(300, window.innerHeight - top - 8);
+    svg.style.maxWidth = Math.floor(room * WIDTH / height(data.header.players)) + "px";
+  }
+
+  function confirmed(b) {
+    if (armed === b) return true;
+    armed = b;
+    b.textContent = "Really " + b.textContent.toLowerCase() + "?";
+    return false;
+  }
+
+  el("newgame").addEventListener("click", () => {
+    const on = data && data.phase !== "GAME_OVER" && !data.left;
+    if (!on || confirmed(el("newgame"))) newGame();
+  });
+  el("leave").addEventListener("click", () => {
+    if (confirmed(el("leave"))) post("leave", { seat: seat, state: data.state, since: lastLog });
+  });
+  window.addEventListener("resize", fit);
+  resume();
+})();
+"""

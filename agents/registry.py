@@ -43,10 +43,9 @@ BOTS: dict[str, Callable[[], Agent]] = {
 
 @cache
 def shipped_models() -> dict[str, str]:
-    """The models that come with the package (``shanghai_env/models``), by name: their paths."""
-    folder = importlib.resources.files("shanghai_env") / "models"
-    if not folder.is_dir():
-        return {}
+    """The models that come with the package (``shanghai_env.models``, ``models/`` in a clone), by
+    name: their paths."""
+    folder = importlib.resources.files("shanghai_env.models")
     zips = [entry for entry in folder.iterdir() if entry.name.endswith(".zip")]
     return {entry.name.removesuffix(".zip"): str(entry) for entry in zips}
 

@@ -44,23 +44,33 @@ def build_wheel(source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel of this working tree."""
-    return build_wheel(ROOT, tmp_path_factory.mktemp("wheel"))
-
-
-@pytest.fixture(scope="module")
-def linkless_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of the committed tree, checked out the way git does where it makes no links."""
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree as git checks it out where it makes no links (``core.symlinks=false``):
+    a clone of the committed tree, then the uncommitted changes and new files on top."""
     if not IN_GIT:
         pytest.skip("not a git checkout")
     clone = tmp_path_factory.mktemp("clone") / "shanghai-env"
-    subprocess.run(
-        ["git", "clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone)],
-        check=True,
-        capture_output=True,
-    )
+
+    def git(*args: str, cwd: Path = ROOT, stdin: bytes | None = None) -> bytes:
+        return subprocess.run(["git", *args], cwd=cwd, input=stdin, check=True, capture_output=True).stdout
+
+    git("clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone))
+    changes = git("diff", "HEAD", "--binary")
+    if changes:
+        git("apply", "--whitespace=nowarn", cwd=clone, stdin=changes)
+    for name in git("ls-files", "--others", "--exclude-standard", "-z").decode().split("\0"):
+        if name:
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
     return clone
+
+
+@pytest.fixture(scope="module")
+def wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this working tree, built in a checkout without links (from the tree itself
+    outside git)."""
+    source = request.getfixturevalue("checkout") if IN_GIT else ROOT
+    return build_wheel(source, tmp_path_factory.mktemp("wheel"))
 
 
 def wheel_files(wheel: Path) -> list[str]:
@@ -76,32 +86,22 @@ def test_git_tracks_no_symbolic_links() -> None:
     assert links == []
 
 
-def test_a_linkless_clone_imports_the_players_from_its_own_folders(linkless_clone: Path) -> None:
-    """Run from the clone as it is (no install): shanghai_env.agents and the models are its own."""
+def test_a_checkout_without_links_imports_the_players_from_its_own_folders(checkout: Path) -> None:
+    """Run from the checkout as it is (no install): shanghai_env.agents and the models are its own."""
     code = (
         "import shanghai_env.agents.registry as r, shanghai_env.models as m\n"
         "print(r.__file__); print(m.__file__); print(sorted(r.shipped_models()))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(linkless_clone)}
-    run = subprocess.run(
-        [sys.executable, "-c", code], cwd=linkless_clone, env=env, capture_output=True, text=True
-    )
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    run = subprocess.run([sys.executable, "-c", code], cwd=checkout, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     registry, models, names = run.stdout.splitlines()
-    assert Path(registry) == linkless_clone / "agents" / "registry.py"
-    assert Path(models) == linkless_clone / "models" / "__init__.py"
+    assert Path(registry) == checkout / "agents" / "registry.py"
+    assert Path(models) == checkout / "models" / "__init__.py"
     assert names == str(["ppo_contract1", "shanghai_4p"])
 
 
-def test_a_linkless_clone_builds_the_whole_wheel(linkless_clone: Path, tmp_path: Path) -> None:
-    names = set(wheel_files(build_wheel(linkless_clone, tmp_path)))
-    for path in (linkless_clone / "agents").rglob("*.py"):
-        assert f"shanghai_env/agents/{path.relative_to(linkless_clone / 'agents').as_posix()}" in names
-    for name in ("ppo_contract1.zip", "shanghai_4p.zip", "shanghai_4p.json", "__init__.py"):
-        assert f"shanghai_env/models/{name}" in names
-
-
-def test_every_folder_of_agents_is_in_the_wheel(wheel: Path) -> None:
+def test_every_module_of_agents_is_in_the_wheel(wheel: Path) -> None:
     """pyproject.toml lists the packages under agents/ one by one: a new folder must be added there."""
     names = set(wheel_files(wheel))
     missing = [

@@ -8,6 +8,15 @@ this package registers it as ``gymnasium.make("shanghai/ShanghaiSingleAgent-v0",
 
 import os as _os
 
+from .aec import ENV_ID, env, raw_env, register
+from .cards import JOKER, card_to_str, parse_cards, str_to_card
+from .engine import NO_PLAYER, DealResult, Game, InvariantError, Phase, PlayerView
+from .melds import CONTRACTS, arrangements, can_fulfil
+from .moves import Move, MoveKind, move_name, parse_move
+from .observation import ObservationEncoder, StateEncoder
+from .rules import Rules
+from .single_agent import SingleAgentEnv
+
 # agents/ and models/ live at the repository root; the wheel and an editable install map them to
 # shanghai_env.agents and shanghai_env.models (pyproject.toml). In a source checkout run as it is
 # (tests, PYTHONPATH=.) the import system finds them beside this package instead: no links needed.
@@ -17,15 +26,6 @@ if not _os.path.isdir(_os.path.join(_ROOT, "shanghai_env", "agents")) and _os.pa
 ):
     __path__.append(_ROOT)
 del _ROOT
-
-from .aec import ENV_ID, env, raw_env, register
-from .cards import JOKER, card_to_str, parse_cards, str_to_card
-from .engine import NO_PLAYER, DealResult, Game, InvariantError, Phase, PlayerView
-from .melds import CONTRACTS, arrangements, can_fulfil
-from .moves import Move, MoveKind, move_name, parse_move
-from .observation import ObservationEncoder, StateEncoder
-from .rules import Rules
-from .single_agent import SingleAgentEnv
 
 GYM_ENV_ID = "shanghai/ShanghaiSingleAgent-v0"
 

@@ -124,6 +124,7 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/shanghai_4p.zip",
         "shanghai_env/models/shanghai_4p.json",
         "shanghai_env/models/__init__.py",
+        "shanghai_env/docs/rules.md",
         "shanghai_env/agents/learned/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
@@ -155,6 +156,8 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
         "from shanghai_env.agents.registry import check_player, shipped_models\n"
         "assert all(p.startswith(sys.argv[1]) for p in shipped_models().values()), shipped_models()\n"
         "check_player('shanghai_4p'), check_player('ppo_contract1')\n"
+        "from shanghai_env.agents.play import rule_book\n"
+        "assert rule_book().startswith(sys.argv[1]) and open(rule_book()).read().startswith('# Shanghai')\n"
         "from shanghai_env.agents.arena.evaluate_cli import main\n"
         "s = main(['--players', 'ppo_contract1,greedy,greedy,greedy', '--contracts', '1', '--games', '4',\n"
         "          '--workers', '1', '--no-progress', '--quiet', '--out', 'out'])\n"
@@ -172,3 +175,10 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["ppo_contract1", "4"]
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+def test_the_terminal_games_help_names_the_rule_book_of_this_install() -> None:
+    from shanghai_env.agents.play import HELP, rule_book
+
+    assert Path(rule_book()) == ROOT / "docs" / "rules.md"
+    assert str(ROOT / "docs" / "rules.md") in HELP.format(rules=rule_book())

@@ -100,7 +100,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         else:
             from shanghai_env.agents.learned.model import ModelAgent
 
-            _saved_model_table(s)  # a file that is no model fails here, not at its first move
+            _check_saved_model(s)  # a file that is no model fails here, not at its first move
             agent = ModelAgent(s)
     agent.reset(seed)
     return agent
@@ -163,7 +163,7 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     from shanghai_env.agents.learned.model import MISSING_PREFIX, PLAY_MODULES, check_model
     from shanghai_env.cli import extra_hint, missing_modules
 
-    _saved_model_table(s)
+    _check_saved_model(s)
     if rules is not None:
         check_model(s, rules, where)
     missing = missing_modules(PLAY_MODULES)
@@ -174,13 +174,13 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     return s
 
 
-def _saved_model_table(path: str) -> object:
-    """The table of the MaskablePPO model at ``path`` (read from its metadata); ValueError naming
-    the file and saying what a saved player is when it is none."""
+def _check_saved_model(path: str) -> None:
+    """ValueError naming the file and saying what a saved player is, unless ``path`` is a saved
+    MaskablePPO model (read from its metadata, without loading the network)."""
     from shanghai_env.agents.learned.model import SAVED_PLAYER, saved_table
 
     try:
-        return saved_table(path)
+        saved_table(path)
     except ValueError as err:
         raise ValueError(f"{err}; {SAVED_PLAYER}") from None
 

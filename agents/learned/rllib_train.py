@@ -672,9 +672,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         parser.error(str(err))
     if os.path.exists(config.out) and not os.path.isdir(config.out):
         parser.error(f"argument --out: {config.out!r} exists and is not a folder")
-    missing = missing_modules(
-        EXTRA_MODULES["rllib"]
-    )  # all of them before Ray starts, not at the first export
+    # every dependency before Ray starts: sb3-contrib is first needed at the first export
+    missing = missing_modules(EXTRA_MODULES["rllib"])
     if missing:
         parser.error(
             f"{COMMAND} needs the 'rllib' extra (not installed: {', '.join(missing)}): {extra_hint('rllib')}"

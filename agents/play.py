@@ -41,6 +41,7 @@ try:
     from rich import box
     from rich.columns import Columns
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
@@ -52,7 +53,7 @@ ReadLine = Callable[[str], str]  # like input(): returns a line, raises EOFError
 COMMANDS = ("help", "moves", "table", "quit")
 _ALIASES = {"?": "help", "h": "help", "m": "moves", "t": "table", "q": "quit", "exit": "quit"}
 HELP = """\
-Type a move's name, or its number in the menu. Rules: docs/rules.md.
+Type a move's name, or its number in the menu. The rule book: {rules}
   [bold]take[/bold]            take the upcard as your draw
   [bold]draw[/bold]            decline it; after any buy you draw from the stock
   [bold]buy[/bold], [bold]pass[/bold]       answer a buy offer (y, n): upcard + a penalty card
@@ -66,6 +67,20 @@ Melds are named S.M: meld M of the player S seats to your left (0 = you).
 Cards: rank A 2-9 T J Q K + suit C D H S (7H, TS); JK is a joker.
 Commands: [bold]moves[/bold] (m) legal moves · [bold]table[/bold] (t) · [bold]help[/bold] (?) · \
 [bold]quit[/bold] (q)"""
+
+
+def rule_book() -> str:
+    """Where the rule book (docs/rules.md) is on this machine: installed with the package (a
+    wheel carries it as ``shanghai_env/docs/rules.md``), or in the clone."""
+    import importlib.resources
+
+    try:
+        book = importlib.resources.files("shanghai_env.docs") / "rules.md"
+        if book.is_file():
+            return str(book)
+    except ModuleNotFoundError:
+        pass
+    return "docs/rules.md of shanghai-env's source"
 
 
 class PlaySession:
@@ -251,7 +266,7 @@ class PlaySession:
         if not text:
             return "again"
         if word == "help":
-            self.console.print(HELP)
+            self.console.print(HELP.format(rules=escape(rule_book())))
         elif word == "moves":
             self._print_menu()
         elif word == "table":

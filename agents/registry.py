@@ -9,9 +9,11 @@
   which works from a wheel install as from a clone;
 - a path to a saved model (``.zip``): a MaskablePPO policy
   (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
-  a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`);
+  a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`); any other file is refused
+  with a ValueError naming it;
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
-  (called with no arguments; the agent is then ``reset(seed)``).
+  (called with no arguments; the agent is then ``reset(seed)``); a module in the current folder
+  is found as ``python -m`` finds it, with no ``PYTHONPATH``.
 
 ``check_spec`` checks a name's form (and that a model file exists); ``check_player`` goes further
 before any game is played: a model must be a saved model trained for the table, and a
@@ -23,6 +25,7 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import os
+import sys
 from collections.abc import Callable
 from functools import cache
 
@@ -43,10 +46,9 @@ BOTS: dict[str, Callable[[], Agent]] = {
 
 @cache
 def shipped_models() -> dict[str, str]:
-    """The models that come with the package (``shanghai_env/models``), by name: their paths."""
-    folder = importlib.resources.files("shanghai_env") / "models"
-    if not folder.is_dir():
-        return {}
+    """The models that come with the package (``shanghai_env.models``, ``models/`` in a clone), by
+    name: their paths."""
+    folder = importlib.resources.files("shanghai_env.models")
     zips = [entry for entry in folder.iterdir() if entry.name.endswith(".zip")]
     return {entry.name.removesuffix(".zip"): str(entry) for entry in zips}
 
@@ -98,6 +100,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         else:
             from shanghai_env.agents.learned.model import ModelAgent
 
+            _check_saved_model(s)  # a file that is no model fails here, not at its first move
             agent = ModelAgent(s)
     agent.reset(seed)
     return agent
@@ -107,7 +110,7 @@ def _from_factory(spec: str) -> Agent:
     """The agent ``module:factory()`` returns; ValueError saying what went wrong otherwise."""
     module, _, attr = spec.partition(":")
     try:
-        factory = getattr(importlib.import_module(module), attr)
+        factory = getattr(_import_module(module), attr)
     except ImportError as err:
         raise ValueError(f"player {spec!r}: cannot import {module!r} ({err})") from None
     except AttributeError:
@@ -121,6 +124,25 @@ def _from_factory(spec: str) -> Agent:
     if not isinstance(agent, Agent):
         raise ValueError(f"player {spec!r}: {attr}() returned {type(agent).__name__}, not an Agent")
     return agent
+
+
+def _import_module(name: str) -> object:
+    """``importlib.import_module(name)``; a module of the current folder (``mybot`` for
+    ``mybot:make``) is found as ``python -m`` finds it: the folder goes first on ``sys.path`` (it
+    stays there, so that the module's own later imports of its neighbours work too)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        top = name.partition(".")[0]
+        here = os.getcwd()
+        on_path = {os.path.abspath(p or os.curdir) for p in sys.path}
+        if err.name != top or here in on_path:
+            raise
+        if not (os.path.isfile(os.path.join(here, top + ".py")) or os.path.isdir(os.path.join(here, top))):
+            raise
+        sys.path.insert(0, here)
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
 
 
 def check_player(spec: str, rules: Rules | None = None, where: str = "this table") -> str:
@@ -138,13 +160,29 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     if is_scorer_file(s):
         ScorerNet.load(s)  # a scorer reads the player's view: it plays at any table
         return s
-    from shanghai_env.agents.learned.model import check_model, saved_table
+    from shanghai_env.agents.learned.model import MISSING_PREFIX, PLAY_MODULES, check_model
+    from shanghai_env.cli import extra_hint, missing_modules
 
-    if rules is None:
-        saved_table(s)
-    else:
+    _check_saved_model(s)
+    if rules is not None:
         check_model(s, rules, where)
+    missing = missing_modules(PLAY_MODULES)
+    if missing:
+        raise ValueError(
+            f"player {s!r}: {MISSING_PREFIX} ({', '.join(missing)} not installed): {extra_hint('train')}"
+        )
     return s
+
+
+def _check_saved_model(path: str) -> None:
+    """ValueError naming the file and saying what a saved player is, unless ``path`` is a saved
+    MaskablePPO model (read from its metadata, without loading the network)."""
+    from shanghai_env.agents.learned.model import SAVED_PLAYER, saved_table
+
+    try:
+        saved_table(path)
+    except ValueError as err:
+        raise ValueError(f"{err}; {SAVED_PLAYER}") from None
 
 
 def contracts_arg(text: str) -> tuple[int, ...]:

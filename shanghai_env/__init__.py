@@ -6,6 +6,8 @@ importing this package registers it as ``pettingzoo.make("aec", "shanghai/Shangh
 this package registers it as ``gymnasium.make("shanghai/ShanghaiSingleAgent-v0", **kwargs)``.
 """
 
+import os as _os
+
 from .aec import ENV_ID, env, raw_env, register
 from .cards import JOKER, card_to_str, parse_cards, str_to_card
 from .engine import NO_PLAYER, DealResult, Game, InvariantError, Phase, PlayerView
@@ -14,6 +16,16 @@ from .moves import Move, MoveKind, move_name, parse_move
 from .observation import ObservationEncoder, StateEncoder
 from .rules import Rules
 from .single_agent import SingleAgentEnv
+
+# agents/ and models/ live at the repository root; the wheel and an editable install map them to
+# shanghai_env.agents and shanghai_env.models (pyproject.toml). In a source checkout run as it is
+# (tests, PYTHONPATH=.) the import system finds them beside this package instead: no links needed.
+_ROOT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if not _os.path.isdir(_os.path.join(_ROOT, "shanghai_env", "agents")) and _os.path.isfile(
+    _os.path.join(_ROOT, "agents", "__init__.py")
+):
+    __path__.append(_ROOT)
+del _ROOT
 
 GYM_ENV_ID = "shanghai/ShanghaiSingleAgent-v0"
 

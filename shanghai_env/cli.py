@@ -11,7 +11,9 @@ helpers here are plain ``argparse`` pieces:
 - :func:`prepare_output` creates an output folder and says why it cannot take outputs,
   :func:`output_file_problem` says why a file cannot be written, :func:`writes_over` whether an
   output would write over an input, and :func:`write_atomically` writes a file whole or not at all;
-- :func:`run` calls a ``main`` and turns ``KeyboardInterrupt`` into a one-line exit.
+- :func:`run` calls a ``main`` and turns ``KeyboardInterrupt`` into a one-line exit;
+- :func:`require_extra` ends a command whose optional dependencies are missing with one line naming
+  the extra to install.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import importlib.util
 import math
 import os
 import secrets
@@ -200,3 +203,42 @@ def run(main: Callable[[], object]) -> NoReturn:
         print("\ninterrupted", file=sys.stderr)
         sys.exit(INTERRUPTED)
     sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)
+
+
+def extra_hint(extra: str) -> str:
+    """The install command for an extra; right for a wheel and for an editable install alike."""
+    return f'pip install "shanghai-env[{extra}]"'
+
+
+def missing_modules(modules: Sequence[str]) -> list[str]:
+    """The top-level ``modules`` that cannot be imported (found without importing them)."""
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # ValueError: a module in sys.modules without a spec
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+# The modules each extra of pyproject.toml installs, by import name (torch: installed first, or
+# pulled in by stable-baselines3); tests/test_cli_extras.py keeps this in step with pyproject.toml.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm", "rich"),
+    "eval": ("openskill", "scipy", "matplotlib", "tqdm", "rich"),
+    "rllib": ("ray", "torch", "stable_baselines3", "sb3_contrib"),
+}
+
+
+def require_extra(command: str, extra: str, modules: Sequence[str] | None = None) -> None:
+    """Exit with status 2 and one line on stderr if any of ``modules`` (default: those of the
+    ``extra``, :data:`EXTRA_MODULES`) is not installed; call it before the command imports them."""
+    missing = missing_modules(EXTRA_MODULES[extra] if modules is None else modules)
+    if missing:
+        print(
+            f"{command} needs the {extra!r} extra (not installed: {', '.join(missing)}): {extra_hint(extra)}",
+            file=sys.stderr,
+        )
+        sys.exit(2)

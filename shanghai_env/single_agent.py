@@ -144,7 +144,7 @@ class UniformRandomAgent:
 class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learning seat against agents; see the module docstring for the full description."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012  # gymnasium's instance attribute
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012  # gymnasium's instance attribute
 
     def __init__(
         self,
@@ -303,11 +303,23 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Boolean mask of the learner's legal actions (all False once the episode is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:  # type: ignore[override]  # "ansi" frames are text
-        """``"ansi"``: the table as text, every hand shown."""
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # "ansi" frames are text
+        """``"ansi"``: the table as text, every hand shown; ``"rgb_array"``: the table drawn as an
+        ``(H, W, 3)`` uint8 array, every hand face up (as the AEC env draws it).
+
+        Pillow (the ``draw`` extra) is needed only here, not when the env is made with
+        ``render_mode="rgb_array"``: Stable-Baselines3's ``make_vec_env`` asks every env for that
+        mode whether or not anything is ever drawn."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'"
+            )
             return None
+        if self.render_mode == "rgb_array":
+            from .draw.raster import require_pillow, table_array
+
+            require_pillow()  # an error naming the extra, not a bare ModuleNotFoundError
+            return table_array(self.game, supersample=1)
         return render_text(self.game)
 
     # --- the other seats ---------------------------------------------------------------------

@@ -1,9 +1,15 @@
-"""The wheel: one top-level package, the commands, the shipped model, usable outside a clone."""
+"""The wheel: one top-level package, the commands, the shipped models, usable outside a clone.
+
+agents/ and models/ sit at the repository root and install as ``shanghai_env.agents`` and
+``shanghai_env.models`` through setuptools' ``package-dir``, with no symbolic links: a clone made
+where git writes no links (``core.symlinks=false``, e.g. Windows) imports and builds the same wheel.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -23,13 +29,12 @@ COMMANDS = {
     "shanghai-play",
     "shanghai-draw",
 }
+IN_GIT = shutil.which("git") is not None and (ROOT / ".git").exists()
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+def build_wheel(source: Path, out: Path) -> Path:
     run = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
     )
@@ -38,8 +43,78 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This working tree as git checks it out where it makes no links (``core.symlinks=false``):
+    a clone of the committed tree, then the uncommitted changes and new files on top."""
+    if not IN_GIT:
+        pytest.skip("not a git checkout")
+    clone = tmp_path_factory.mktemp("clone") / "shanghai-env"
+
+    def git(*args: str, cwd: Path = ROOT, stdin: bytes | None = None) -> bytes:
+        return subprocess.run(["git", *args], cwd=cwd, input=stdin, check=True, capture_output=True).stdout
+
+    git("clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone))
+    changes = git("diff", "HEAD", "--binary")
+    if changes:
+        git("apply", "--whitespace=nowarn", cwd=clone, stdin=changes)
+    for name in git("ls-files", "--others", "--exclude-standard", "-z").decode().split("\0"):
+        if name:
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+    return clone
+
+
+@pytest.fixture(scope="module")
+def wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this working tree, built in a checkout without links (from the tree itself
+    outside git)."""
+    source = request.getfixturevalue("checkout") if IN_GIT else ROOT
+    return build_wheel(source, tmp_path_factory.mktemp("wheel"))
+
+
+def wheel_files(wheel: Path) -> list[str]:
+    return zipfile.ZipFile(wheel).namelist()
+
+
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
+def test_git_tracks_no_symbolic_links() -> None:
+    listing = subprocess.run(
+        ["git", "ls-files", "-s"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    links = [line.split("\t", 1)[1] for line in listing.splitlines() if line.startswith("120000 ")]
+    assert links == []
+
+
+def test_a_checkout_without_links_imports_the_players_from_its_own_folders(checkout: Path) -> None:
+    """Run from the checkout as it is (no install): shanghai_env.agents and the models are its own."""
+    code = (
+        "import shanghai_env.agents.registry as r, shanghai_env.models as m\n"
+        "print(r.__file__); print(m.__file__); print(sorted(r.shipped_models()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    run = subprocess.run([sys.executable, "-c", code], cwd=checkout, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    registry, models, names = run.stdout.splitlines()
+    assert Path(registry) == checkout / "agents" / "registry.py"
+    assert Path(models) == checkout / "models" / "__init__.py"
+    assert names == str(["ppo_contract1", "shanghai_4p"])
+
+
+def test_every_module_of_agents_is_in_the_wheel(wheel: Path) -> None:
+    """pyproject.toml lists the packages under agents/ one by one: a new folder must be added there."""
+    names = set(wheel_files(wheel))
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "agents").rglob("*.py")
+        if "__pycache__" not in path.parts
+        and f"shanghai_env/agents/{path.relative_to(ROOT / 'agents').as_posix()}" not in names
+    ]
+    assert missing == []
+
+
 def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
-    names = zipfile.ZipFile(wheel).namelist()
+    names = wheel_files(wheel)
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"shanghai_env"}
     for needed in (
@@ -48,6 +123,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/ppo_contract1.json",
         "shanghai_env/models/shanghai_4p.zip",
         "shanghai_env/models/shanghai_4p.json",
+        "shanghai_env/models/__init__.py",
+        "shanghai_env/docs/rules.md",
         "shanghai_env/agents/learned/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
@@ -67,6 +144,7 @@ def test_one_version_number() -> None:
 
 def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Path, tmp_path: Path) -> None:
     """Installed apart from the clone, the wheel finds its own model by name and plays."""
+    pytest.importorskip("sb3_contrib", reason="ppo_contract1 plays with the 'train' extra")
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
@@ -76,6 +154,11 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
     code = (
         "import shanghai_env, sys\n"
         f"assert shanghai_env.__file__.startswith({str(site)!r}), shanghai_env.__file__\n"
+        "from shanghai_env.agents.registry import check_player, shipped_models\n"
+        "assert all(p.startswith(sys.argv[1]) for p in shipped_models().values()), shipped_models()\n"
+        "check_player('shanghai_4p'), check_player('ppo_contract1')\n"
+        "from shanghai_env.agents.play import rule_book\n"
+        "assert rule_book().startswith(sys.argv[1]) and open(rule_book()).read().startswith('# Shanghai')\n"
         "from shanghai_env.agents.arena.evaluate_cli import main\n"
         "s = main(['--players', 'ppo_contract1,greedy,greedy,greedy', '--contracts', '1', '--games', '4',\n"
         "          '--workers', '1', '--no-progress', '--quiet', '--out', 'out'])\n"
@@ -83,8 +166,20 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
     run = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, str(site)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["ppo_contract1", "4"]
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+def test_the_terminal_games_help_names_the_rule_book_of_this_install() -> None:
+    from shanghai_env.agents.play import HELP, rule_book
+
+    assert Path(rule_book()) == ROOT / "docs" / "rules.md"
+    assert str(ROOT / "docs" / "rules.md") in HELP.format(rules=rule_book())

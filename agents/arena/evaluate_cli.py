@@ -38,7 +38,7 @@ from shanghai_env.agents.arena.tournament import (
     start_ray,
 )
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
-from shanghai_env.cli import options_once, prepare_output, run
+from shanghai_env.cli import options_once, prepare_output, require_extra, run
 
 
 def _players(text: str) -> list[str]:
@@ -242,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> Summary:
 
 def cli() -> None:
     """The ``shanghai-evaluate`` command."""
+    require_extra("shanghai-evaluate", "eval")
     run(main)
 
 

@@ -34,6 +34,7 @@ from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import t_interval
 from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
 from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
+from shanghai_env.cli import require_extra
 from shanghai_env.rules import ALL_CONTRACTS
 
 CONFIG_FILE = "ladder_config.json"
@@ -349,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
 
 def cli() -> None:
     """The ``shanghai-ladder`` command."""
+    require_extra("shanghai-ladder", "eval")
     main()
 
 

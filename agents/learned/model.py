@@ -29,6 +29,15 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.agents.base import Decision
+from shanghai_env.cli import extra_hint, missing_modules
+
+SAVED_PLAYER = (
+    "a saved player is a .zip written by shanghai-train (a MaskablePPO model) "
+    "or by shanghai-train-scorer (a scorer)"
+)
+# what playing a MaskablePPO model imports (the 'train' extra; a scorer needs only numpy)
+PLAY_MODULES = ("torch", "sb3_contrib")
+MISSING_PREFIX = "playing a saved MaskablePPO model needs the 'train' extra"
 
 # Models saved before the players moved under shanghai_env.agents name their feature extractor
 # by its old module path (agents.features.RummyFeatures); while a model loads, those names lead
@@ -78,13 +87,19 @@ class ModelAgent:
     def load(self) -> Any:
         """The MaskablePPO model, loaded on first use."""
         if self._model is None:
-            try:
-                import sb3_contrib  # noqa: F401
-            except ImportError as err:  # pragma: no cover - depends on the installed extras
+            missing = missing_modules(PLAY_MODULES)
+            if missing:
                 raise ImportError(
-                    "playing a saved model needs sb3-contrib: pip install -e '.[train]'"
+                    f"{MISSING_PREFIX} ({', '.join(missing)} not installed): {extra_hint('train')}"
+                )
+            try:
+                self._model = load_maskable(self.path, device=self.device)
+            except Exception as err:  # SB3 and torch raise AssertionError, UnpicklingError, KeyError, ...
+                first = (str(err).strip().splitlines() or [""])[0][:200]
+                raise ValueError(
+                    f"{self.path!r} cannot be loaded as a saved MaskablePPO model "
+                    f"({type(err).__name__}: {first}); {SAVED_PLAYER}"
                 ) from err
-            self._model = load_maskable(self.path, device=self.device)
         return self._model
 
     def act(self, decision: Decision) -> int:

@@ -49,9 +49,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
 from shanghai_env.agents.arena.tournament import ray_address_problem as address_problem
+from shanghai_env.agents.learned.rllib_cli import COMMAND
 from shanghai_env.agents.registry import check_spec, contracts_arg
+from shanghai_env.cli import EXTRA_MODULES, extra_hint, missing_modules, require_extra
 from shanghai_env.rules import Rules
 
+if __name__ == "__main__":  # python -m: say what is missing before importing it
+    require_extra(COMMAND, "rllib")
 try:
     from shanghai_env.agents.learned.rllib_env import (
         LEARNER,
@@ -63,8 +67,10 @@ try:
 except ModuleNotFoundError as err:
     if __name__ != "__main__":
         raise
-    print(f"rllib_train: error: {err}: pip install -e '.[rllib,train]'", file=sys.stderr)
-    sys.exit(1)
+    print(
+        f"{COMMAND} needs the 'rllib' extra (importing RLlib: {err}): {extra_hint('rllib')}", file=sys.stderr
+    )
+    sys.exit(2)
 
 SNAPSHOT_PREFIX = "snapshot_"
 ACTIVATIONS = ("tanh", "relu")
@@ -417,6 +423,9 @@ def train(config: RLlibConfig) -> dict[str, Any]:
     """Train for ``config.iterations`` iterations, write the outputs (module docstring), return run.json."""
     import ray
 
+    missing = missing_modules(EXTRA_MODULES["rllib"])  # exporting the policy needs sb3-contrib and torch
+    if missing:
+        raise ImportError(f"training with RLlib needs {', '.join(missing)}: {extra_hint('rllib')}")
     out = config.out
     os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
     for name in ("progress.csv", "eval.csv"):
@@ -663,11 +672,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         parser.error(str(err))
     if os.path.exists(config.out) and not os.path.isdir(config.out):
         parser.error(f"argument --out: {config.out!r} exists and is not a folder")
-    try:
-        import ray
-        import ray.rllib
-    except ImportError:
-        parser.error("Ray RLlib is not installed: pip install -e '.[rllib,train]'")
+    # every dependency before Ray starts: sb3-contrib is first needed at the first export
+    missing = missing_modules(EXTRA_MODULES["rllib"])
+    if missing:
+        parser.error(
+            f"{COMMAND} needs the 'rllib' extra (not installed: {', '.join(missing)}): {extra_hint('rllib')}"
+        )
+    import ray
+
     problem = address_problem(config.address)
     if problem:
         parser.error(f"argument --address: {problem}")

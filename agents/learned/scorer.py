@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,13 +84,9 @@ class ScorerNet:
     def __init__(
         self, weights: list[np.ndarray], biases: list[np.ndarray], config: dict[str, Any] | None = None
     ):
-        if len(weights) != len(biases) or not weights:
-            raise ValueError("a ScorerNet needs as many bias vectors as weight matrices, at least one")
-        if weights[0].shape[0] != INPUT_SIZE or weights[-1].shape[1] != 1:
-            raise ValueError(
-                f"a ScorerNet maps {INPUT_SIZE} features to 1 cost; "
-                f"got {weights[0].shape[0]} -> {weights[-1].shape[1]}"
-            )
+        problem = layers_problem(weights, biases) or config_problem(config or {})
+        if problem:
+            raise ValueError(f"a ScorerNet's {problem}")
         self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
         self.config = dict(config or {})
@@ -134,7 +132,9 @@ class ScorerNet:
                         f"this version reads {FORMAT!r} with {INPUT_SIZE}"
                     )
                 data = np.load(io.BytesIO(z.read("weights.npz")))
-                layers = int(meta["layers"])
+                layers = meta["layers"]
+                if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+                    raise ValueError(f"'layers' is {layers!r}, not a positive integer")
                 weights = [data[f"w{i}"] for i in range(layers)]
                 biases = [data[f"b{i}"] for i in range(layers)]
         except ValueError as err:
@@ -143,7 +143,74 @@ class ScorerNet:
             raise ValueError(f"{path}: not a saved scorer ({err})") from None
         except (OSError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
             raise ValueError(f"{path}: not a saved scorer ({err})") from None
-        return cls(weights, biases, meta.get("config", {}))
+        config = meta.get("config", {})
+        problem = layers_problem(weights, biases) or config_problem(config)
+        if problem:
+            raise ValueError(f"{path}: a damaged scorer: its {problem}")
+        return cls(weights, biases, config)
+
+
+# What a scorer's ``config`` (the record of its training, see scorer_train.fit) may hold: each
+# known key's test and what it must be. Other keys are kept as they are.
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+_CONFIG_KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "shards": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of file names"),
+    "hidden": (
+        lambda v: isinstance(v, list) and all(_count(x) and x > 0 for x in v),
+        "a list of layer sizes",
+    ),
+    "epochs": (_count, "a count"),
+    "pairs": (_count, "a count"),
+    "discards": (_count, "a count"),
+    "seed": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "lr": (_number, "a number"),
+    "huber": (_number, "a number"),
+    "discard_weight": (_number, "a number"),
+    "holdout_metrics": (
+        lambda v: isinstance(v, dict) and all(_number(x) for x in v.values()),
+        "an object of numbers",
+    ),
+}
+
+
+def config_problem(config: Any) -> str | None:
+    """What is wrong with a scorer's ``config`` (a phrase), or None."""
+    if not isinstance(config, dict):
+        return f"config is {type(config).__name__} {config!r:.60}, not an object of training settings"
+    for key, (ok, what) in _CONFIG_KEYS.items():
+        if key in config and not ok(config[key]):
+            return f"config[{key!r}] is {config[key]!r:.60}, not {what}"
+    return None
+
+
+def layers_problem(weights: Sequence[Any], biases: Sequence[Any]) -> str | None:
+    """What is wrong with a network's layers (a phrase), or None: as many bias vectors as weight
+    matrices, sizes that chain from INPUT_SIZE features to 1 cost, finite numbers."""
+    if len(weights) != len(biases) or not weights:
+        return "layers need as many bias vectors as weight matrices, at least one"
+    size = INPUT_SIZE
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        w, b = np.asarray(w), np.asarray(b)
+        if w.dtype.kind not in "fiu" or b.dtype.kind not in "fiu":
+            return f"layer {i} holds {w.dtype}/{b.dtype} values, not numbers"
+        if w.ndim != 2 or w.shape[0] != size or b.shape != (w.shape[1],):
+            return (
+                f"layer {i} maps {w.shape} with bias {b.shape}; layers map {INPUT_SIZE} features "
+                "through matching sizes to 1 cost"
+            )
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            return f"layer {i} holds NaN or infinite weights"
+        size = w.shape[1]
+    if size != 1:
+        return f"last layer gives {size} values, not 1 cost"
+    return None
 
 
 def is_scorer_file(path: str | Path) -> bool:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg
-from shanghai_env.cli import given, int_in, number_in, options_once, prepare_output, run
+from shanghai_env.cli import given, int_in, number_in, options_once, prepare_output, require_extra, run
 
 SELF = "self"  # the self-play opponent (shanghai_env.agents.learned.training.SELF; that module loads torch)
 PRETRAIN_OPTIONS = ("pretrain_steps", "pretrain_epochs", "pretrain_lr", "dagger_rounds", "dagger_epochs")
@@ -300,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
 
 def cli() -> None:
     """The ``shanghai-train`` command."""
+    require_extra("shanghai-train", "train")
     run(main)
 
 

@@ -1,0 +1,171 @@
+"""Saved players that are not what they claim: refused when named, with the file in the message;
+and ``module:factory`` players found in the current folder."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.agents.registry import check_player, make_agent
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_PPO = ROOT / "models" / "ppo_contract1.zip"
+
+
+def write_scorer(
+    path: Path, weights: list[np.ndarray], biases: list[np.ndarray], meta: dict[str, Any]
+) -> Path:
+    """A scorer zip written by hand (ScorerNet.save refuses what these tests need to write)."""
+    buf = io.BytesIO()
+    arrays = {f"w{i}": w for i, w in enumerate(weights)} | {f"b{i}": b for i, b in enumerate(biases)}
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    full = {"format": "shanghai-scorer/1", "layers": len(weights), "input_size": INPUT_SIZE, "config": {}}
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("scorer.json", json.dumps(full | meta))
+        z.writestr("weights.npz", buf.getvalue())
+    return path
+
+
+def layers(fill: float = 0.1) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    return [np.full((INPUT_SIZE, 4), fill, np.float32), np.full((4, 1), fill, np.float32)], [
+        np.zeros(4, np.float32),
+        np.zeros(1, np.float32),
+    ]
+
+
+def test_a_sound_hand_written_scorer_loads(tmp_path: Path) -> None:
+    """The writer of the tests below makes loadable scorers when nothing is wrong."""
+    path = write_scorer(tmp_path / "ok.zip", *layers(), {"config": {"pairs": 3, "hidden": [4]}})
+    assert ScorerNet.load(path).config == {"pairs": 3, "hidden": [4]}
+    assert make_agent(str(path)).name == "ok"
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_scorer_with_non_finite_weights_is_refused(tmp_path: Path, bad: float) -> None:
+    path = write_scorer(tmp_path / "nan.zip", *layers(bad), {})
+    for load in (ScorerNet.load, lambda p: make_agent(str(p)), lambda p: check_player(str(p))):
+        with pytest.raises(ValueError, match=r"nan\.zip.*NaN or infinite"):
+            load(path)
+    w, b = layers(bad)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ScorerNet(w, b)
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [
+        ([1], "config is list"),
+        ("x", "config is str"),
+        ({"pairs": "many"}, "pairs"),
+        ({"hidden": [1.5]}, "hidden"),
+    ],
+)
+def test_a_scorer_config_of_the_wrong_shape_is_refused(tmp_path: Path, config: Any, named: str) -> None:
+    path = write_scorer(tmp_path / "cfg.zip", *layers(), {"config": config})
+    with pytest.raises(ValueError, match=rf"cfg\.zip.*{named}"):
+        ScorerNet.load(path)
+    with pytest.raises(ValueError, match=r"cfg\.zip"):
+        make_agent(str(path))
+
+
+@pytest.mark.parametrize(
+    ("meta", "weights"),
+    [
+        ({"layers": "2"}, None),
+        ({"layers": 0}, None),
+        ({}, [np.zeros((INPUT_SIZE, 4), np.float32), np.zeros((5, 1), np.float32)]),
+    ],
+)
+def test_a_scorer_with_bad_layers_is_refused(tmp_path: Path, meta: dict[str, Any], weights: Any) -> None:
+    w, b = layers()
+    path = write_scorer(tmp_path / "layers.zip", weights or w, b, meta)
+    with pytest.raises(ValueError, match=r"layers\.zip"):
+        ScorerNet.load(path)
+
+
+def foreign_zips(folder: Path) -> list[Path]:
+    (folder / "empty.zip").write_bytes(b"")
+    zipfile.ZipFile(folder / "no_entries.zip", "w").close()
+    with zipfile.ZipFile(folder / "photos.zip", "w") as z:
+        z.writestr("holiday.txt", "not a player")
+    with zipfile.ZipFile(folder / "sb3_lookalike.zip", "w") as z:
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", b"not torch")
+    return sorted(folder.glob("*.zip"))
+
+
+def test_make_agent_and_check_player_refuse_a_zip_that_is_no_saved_player(tmp_path: Path) -> None:
+    for path in foreign_zips(tmp_path):
+        for name in (make_agent, check_player):
+            with pytest.raises(ValueError, match=rf"{path.name}.*a saved player is"):
+                name(str(path))
+
+
+def test_a_model_that_fails_to_load_is_a_value_error_naming_the_file(tmp_path: Path) -> None:
+    """Metadata intact, network damaged: refused on its first move with the file named."""
+    pytest.importorskip("sb3_contrib")
+    path = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(SHIPPED_PPO) as src, zipfile.ZipFile(path, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"garbage" if item.filename == "policy.pth" else src.read(item))
+    agent = make_agent(str(path))  # the metadata reads: the network is loaded on the first move
+    with pytest.raises(ValueError, match=r"damaged\.zip.*cannot be loaded.*a saved player is"):
+        agent.load()  # type: ignore[attr-defined]
+
+
+def test_a_model_player_without_the_train_extra_is_refused_up_front() -> None:
+    """check_player (what the commands call before any game) names the extra to install."""
+    code = (
+        "import sys\n"
+        "sys.modules['sb3_contrib'] = None\n"
+        "from shanghai_env.agents.registry import check_player\n"
+        "try:\n"
+        f"    check_player({str(SHIPPED_PPO)!r})\n"
+        "except ValueError as err:\n"
+        "    print(err)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "needs the 'train' extra (sb3_contrib not installed)" in run.stdout
+    assert 'pip install "shanghai-env[train]"' in run.stdout
+
+
+def test_a_factory_in_the_current_folder_is_found_without_pythonpath(tmp_path: Path) -> None:
+    """As ``python -m`` would: ``mybot:make`` run from the folder holding mybot.py."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / "mybot.py").write_text(
+        "from shanghai_env.agents.bots.greedy import GreedyBot\n\n\ndef make():\n    return GreedyBot()\n"
+    )
+    # a script outside the folder, like a console command: the folder is not on sys.path by itself
+    script = elsewhere / "run.py"
+    script.write_text(
+        "import os, sys\n"
+        "assert os.getcwd() not in [os.path.abspath(p or '.') for p in sys.path]\n"
+        "from shanghai_env.agents.registry import check_player, make_agent\n"
+        "check_player('mybot:make')\n"
+        "print(type(make_agent('mybot:make', seed=1)).__name__)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "GreedyBot"
+    shutil.rmtree(work)
+
+
+def test_a_missing_factory_module_is_still_a_value_error() -> None:
+    with pytest.raises(ValueError, match="cannot import 'no_such_module_here'"):
+        make_agent("no_such_module_here:make")

@@ -122,3 +122,45 @@ def test_a_structured_model_plays_in_the_tournament(tmp_path: Path) -> None:
     )
     results = run_tournament(config, workers=1)
     assert len(results) == 4
+
+
+def test_derived_inputs_depend_only_on_the_players_view() -> None:
+    """The derived block is the same in every world consistent with what the player knows, and it
+    changes with the player's own hand (it is not constant)."""
+    from shanghai_env.agents.learned.derived import DERIVED_SIZE, DerivedSingleAgentEnv, derived_block
+    from shanghai_env.agents.registry import make_agent
+
+    env = DerivedSingleAgentEnv([make_agent("planner") for _ in range(3)], num_players=4, contracts=(1, 2, 5))
+    obs, _ = env.reset(seed=4)
+    assert obs.shape == (env.encoder.size + DERIVED_SIZE,) and obs.dtype == np.float32
+    rng = np.random.default_rng(1)
+    blocks = []
+    for step in range(90):
+        if step % 6 == 0:
+            seat = env.learner
+            view = env.game.view(seat)
+            mine = derived_block(view, env.rules)
+            np.testing.assert_array_equal(obs[env.encoder.size :], mine)
+            for _ in range(3):
+                world = sample_world(view, rng, env.rules)
+                np.testing.assert_array_equal(derived_block(world.view(seat), env.rules), mine)
+            blocks.append(mine)
+        obs, _r, term, trunc, _info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term or trunc:
+            obs, _ = env.reset()
+    assert len({b.tobytes() for b in blocks}) > 5
+
+
+def test_a_derived_model_plays_in_the_tournament(tmp_path: Path) -> None:
+    from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournament
+    from shanghai_env.agents.learned.derived import DerivedSingleAgentEnv
+    from shanghai_env.agents.learned.model import saved_table
+
+    env = DerivedSingleAgentEnv(None, num_players=3, contracts=(1,))
+    kwargs = {"num_players": 3, "contracts": (1,), "width": 16, "derived": True}
+    path = tmp_path / "derived.zip"
+    MaskablePPO(StructuredPolicy, env, policy_kwargs=kwargs, seed=0).save(path)
+    table = saved_table(str(path))
+    assert (table.num_players, table.contracts) == (3, (1,))
+    config = TournamentConfig(players=(str(path), "greedy", "planner"), games=2, seed=0, contracts=(1,))
+    assert len(run_tournament(config, workers=1)) >= 2

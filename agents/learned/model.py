@@ -114,7 +114,12 @@ class ModelAgent:
 
     @staticmethod
     def _model_input(model: Any, decision: Decision) -> Any:
-        """The observation vector, or a dict of it and the mask if the model was trained on one."""
+        """The observation vector (followed by the derived inputs for a model trained on them), or a
+        dict of it and the mask if the model was trained on one."""
+        if getattr(model.policy, "derived", False):
+            from shanghai_env.agents.learned.derived import derived_input
+
+            return derived_input(decision.observation, decision.view, decision.rules)
         space = getattr(model, "observation_space", None)
         keys = list(getattr(space, "spaces", {}) or {})
         if not keys:
@@ -192,6 +197,11 @@ def saved_table(path: str) -> ModelTable:
         actions = int(data["action_space"]["n"])
     except Exception:
         raise ValueError(f"{path!r} is not a model of this game (no observation vector, actions)") from None
+    kwargs = data.get("policy_kwargs")
+    if isinstance(kwargs, dict) and kwargs.get("derived") is True:
+        from shanghai_env.agents.learned.derived import DERIVED_SIZE
+
+        observation -= DERIVED_SIZE  # the env's observation; the derived inputs are built from it
     players, contracts = _recorded_table(data, path)
     table = ModelTable(observation, actions, players, contracts)
     if players is not None and contracts is not None:
@@ -255,7 +265,7 @@ def _recorded_table(data: dict[str, Any], path: str) -> tuple[int | None, tuple[
     candidates: list[Any] = []
     kwargs = data.get("policy_kwargs")
     if isinstance(kwargs, dict):
-        candidates.append(kwargs.get("features_extractor_kwargs"))
+        candidates += [kwargs.get("features_extractor_kwargs"), kwargs]  # an MLP's extractor, or a policy's
     folder = os.path.dirname(path)
     for meta_path in (os.path.splitext(path)[0] + ".json", os.path.join(folder, "model.json")):
         try:

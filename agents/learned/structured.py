@@ -37,6 +37,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from shanghai_env.actions import DISCARD_BASE, MELD_BASE, action_table
+from shanghai_env.agents.learned.derived import DERIVED_SIZE, GLOBAL, PER_CARD
 from shanghai_env.cards import card_points
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import ALL_CONTRACTS, Rules
@@ -62,14 +63,22 @@ class StructuredNet(nn.Module):
     """Observation -> (action logits, value latent); see the module docstring."""
 
     def __init__(
-        self, obs_size: int, obs_scale: torch.Tensor, num_players: int, contracts: tuple[int, ...], width: int
+        self,
+        obs_size: int,
+        obs_scale: torch.Tensor,
+        num_players: int,
+        contracts: tuple[int, ...],
+        width: int,
+        derived: bool = False,
     ) -> None:
         super().__init__()
         rules = Rules(num_players=num_players, contracts=tuple(contracts))
         encoder = ObservationEncoder(rules)
-        if encoder.size != obs_size:
+        self.base, self.derived = encoder.size, derived
+        if encoder.size + DERIVED_SIZE * derived != obs_size:
             raise ValueError(
                 f"observation length {obs_size} does not match {num_players} players, contracts {contracts}"
+                + (" with the derived inputs" if derived else "")
             )
         table = action_table(rules)
         self.n, self.m = num_players, rules.max_melds
@@ -77,7 +86,8 @@ class StructuredNet(nn.Module):
         s = encoder.slices
         self.sl = {k: (v.start, v.stop) for k, v in s.items()}
         self.ctx_start = s["upcard_from"].start
-        ctx_in = obs_size - self.ctx_start + 6
+        ctx_in = self.base - self.ctx_start + 6 + (PER_CARD + GLOBAL) * derived
+        place_facts = PLACE_FACTS + PER_CARD * derived
         card, suit, col = _place_index()
         self.card: torch.Tensor
         self.suit: torch.Tensor
@@ -89,12 +99,12 @@ class StructuredNet(nn.Module):
         self.register_buffer("col", torch.as_tensor(col))
         pts = [card_points(int(c)) / 20 for c in card]
         self.register_buffer("points", torch.as_tensor(pts, dtype=torch.float32))
-        self.register_buffer("scale", obs_scale[self.ctx_start :].clone())
+        self.register_buffer("scale", obs_scale[self.ctx_start : self.base].clone())
         w, h = width, width // 2
         self.ctx_net = nn.Sequential(nn.Linear(ctx_in, w), nn.ReLU(), nn.Linear(w, w), nn.ReLU())
         # Card and meld embeddings see the context through a projection added after their first
         # layer (the same sum as a layer over the concatenation, without copying the context 56 times).
-        self.place_in, self.place_ctx = nn.Linear(PLACE_FACTS, w), nn.Linear(w, w, bias=False)
+        self.place_in, self.place_ctx = nn.Linear(place_facts, w), nn.Linear(w, w, bias=False)
         self.place_net = nn.Sequential(nn.ReLU(), nn.Linear(w, w), nn.ReLU())
         self.joker_net = nn.Sequential(nn.Linear(w, w), nn.ReLU())
         self.slot_in, self.slot_ctx = nn.Linear(SLOT_FACTS, w), nn.Linear(w, w, bias=False)
@@ -183,7 +193,7 @@ class StructuredNet(nn.Module):
         jokers_seen = discards[:, JOKER] + melds[:, :, 1].sum((1, 2)) + picked[:, :, JOKER].sum(1)
         ctx_raw = torch.cat(
             [
-                x[:, self.ctx_start :] / self.scale,
+                x[:, self.ctx_start : self.base] / self.scale,
                 torch.stack(
                     [
                         hand[:, JOKER] / 2,
@@ -198,6 +208,11 @@ class StructuredNet(nn.Module):
             ],
             dim=1,
         )
+        if self.derived:  # per card kind, then global (shanghai_env.agents.learned.derived)
+            extra = x[:, self.base :]
+            per_kind = extra[:, : 53 * PER_CARD].reshape(b, 53, PER_CARD)
+            place = torch.cat([place, per_kind[:, card]], dim=2)
+            ctx_raw = torch.cat([ctx_raw, per_kind[:, JOKER], extra[:, 53 * PER_CARD :]], dim=1)
         ctx = self.ctx_net(ctx_raw)
         cards = self.place_net(self.place_in(place) + self.place_ctx(ctx)[:, None])
         joker = self.joker_net(ctx)
@@ -288,7 +303,8 @@ class StructuredPolicy(MaskableActorCriticPolicy):
     """MaskablePPO's actor-critic with :class:`StructuredNet` in place of the MLPs and the action layer.
 
     ``num_players`` and ``contracts`` fix the observation and action layout; ``width`` is the
-    size of every embedding.
+    size of every embedding; ``derived`` says the observation is followed by the derived inputs
+    of :mod:`shanghai_env.agents.learned.derived` (then they join each card's and the context's facts).
     """
 
     def __init__(
@@ -299,9 +315,11 @@ class StructuredPolicy(MaskableActorCriticPolicy):
         num_players: int = 4,
         contracts: tuple[int, ...] = ALL_CONTRACTS,
         width: int = 64,
+        derived: bool = False,
         **kwargs: Any,
     ) -> None:
         self.num_players, self.contracts, self.width = num_players, tuple(contracts), width
+        self.derived = derived
         kwargs.setdefault("ortho_init", False)
         kwargs.pop("net_arch", None)
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
@@ -313,7 +331,7 @@ class StructuredPolicy(MaskableActorCriticPolicy):
         bound = np.maximum(np.abs(space.low), np.abs(space.high)).reshape(-1)
         scale = torch.as_tensor(np.maximum(bound, 1), dtype=torch.float32)
         self.mlp_extractor = StructuredNet(  # type: ignore[assignment]
-            int(np.prod(space.shape)), scale, self.num_players, self.contracts, self.width
+            int(np.prod(space.shape)), scale, self.num_players, self.contracts, self.width, self.derived
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -326,5 +344,7 @@ class StructuredPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(num_players=self.num_players, contracts=self.contracts, width=self.width)
+        data.update(
+            num_players=self.num_players, contracts=self.contracts, width=self.width, derived=self.derived
+        )
         return data

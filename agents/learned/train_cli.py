@@ -184,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     a("--snapshot-every", type=count, default=d.snapshot_every, help="steps between self-play snapshots")
     a("--pool-size", type=count, default=d.pool_size, help="self-play snapshots kept")
     a(
+        "--derived",
+        action="store_true",
+        help="add the derived inputs (hand analysis from the player's view, agents/learned/derived.py) "
+        "to the observation; needs --features structured",
+    )
+    a(
         "--resume",
         action="store_true",
         help="continue the run in --out from its newest checkpoint (give the same options again)",
@@ -203,6 +209,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     from shanghai_env.rules import Rules
 
     seen = given(args)
+    if args.derived and args.features != "structured":
+        parser.error("--derived: the derived inputs are read by --features structured only")
     if args.init and args.pretrain:
         parser.error("--init and --pretrain: start from a saved model or from cloning a bot, not both")
     if args.init:
@@ -288,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
         progress=args.progress,
         verbose=args.verbose,
         resume=args.resume,
+        derived=args.derived,
     )
     model = train(config)
     print(f"saved {os.path.join(config.out, 'model.zip')} and model.json; try:")

@@ -91,6 +91,7 @@ class TrainConfig:
     init: str = ""  # a saved model to start PPO from (its network and features), "" for a fresh one
     torch_threads: int = 1  # the learner's torch threads (more only help on idle machines)
     resume: bool = False  # continue from the newest checkpoint in out/checkpoints (cloning included)
+    derived: bool = False  # the observation followed by the derived inputs (agents/learned/derived.py)
     progress: bool = True
     verbose: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -106,6 +107,10 @@ class TrainConfig:
             raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
         if self.timesteps < 0 or self.n_envs < 1:
             raise ValueError("timesteps must be >= 0 (0: cloning only) and n_envs positive")
+        if self.derived and self.features != "structured":
+            raise ValueError(
+                "the derived inputs are read by the structured policy only: features='structured'"
+            )
         if self.init and self.pretrain:
             raise ValueError("start from a saved model (init) or from cloning a bot (pretrain), not both")
         if not self.opponents:
@@ -174,7 +179,12 @@ def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], S
         if multiprocessing.current_process().name != "MainProcess":
             torch.set_num_threads(1)  # one core per worker; the learner keeps its own threads
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the learner stops, workers follow
-        return SingleAgentEnv(
+        env_class = SingleAgentEnv
+        if config.derived:
+            from shanghai_env.agents.learned.derived import DerivedSingleAgentEnv
+
+            env_class = DerivedSingleAgentEnv
+        return env_class(
             OpponentSampler(config.opponents, tuple(pool), config.num_players - 1),
             num_players=config.num_players,
             contracts=config.contracts,
@@ -368,7 +378,12 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
     if config.features == "structured":
         from shanghai_env.agents.learned.structured import StructuredPolicy
 
-        kwargs = {"num_players": config.num_players, "contracts": config.contracts, "width": arch[0]}
+        kwargs = {
+            "num_players": config.num_players,
+            "contracts": config.contracts,
+            "width": arch[0],
+            "derived": config.derived,
+        }
         return MaskablePPO(StructuredPolicy, env, policy_kwargs=kwargs, **common)
     extractor: type = RummyFeatures
     extractor_kwargs: dict[str, Any] = {"num_players": config.num_players, "contracts": config.contracts}

@@ -417,9 +417,9 @@ def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
     ]
     args += ["--games-per-table", "6", "--workers", "2", "--no-progress", "--out", str(tmp_path / "l")]
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
     try:
         deadline = time.monotonic() + 90
-        workers: set[int] = set()
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
             workers = _workers(proc.pid)
@@ -433,8 +433,11 @@ def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
             time.sleep(0.2)
         assert not any(_alive(w) for w in workers)
         assert "Traceback" not in err
-    finally:
+    finally:  # leave nothing running, whatever failed
         if proc.poll() is None:
             proc.kill()
-        for w in _workers(proc.pid) if proc.poll() is None else set():
-            os.kill(w, signal.SIGKILL)
+            proc.wait()
+        for w in workers:
+            with contextlib.suppress(OSError):
+                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                    os.kill(w, signal.SIGKILL)

@@ -288,7 +288,7 @@ def _stored_config(out_dir: str, config: LadderConfig) -> dict[str, Any] | None:
             "same settings to resume it"
         )
     have = found.get("games_per_table")
-    if not _is_int(have) or have < 1:
+    if not isinstance(have, int) or isinstance(have, bool) or have < 1:
         raise ValueError(
             f"{path}: games_per_table is {have!r}, not a positive integer; use another --out folder"
         )

@@ -5,8 +5,13 @@ Skipped where Ray is not installed (``pip install -e '.[rllib]'``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socketserver
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -18,6 +23,7 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[rllib
 import ray
 
 from shanghai_env.agents.arena import evaluate_cli as evaluate
+from shanghai_env.agents.arena.ray_address import ray_address_problem
 from shanghai_env.agents.arena.tournament import RAY_MISSING, GameResult, TournamentConfig, run_tournament
 
 
@@ -98,3 +104,49 @@ def test_without_ray_the_error_names_the_extra(
     assert error_line(capsys.readouterr().err) == "argument --ray: " + RAY_MISSING
     with pytest.raises(ValueError, match="backend"):
         run_tournament(config, backend="threads")
+
+
+@pytest.fixture
+def not_ray() -> Iterator[str]:
+    """An address where something answers that is not Ray (it reads, then says HTTP/1.0 400)."""
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.settimeout(5)
+            with contextlib.suppress(OSError):
+                self.request.recv(1024)
+                self.request.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_address_where_something_else_listens_is_refused_at_once(
+    scheme: str, not_ray: str, tmp_path: Path
+) -> None:
+    args = ["evaluate.py", "--players", "greedy,random,random", "--contracts", "1", "--out", str(tmp_path)]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, *args, "--ray", scheme + not_ray],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        timeout=45,  # Ray itself keeps trying such an address for a minute or more
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    line = error_line(done.stderr)  # one line: none of Ray's log lines
+    assert line.startswith("argument --ray: ") and "is not Ray" in line
+    assert time.monotonic() - started < 45
+
+
+def test_a_running_ray_passes_the_address_check(local_ray: None) -> None:
+    assert ray_address_problem(ray.get_runtime_context().gcs_address) is None

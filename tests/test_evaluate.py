@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from shanghai_env.actions import ActionTable
 from shanghai_env.agents.arena import evaluate_cli as evaluate  # what evaluate.py runs
+from shanghai_env.agents.arena.report import INCOMPLETE_FILE, is_complete, replace_atomically
 from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.arena.stats import summarize
 from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, run_tournament, schedule
@@ -177,3 +179,112 @@ def test_planner_beats_greedy_beats_random(tmp_path: Path) -> None:
     planner, greedy, random1, random2 = summary.players
     assert planner.ci95[1] < greedy.ci95[0]
     assert greedy.ci95[1] < min(random1.ci95[0], random2.ci95[0])
+
+
+# --- outputs: checked before the first game, one run's files only, never complete-looking halves ---
+
+SMALL = ["--players", "greedy,greedy,random", "--games", "3", "--seed", "1", "--contracts", "1"]
+SMALL += ["--workers", "1", "--no-progress", "--quiet"]
+OTHER_SEED = [a if a != "1" or SMALL[i - 1] != "--seed" else "2" for i, a in enumerate(SMALL)]
+
+
+def one_error_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert len(lines) == 1 and lines[0].startswith("shanghai-evaluate: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda out: (out / "records").write_text("a file"), "records' is a file"),
+        (
+            lambda out: (out / "records" / "game-00002.json").mkdir(parents=True),
+            "game-00002.json' is a folder",
+        ),
+        (lambda out: (out / "INCOMPLETE").mkdir(), "INCOMPLETE' is a folder"),
+    ],
+)
+def test_record_paths_that_cannot_be_written_are_refused_before_any_game(
+    make, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "res"
+    out.mkdir()
+    make(out)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a game started")
+
+    monkeypatch.setattr(evaluate, "run_tournament", never)
+    with pytest.raises(SystemExit) as exc:
+        evaluate.main([*SMALL, "--record", "all", "--out", str(out)])
+    assert exc.value.code == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "argument --out" in line and says in line
+
+
+def test_a_second_run_leaves_only_its_own_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "res"
+    evaluate.main([*SMALL, "--record", "all", "--out", str(out)])
+    assert len(list((out / "records").glob("game-*.json"))) == 3
+    (out / "records" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    evaluate.main([*SMALL, "--record", "2", "--out", str(out)])
+    assert sorted(p.name for p in (out / "records").iterdir()) == [
+        "game-00000.json",
+        "game-00001.json",
+        "notes.txt",
+    ]
+    assert "removed 1 game record of an earlier run" in capsys.readouterr().err
+    evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: none of another run stay
+    assert sorted(p.name for p in (out / "records").iterdir()) == ["notes.txt"]
+
+
+def test_a_run_stopped_while_writing_leaves_no_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "res"
+    evaluate.main([*SMALL, "--record", "all", "--out", str(out)])
+    assert is_complete(str(out)) and not (out / INCOMPLETE_FILE).exists()
+    import shanghai_env.record
+
+    real = shanghai_env.record.save
+    written: list[str] = []
+
+    def save(record, path):
+        if len(written) == 2:
+            raise KeyboardInterrupt  # Ctrl-C while the third record is written
+        written.append(str(path))
+        return real(record, path)
+
+    monkeypatch.setattr(shanghai_env.record, "save", save)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.main([*OTHER_SEED, "--record", "all", "--out", str(out)])
+    assert (out / INCOMPLETE_FILE).exists() and not (out / "summary.json").exists()
+    assert not is_complete(str(out))
+    assert not [p for p in out.rglob("*.tmp")]  # no half-written file under a temporary name either
+    monkeypatch.setattr(shanghai_env.record, "save", real)
+    evaluate.main([*SMALL, "--record", "all", "--out", str(out)])  # the next whole run: complete again
+    assert is_complete(str(out))
+
+
+def test_outputs_are_replaced_whole_and_the_summary_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "res"
+    evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
+    chart = (out / "scores.png").read_bytes()
+
+    def torn(tmp: str) -> None:
+        Path(tmp).write_bytes(chart[:100])
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        replace_atomically(str(out / "scores.png"), torn)
+    assert (out / "scores.png").read_bytes() == chart and not list(out.glob(".*.tmp"))
+    placed: list[str] = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (placed.append(Path(b).name), real_replace(a, b)))
+    evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
+    assert placed == ["game-00000.json", "games.csv", "scores.png", "summary.json"]

@@ -239,3 +239,72 @@ def test_the_shipped_full_game_model() -> None:
     assert isinstance(agent, ScorerBot) and agent.net is not None
     result = play_game(Game(Rules(num_players=4)), [agent, GreedyBot(), PlannerBot(), GreedyBot()], seed=1)
     assert len(result.deal_scores) == 10 and agent.fallbacks == 0
+
+
+@pytest.fixture
+def evaluations(tmp_path: Path) -> dict[str, Path]:
+    """Evaluation folders as ``evaluate.py --out`` leaves them: whole, cut off, unfinished."""
+    players = [{"name": n, "spec": n} for n in ("planner", "greedy", "greedy#2", "greedy#3")]
+    rows = "score_planner,score_greedy,score_greedy#2,score_greedy#3\n" + "10,20,30,40\n5,25,35,45\n"
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    (whole / "summary.json").write_text(json.dumps({"players": players}))
+    (whole / "games.csv").write_text(rows)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "summary.json").write_text(json.dumps({"players": players})[:40])
+    (cut / "games.csv").write_text(rows)
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    (unfinished / "games.csv").write_text(rows)
+    (unfinished / "INCOMPLETE").write_text("")
+    columns = tmp_path / "columns"
+    columns.mkdir()
+    (columns / "summary.json").write_text(json.dumps({"players": players}))
+    (columns / "games.csv").write_text("score_planner\n1\n2\n")
+    return {"whole": whole, "cut": cut, "unfinished": unfinished, "columns": columns, "tmp": tmp_path}
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["plot", "{cut}", "--out", "{tmp}/c.png"], "is not an evaluation summary"),
+        (["plot", "{whole}", "{cut}", "--out", "{tmp}/c.png"], "cut/summary.json"),
+        (["plot", "{unfinished}", "--out", "{tmp}/c.png"], "did not finish"),
+        (["plot", "{columns}", "--out", "{tmp}/c.png"], "no column"),
+        (["plot", "{tmp}", "--out", "{tmp}/c.png"], "holds no evaluation"),
+        (["plot", "{whole}", "--out", "{tmp}/c.nopic"], "cannot draw a .nopic picture"),
+        (["plot", "{whole}", "--out", "{whole}/summary.json/c.png"], "--out"),
+        (["run", "--out", "{whole}/games.csv/run"], "--out"),
+        (["run", "--out", ""], "--out"),
+    ],
+)
+def test_plot_and_run_refuse_bad_folders_in_one_line(
+    argv: list[str],
+    says: str,
+    evaluations: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("work started on a bad command line")
+
+    monkeypatch.setattr(scorer_train, "gen", never)
+    monkeypatch.setattr(scorer_train, "fit", never)
+    argv = [a.format(**evaluations) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        scorer_train.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert "Traceback" not in err and len(lines) == 1 and says in lines[0], err
+    assert not (evaluations["tmp"] / "c.png").exists()
+
+
+def test_plot_draws_whole_evaluations(
+    evaluations: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = evaluations["tmp"] / "curve.png"
+    assert scorer_train.main(["plot", str(evaluations["whole"]), "--out", str(out)]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG")
+    assert "planner: 0 upcard decisions, against greedy: -25.0 [-88.5, +38.5]" in capsys.readouterr().out

@@ -18,22 +18,21 @@ import sys
 import time
 from collections.abc import Sequence
 
+from shanghai_env.agents.arena.ray_address import ray_address_problem
 from shanghai_env.agents.arena.report import (
     CHART_FILE,
     GAMES_FILE,
+    RECORDS_FOLDER,
     SUMMARY_FILE,
+    outputs_problem,
     print_tables,
-    write_chart,
-    write_games_csv,
-    write_summary,
+    write_outputs,
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import Summary, summarize
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
-    GameResult,
     TournamentConfig,
-    ray_address_problem,
     run_tournament,
     start_ray,
 )
@@ -139,18 +138,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def write_records(results: Sequence[GameResult], out: str) -> int:
-    """Write every recorded game as ``OUT/records/game-NNNNN.json``; return how many."""
-    from shanghai_env.record import save
-
-    written = 0
-    for r in results:
-        if r.record is not None:
-            save(r.record, os.path.join(out, "records", f"game-{r.index:05d}.json"))
-            written += 1
-    return written
-
-
 def _start_ray(parser: argparse.ArgumentParser, address: str, workers: int | None) -> bool:
     """Join the cluster at ``address`` or start a local Ray before the first game; a missing Ray
     or a cluster that cannot be joined exits with status 2 and one line. True if Ray was started."""
@@ -175,7 +162,10 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     """Run a tournament from command-line arguments; return its summary.
 
     Everything is checked before the first game (models are opened, factories called, the output
-    folder created): a bad argument exits with status 2 and one line saying what is wrong.
+    folder created and its output paths checked): a bad argument exits with status 2 and one line
+    saying what is wrong. The outputs are written when the games are done, ``summary.json`` last
+    (:func:`shanghai_env.agents.arena.report.write_outputs`): a folder with ``INCOMPLETE`` in it
+    is not a whole run. The game records an earlier run left in ``OUT/records/`` are removed.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -194,7 +184,10 @@ def main(argv: Sequence[str] | None = None) -> Summary:
             check_player(spec, config.rules, where="the tournament")
     except ValueError as err:
         parser.error(f"argument --players: {err}")
-    problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE))
+    recorded = range(config.total_games if config.record_games < 0 else min(args.record, config.total_games))
+    problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE)) or outputs_problem(
+        args.out, recorded
+    )
     if problem:
         parser.error(f"argument --out: {problem}")
     started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
@@ -228,15 +221,18 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     summary.workers = workers
     args_given = list(argv) if argv is not None else sys.argv[1:]
     summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)
-    write_summary(summary, args.out)
-    write_games_csv(results, config.labels, args.out)
-    write_chart(summary, args.out)
-    records = write_records(results, args.out)
+    records, removed = write_outputs(summary, results, config.labels, args.out)
     if not args.quiet:
         print_tables(summary)
         print(f"wrote {args.out}/summary.json, games.csv, scores.png")
         if records:
-            print(f"wrote {records} game records to {args.out}/records/ (see docs/replay.md)")
+            print(f"wrote {records} game records to {args.out}/{RECORDS_FOLDER}/ (see docs/replay.md)")
+    if removed:  # said even with --quiet: files were deleted
+        print(
+            f"removed {removed} game record{'s' * (removed != 1)} of an earlier run from "
+            f"{args.out}/{RECORDS_FOLDER}/",
+            file=sys.stderr,
+        )
     return summary
 
 

@@ -6,11 +6,19 @@ deals. The ladder then ranks everyone with one OpenSkill Plackett-Luce rating ov
 (tables in order, games in schedule order), and reports each player's mean game score with a
 95% interval over its (table, deck set) means and its mean deal score per contract.
 
+Every player is checked before the first game (models opened for the table size, factories
+called), and the output folder before anything is written in it.
+
 Runs resume: each finished deck set of each table is appended to ``table_<k>.jsonl`` in the
 output folder as soon as it is played, and a restarted ladder with the same settings plays only
-what is missing. The settings are kept in ``ladder_config.json``; a restart with other settings
-is refused rather than mixing incompatible games. Games run in worker processes
-(``workers``), and the results do not depend on how many.
+what is missing; more games per table than before plays only the games added. The settings are
+kept in ``ladder_config.json``; a restart with other settings, or into a folder whose tables have
+no settings, is refused rather than mixing incompatible games. Every stored game is checked
+against the schedule on a restart: a damaged line is refused with its file and line number, and
+only a last line cut off by a stop (it has no newline) is dropped, its games played again.
+``ladder.json`` is written when every game is played, and removed while games are missing.
+Games run in worker processes (``workers``) that end with the ladder, and the results do not
+depend on how many.
 
     shanghai-ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
 """
@@ -18,24 +26,30 @@ is refused rather than mixing incompatible games. Games run in worker processes
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import json
 import multiprocessing
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
+from shanghai_env.agents.arena.report import write_text_atomically
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import t_interval
 from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
-from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
-from shanghai_env.cli import require_extra
-from shanghai_env.rules import ALL_CONTRACTS
+from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
+from shanghai_env.cli import int_in, options_once, prepare_output, require_extra
+from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 CONFIG_FILE = "ladder_config.json"
 RESULT_FILE = "ladder.json"
@@ -84,7 +98,13 @@ class LadderConfig:
             max_moves_per_deal=self.max_moves_per_deal,
         )
 
+    @property
+    def rules(self) -> Rules:
+        """The rule options of every table."""
+        return Rules(num_players=self.table_size, contracts=tuple(self.contracts))
+
     def to_json(self) -> dict[str, Any]:
+        """The settings as ``ladder_config.json`` holds them."""
         return {**asdict(self), "players": list(self.players), "contracts": list(self.contracts)}
 
 
@@ -108,53 +128,206 @@ def label(spec: str) -> str:
     return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
 
 
+def check_players(config: LadderConfig) -> None:
+    """Raise ValueError (one sentence) unless every player can sit at the ladder's tables: a model
+    must be a saved model trained for the table size and contracts, a ``module:factory`` must
+    build an agent. The worker processes would otherwise fail on their first game."""
+    for spec in config.players:
+        check_player(spec, config.rules, where="a ladder table")
+
+
 def _table_path(out_dir: str, k: int) -> str:
     return os.path.join(out_dir, f"table_{k}.jsonl")
 
 
-def _result_from_json(d: dict[str, Any]) -> GameResult:
-    d = dict(d)
-    d["seats"] = tuple(d["seats"])
-    return GameResult(**d)
+_DAMAGED = "move the file away to play its games again, or use another --out folder"
+_FIELDS = {f.name for f in fields(GameResult)}
+_OPTIONAL = {"seconds", "extra", "record"}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ints(value: object, length: int, low: int | None = None, high: int | None = None) -> bool:
+    """``value`` is a list of ``length`` ints, each in ``low..high`` where given."""
+    return (
+        isinstance(value, list)
+        and len(value) == length
+        and all(_is_int(v) and (low is None or v >= low) and (high is None or v <= high) for v in value)
+    )
+
+
+def _game_problem(data: object, config: TournamentConfig, tasks: dict[int, GameTask]) -> str | None:
+    """Why ``data`` (a stored line, parsed) is not a game of this table's schedule, or None."""
+    if not isinstance(data, dict):
+        return f"expected a game (a JSON object), got {type(data).__name__}"
+    missing = sorted(_FIELDS - _OPTIONAL - data.keys())
+    unknown = sorted(data.keys() - _FIELDS)
+    if missing:
+        return f"not a game: no {', '.join(missing)}"
+    if unknown:
+        return f"not a game: unknown fields {', '.join(unknown)}"
+    index = data["index"]
+    if not _is_int(index) or index not in tasks:
+        return f"game index {index!r} is not one of this table's games (0..{len(tasks) - 1})"
+    task = tasks[index]
+    n, deals = config.num_players, len(config.contracts)
+    stored = (data["block"], data["rotation"], data["game_seed"], data["seats"])
+    if not _ints(data["seats"], n) or stored != (task.block, task.rotation, task.game_seed, list(task.seats)):
+        return f"game {index} was not played on this ladder's decks and seats (another seed or schedule)"
+    if data["contracts"] != list(config.contracts):
+        return f"game {index} played contracts {data['contracts']!r}, this ladder {list(config.contracts)}"
+    scores, deal_scores = data["scores"], data["deal_scores"]
+    if not _ints(scores, n) or not (
+        isinstance(deal_scores, list) and len(deal_scores) == deals and all(_ints(r, n) for r in deal_scores)
+    ):
+        return f"game {index}: scores and deal_scores must be {n} integers (per deal, {deals} deals)"
+    if [sum(column) for column in zip(*deal_scores)] != scores:
+        return f"game {index}: the scores are not the sums of the deal scores"
+    flags_ok = all(
+        isinstance(data[k], list) and len(data[k]) == deals and all(isinstance(v, bool) for v in data[k])
+        for k in ("blind", "capped")
+    )
+    if not _ints(data["went_out"], deals, -1, n - 1) or not flags_ok:
+        return f"game {index}: went_out, blind and capped must give one value per deal"
+    if not _is_int(data["moves"]) or data["moves"] < 0:
+        return f"game {index}: moves must be a non-negative integer, got {data['moves']!r}"
+    seconds = data.get("seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return f"game {index}: seconds must be a number, got {seconds!r}"
+    if not isinstance(data.get("extra", {}), dict) or not isinstance(data.get("record"), (dict, type(None))):
+        return f"game {index}: extra must be an object and record an object or null"
+    return None
+
+
+def _read_table(path: str, config: TournamentConfig) -> tuple[list[GameResult], int | None]:
+    """The games stored in one table file, checked against the table's schedule, in index order,
+    and where a last line cut off by a stop begins (a byte offset), or None.
+
+    A stop can leave only the last line unfinished: every line is written whole with its newline,
+    so a last line without one is a cut-off line and is left out. Anything else that is not a game
+    of this schedule raises ValueError naming the file and line.
+    """
+    if not os.path.lexists(path):
+        return [], None
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a folder, where a ladder table file goes; {_DAMAGED}")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise ValueError(f"cannot read {path}: {err.strerror or err}") from None
+    lines = data.split(b"\n")
+    cut = None if lines[-1] == b"" else len(data) - len(lines[-1])
+    tasks = {t.index: t for t in schedule(config)}
+    games: dict[int, GameResult] = {}
+    first_line: dict[int, int] = {}
+    for number, raw in enumerate(lines[:-1], start=1):
+        if not raw.strip():
+            continue
+        try:
+            parsed = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ValueError(f"{path}, line {number}: not a stored game (not JSON); {_DAMAGED}") from None
+        problem = _game_problem(parsed, config, tasks)
+        if problem:
+            raise ValueError(f"{path}, line {number}: {problem}; {_DAMAGED}")
+        game = GameResult(**{**parsed, "seats": tuple(parsed["seats"])})
+        if game.index in games:
+            raise ValueError(
+                f"{path}, line {number}: game {game.index} is stored twice (also line "
+                f"{first_line[game.index]}); {_DAMAGED}"
+            )
+        games[game.index] = game
+        first_line[game.index] = number
+    return [games[i] for i in sorted(games)], cut
 
 
 def load_results(out_dir: str, config: LadderConfig) -> list[list[GameResult]]:
-    """The games already played, per table (empty lists for a new ladder)."""
-    out: list[list[GameResult]] = []
-    for k in range(len(config.tables)):
-        path = _table_path(out_dir, k)
-        games: dict[int, GameResult] = {}
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    if line.strip():  # a line cut off by a crash is incomplete JSON: replay it
-                        try:
-                            g = _result_from_json(json.loads(line))
-                        except (json.JSONDecodeError, TypeError, KeyError):
-                            continue
-                        games[g.index] = g
-        out.append([games[i] for i in sorted(games)])
-    return out
+    """The games already played, per table (empty lists for a new ladder), each checked against
+    the table's schedule; a last line cut off by a stop is left out. ValueError (naming the file
+    and line) for anything else that is not a game of this ladder."""
+    return [
+        _read_table(_table_path(out_dir, k), config.tournament(t))[0] for k, t in enumerate(config.tables)
+    ]
 
 
-def _check_or_write_config(out_dir: str, config: LadderConfig) -> None:
+def _stored_config(out_dir: str, config: LadderConfig) -> dict[str, Any] | None:
+    """The settings ``out_dir`` holds (None for a new ladder); ValueError if they are not this
+    ladder's, or fewer games per table than it holds. Changes nothing."""
     path = os.path.join(out_dir, CONFIG_FILE)
-    wanted = config.to_json()
-    if os.path.exists(path):
+    if not os.path.lexists(path):
+        tables = sorted(
+            os.path.basename(t) for t in glob.glob(os.path.join(glob.escape(out_dir), "table_*.jsonl"))
+        )
+        if tables:
+            raise ValueError(
+                f"{out_dir} holds ladder tables ({', '.join(tables)}) but no {CONFIG_FILE}, so their "
+                "settings are unknown; use another --out folder"
+            )
+        return None
+    try:
         with open(path, encoding="utf-8") as f:
             found = json.load(f)
-        if found != wanted:
-            raise ValueError(
-                f"{out_dir} holds a ladder with other settings ({found}); use another --out folder "
-                "or the same settings to resume it"
-            )
-        return
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(wanted, f, indent=2)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else err
+        raise ValueError(
+            f"{path} cannot be read as the ladder's settings ({why}); use another --out folder"
+        ) from None
+    wanted = config.to_json()
+    if not isinstance(found, dict):
+        raise ValueError(f"{path} does not hold ladder settings (a JSON object); use another --out folder")
+    other = sorted(
+        k for k in found.keys() | wanted.keys() if k != "games_per_table" and found.get(k) != wanted.get(k)
+    )
+    if other:
+        theirs = ", ".join(f"{k} {found.get(k)!r}" for k in other)
+        raise ValueError(
+            f"{out_dir} holds a ladder with other settings ({theirs}); use another --out folder or the "
+            "same settings to resume it"
+        )
+    have = found.get("games_per_table")
+    if not isinstance(have, int) or isinstance(have, bool) or have < 1:
+        raise ValueError(
+            f"{path}: games_per_table is {have!r}, not a positive integer; use another --out folder"
+        )
+    if have > config.games_per_table:
+        raise ValueError(
+            f"{out_dir} holds a ladder of {have} games per table; ask for {have} or more to resume it "
+            "(more games per table plays only the games added)"
+        )
+    return found
 
 
 def _play_block(config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
     return [play_task(config, t) for t in tasks]
+
+
+def _worker_start(parent: int) -> None:
+    """In a worker process: end with the ladder. Ctrl-C (sent to the terminal's whole process
+    group) ends the worker at once, silently, and a watcher ends it when its parent is gone, however
+    the parent ended (killed outright, say), instead of playing on for nobody."""
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(1))
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now (shutdown alone would wait for the
+    games in progress)."""
+    # CPython keeps the pool's processes here (shutdown forgets them); there is no public way to
+    # end a running task.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
 
 
 def run_ladder(
@@ -162,13 +335,39 @@ def run_ladder(
     out_dir: str,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    notice: Callable[[str], object] | None = None,
 ) -> list[list[GameResult]]:
-    """Play every table's missing games (resuming from ``out_dir``); return all games per table."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    """Play every table's missing games (resuming from ``out_dir``); return all games per table.
+
+    Before anything is written or played, the players are checked (:func:`check_players`), and the
+    folder's settings and stored games (:func:`load_results`): ValueError says what is wrong. A last
+    line cut off by a stop is then dropped from its file, and ``notice`` (default: stderr) says so.
+    """
+    if not _is_int(workers) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    check_players(config)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"{out_dir!r} exists and is not a folder")
+    found = _stored_config(out_dir, config) if os.path.isdir(out_dir) else None
+    done: list[list[GameResult]] = []
+    cuts: dict[int, int] = {}
+    for k, table in enumerate(config.tables):
+        games, cut = _read_table(_table_path(out_dir, k), config.tournament(table))
+        done.append(games)
+        if cut is not None:
+            cuts[k] = cut
+    # everything checked: from here on the folder changes
+    say = notice or (lambda text: print(text, file=sys.stderr))
+    for k, cut in cuts.items():
+        path = _table_path(out_dir, k)
+        with open(path, "r+b") as f:
+            f.truncate(cut)
+        say(f"{path}: dropped its last line, cut off when the ladder stopped; its games play again")
     os.makedirs(out_dir, exist_ok=True)
-    _check_or_write_config(out_dir, config)
-    done = load_results(out_dir, config)
+    if found != config.to_json():
+        write_text_atomically(
+            os.path.join(out_dir, CONFIG_FILE), json.dumps(config.to_json(), indent=2) + "\n"
+        )
     jobs: list[tuple[int, TournamentConfig, list[GameTask]]] = []
     for k, table in enumerate(config.tables):
         tconf = config.tournament(table)
@@ -178,13 +377,15 @@ def run_ladder(
         for t in tasks:
             blocks.setdefault(t.block, []).append(t)
         jobs.extend((k, tconf, block) for block in blocks.values())
+    if jobs:  # a standings file of fewer games would look like this ladder's
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(out_dir, RESULT_FILE))
     if progress:
         progress(sum(len(d) for d in done))
 
     def save(k: int, results: list[GameResult]) -> None:
         with open(_table_path(out_dir, k), "a", encoding="utf-8") as f:
-            for g in results:
-                f.write(json.dumps(asdict(g)) + "\n")
+            f.write("".join(json.dumps(asdict(g)) + "\n" for g in results))
         done[k].extend(results)
         if progress:
             progress(len(results))
@@ -194,14 +395,21 @@ def run_ladder(
             save(k, _play_block(tconf, block))
     else:
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
-            pending: dict[Future[list[GameResult]], int] = {
-                pool.submit(_play_block, tconf, block): k for k, tconf, block in jobs
-            }
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    save(pending.pop(fut), fut.result())
+        size = min(workers, len(jobs))
+        with ProcessPoolExecutor(
+            size, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
+        ) as pool:
+            try:
+                pending: dict[Future[list[GameResult]], int] = {
+                    pool.submit(_play_block, tconf, block): k for k, tconf, block in jobs
+                }
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        save(pending.pop(fut), fut.result())
+            except BaseException:  # Ctrl-C, a stop or a failed game: play no more, wait for nothing
+                _stop_workers(pool)
+                raise
     return [sorted(d, key=lambda g: g.index) for d in done]
 
 
@@ -274,47 +482,61 @@ def markdown(entries: Sequence[LadderEntry], contracts: Sequence[int]) -> str:
     return "\n".join(lines)
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ladder's command line."""
     p = argparse.ArgumentParser(
         prog="shanghai-ladder",
         description="Round-robin of tables among players: ratings, game scores, scores per contract.",
     )
+    options_once(p)  # an option given twice is an error, not a silent override
     p.add_argument("--players", required=True, help=f"comma-separated distinct players: {describe_allowed()}")
-    p.add_argument("--table-size", type=_int_at_least(3), default=4, help="players per table (3-8)")
+    p.add_argument("--table-size", type=int_in(3, 8), default=4, help="players per table (3-8)")
     p.add_argument(
         "--games-per-table",
-        type=_int_at_least(1),
+        type=int_in(1),
         default=40,
-        help="games each table plays (rounded up to whole seat rotations)",
+        help="games each table plays (rounded up to whole seat rotations); more than a stopped or "
+        "finished ladder in --out had plays only the games added",
     )
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="deck seed shared by every table")
+    p.add_argument("--seed", type=int_in(0), default=0, help="deck seed shared by every table")
     p.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")
-    p.add_argument("--workers", type=_int_at_least(1), default=os.cpu_count() or 1, help="worker processes")
+    p.add_argument("--workers", type=int_in(1), default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--out", default="results/ladder", help="output folder; a rerun resumes it")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return p
 
 
+class _Stopped(BaseException):
+    """SIGTERM arrived: unwind (ending the workers) and exit with the signal's status."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into :class:`_Stopped` in the main thread, so the ladder ends its workers
+    before it exits (the default action would leave them playing)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
-    """Run (or resume) a ladder, print its table and write ``ladder.json``."""
+    """Run (or resume) a ladder, print its table and write ``ladder.json``.
+
+    Everything is checked before the first game: a bad argument, player or output folder exits
+    with status 2 and one line saying what is wrong.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        parser.error(f"--out {args.out!r} is a file; give a folder (created if missing)")
     try:
         config = LadderConfig(
             players=tuple(s.strip() for s in args.players.split(",")),
@@ -323,25 +545,38 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
             seed=args.seed,
             contracts=args.contracts,
         )
-        os.makedirs(args.out, exist_ok=True)
-        _check_or_write_config(args.out, config)
-    except (ValueError, TypeError, OSError) as err:
-        parser.error(str(err))
+        check_players(config)
+    except (ValueError, TypeError) as err:
+        parser.error(f"argument --players: {err}")
+    problem = prepare_output(args.out, (CONFIG_FILE, RESULT_FILE))
+    if problem:
+        parser.error(f"argument --out: {problem}")
+    try:  # the folder's settings and stored games, before a game is played
+        _stored_config(args.out, config)
+        load_results(args.out, config)
+    except ValueError as err:
+        parser.error(f"argument --out: {err}")
     total = sum(config.tournament(t).total_games for t in config.tables)
     try:
-        if args.progress:
-            from tqdm import tqdm
+        with _sigterm_unwinds():
+            if args.progress:
+                from tqdm import tqdm
 
-            with tqdm(total=total, unit="game", desc=f"{len(config.tables)} tables") as bar:
-                results = run_ladder(config, args.out, workers=args.workers, progress=bar.update)
-        else:
-            results = run_ladder(config, args.out, workers=args.workers)
+                with tqdm(total=total, unit="game", desc=f"{len(config.tables)} tables") as bar:
+                    results = run_ladder(
+                        config, args.out, workers=args.workers, progress=bar.update, notice=bar.write
+                    )
+            else:
+                results = run_ladder(config, args.out, workers=args.workers)
     except KeyboardInterrupt:
         print("stopped; run the same command again to resume", file=sys.stderr)
         raise SystemExit(130) from None
+    except _Stopped:
+        print("stopped (SIGTERM); run the same command again to resume", file=sys.stderr)
+        raise SystemExit(128 + signal.SIGTERM) from None
     entries = standings(config, results)
-    with open(os.path.join(args.out, RESULT_FILE), "w", encoding="utf-8") as f:
-        json.dump({"config": config.to_json(), "standings": [asdict(e) for e in entries]}, f, indent=2)
+    result = {"config": config.to_json(), "standings": [asdict(e) for e in entries]}
+    write_text_atomically(os.path.join(args.out, RESULT_FILE), json.dumps(result, indent=2) + "\n")
     print(markdown(entries, config.contracts))
     played = sum(len(r) for r in results)
     print(f"{len(config.tables)} tables, {played} games; wrote {os.path.join(args.out, RESULT_FILE)}")

@@ -1,11 +1,24 @@
-"""Tournament output: a rich table on the terminal, ``summary.json``, ``games.csv`` and a chart."""
+"""Tournament output: a rich table on the terminal, ``summary.json``, ``games.csv``, a chart and
+game records, written so that a folder never looks complete when it is not.
+
+:func:`write_outputs` writes a run's files in an order a reader can trust: an ``INCOMPLETE``
+file first (and the old ``summary.json`` removed), then the records, ``games.csv`` and
+``scores.png``, ``summary.json`` last, and ``INCOMPLETE`` removed at the end. Every file is
+written to a temporary name and renamed into place (:func:`replace_atomically`), so a run killed
+meanwhile leaves whole files of one run or the other, and ``INCOMPLETE`` says which folder is
+not a whole run.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
-from collections.abc import Sequence
+import re
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from shanghai_env.agents.arena.stats import Summary
 from shanghai_env.agents.arena.tournament import GameResult
@@ -13,28 +26,130 @@ from shanghai_env.agents.arena.tournament import GameResult
 SUMMARY_FILE = "summary.json"
 GAMES_FILE = "games.csv"
 CHART_FILE = "scores.png"
+RECORDS_FOLDER = "records"
+INCOMPLETE_FILE = "INCOMPLETE"  # present while a run's outputs are being written
+_RECORD_NAME = re.compile(r"game-\d{5,}\.json")  # the records a run owns in RECORDS_FOLDER
+
+
+def replace_atomically(path: str, write: Callable[[str], object]) -> str:
+    """Write a file with ``write(temporary_path)`` beside ``path``, then rename it to ``path``: a
+    reader (or a run killed meanwhile) sees the old file or the whole new one, never a part."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_text_atomically(path: str, text: str) -> str:
+    """:func:`replace_atomically` for a text file (UTF-8)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+
+    return replace_atomically(path, write)
+
+
+def record_path(out_dir: str, index: int) -> str:
+    """Where game ``index``'s record goes: ``OUT/records/game-NNNNN.json``."""
+    return os.path.join(out_dir, RECORDS_FOLDER, f"game-{index:05d}.json")
+
+
+def outputs_problem(out_dir: str, recorded: Sequence[int] = ()) -> str | None:
+    """Why a run's outputs (with the records of games ``recorded``) cannot be written in the
+    existing folder ``out_dir`` (a sentence), or None. Checked before the first game."""
+    for name in (SUMMARY_FILE, GAMES_FILE, CHART_FILE, INCOMPLETE_FILE):
+        if os.path.isdir(os.path.join(out_dir, name)):
+            return f"{os.path.join(out_dir, name)!r} is a folder, where an output file goes"
+    records = os.path.join(out_dir, RECORDS_FOLDER)
+    if not recorded:
+        return None
+    if os.path.exists(records) and not os.path.isdir(records):
+        return f"{records!r} is a file, where the game records' folder goes"
+    if os.path.isdir(records) and not os.access(records, os.W_OK | os.X_OK):
+        return f"cannot write the game records in {records!r}: the folder is not writable"
+    for index in recorded:
+        if os.path.isdir(record_path(out_dir, index)):
+            return f"{record_path(out_dir, index)!r} is a folder, where a game record goes"
+    return None
+
+
+def is_complete(out_dir: str) -> bool:
+    """Whether ``out_dir`` holds the whole outputs of one run: a ``summary.json`` and no
+    ``INCOMPLETE`` (a run stopped while writing leaves it)."""
+    return os.path.isfile(os.path.join(out_dir, SUMMARY_FILE)) and not os.path.exists(
+        os.path.join(out_dir, INCOMPLETE_FILE)
+    )
+
+
+def write_outputs(
+    summary: Summary, results: Sequence[GameResult], labels: Sequence[str], out_dir: str
+) -> tuple[int, int]:
+    """Write a run's outputs in ``out_dir`` (see the module docstring); the game records of
+    ``results`` go to ``records/``, and the records an earlier run left there (``game-*.json``)
+    are removed, so the folder holds this run's records only. Returns (records written, earlier
+    records removed)."""
+    marker = os.path.join(out_dir, INCOMPLETE_FILE)
+    with open(marker, "w", encoding="utf-8") as f:
+        f.write("a run was writing its outputs here and did not finish: they are not a whole run\n")
+    with contextlib.suppress(FileNotFoundError):  # first, so no summary stands beside a half-written folder
+        os.remove(os.path.join(out_dir, SUMMARY_FILE))
+    recorded = {r.index for r in results if r.record is not None}
+    records = os.path.join(out_dir, RECORDS_FOLDER)
+    removed = 0
+    if os.path.isdir(records):
+        for name in sorted(os.listdir(records)):
+            if _RECORD_NAME.fullmatch(name) and int(name[5:-5]) not in recorded:
+                path = os.path.join(records, name)
+                if os.path.isfile(path):
+                    os.remove(path)
+                    removed += 1
+    for r in results:
+        if r.record is not None:
+            _write_record(r.record, record_path(out_dir, r.index))
+    write_games_csv(results, labels, out_dir)
+    write_chart(summary, out_dir)
+    write_summary(summary, out_dir)
+    os.remove(marker)
+    return len(recorded), removed
+
+
+def _write_record(record: dict[str, Any], path: str) -> None:
+    from shanghai_env.record import save
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    replace_atomically(path, lambda tmp: save(record, tmp))
 
 
 def write_summary(summary: Summary, out_dir: str) -> str:
     """Write ``summary.json`` (the :class:`Summary` as JSON)."""
     path = os.path.join(out_dir, SUMMARY_FILE)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(summary.to_json(), f, indent=2)
-        f.write("\n")
-    return path
+    return write_text_atomically(path, json.dumps(summary.to_json(), indent=2) + "\n")
 
 
 def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_dir: str) -> str:
     """One row per game: seeds, seating, every player's score and deal scores, caps and outs."""
     path = os.path.join(out_dir, GAMES_FILE)
-    n = len(labels)
     num_deals = len(results[0].deal_scores) if results else 0
     header = ["game", "block", "rotation", "game_seed", "moves", "capped_deals", "winners"]
     header += [f"seat_of_{name}" for name in labels]
     header += [f"score_{name}" for name in labels]
     header += [f"deal{d + 1}_{name}" for d in range(num_deals) for name in labels]
     header += [f"out_deal{d + 1}" for d in range(num_deals)]
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    return replace_atomically(path, lambda tmp: _write_rows(tmp, results, labels, header, num_deals))
+
+
+def _write_rows(
+    path: str, results: Sequence[GameResult], labels: Sequence[str], header: list[str], num_deals: int
+) -> None:
+    n = len(labels)
+    with open(path, "x", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(header)
         for g in results:
@@ -57,7 +172,6 @@ def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_di
                 labels[o] if o >= 0 else ("capped" if g.capped[d] else "") for d, o in enumerate(g.went_out)
             ]
             w.writerow(row)
-    return path
 
 
 def write_chart(summary: Summary, out_dir: str) -> str:
@@ -92,8 +206,10 @@ def write_chart(summary: Summary, out_dir: str) -> str:
     ax2.legend(fontsize=8)
     ax2.set_title("by contract")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.actions import action_table
+from shanghai_env.agents.arena.ray_address import ray_address_problem as ray_address_problem
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.registry import check_spec, make_agent
@@ -348,28 +349,6 @@ def _play_chunk_of_run(run: str, config: TournamentConfig, tasks: list[GameTask]
         _AGENTS.clear()
         _RUN[0] = run
     return _play_chunk(config, tasks)
-
-
-def ray_address_problem(address: str | None, timeout: float = 5.0) -> str | None:
-    """Why ``address`` is no Ray cluster to join (a sentence), or None if it may be one.
-
-    ``HOST:PORT`` (or ``ray://HOST:PORT``) must accept a connection within ``timeout`` seconds:
-    Ray itself keeps retrying an unreachable address for minutes. ``auto`` (and ``local``, a new
-    Ray on this machine) are left to Ray, which says at once when no cluster runs on this node.
-    """
-    import socket
-
-    if address is None or address in ("auto", "local"):
-        return None
-    hostport = address.split("://", 1)[1] if "://" in address else address
-    host, sep, port = hostport.rstrip("/").rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        return f"expected auto, local, HOST:PORT or ray://HOST:PORT, got {address!r}"
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            return None
-    except OSError as err:
-        return f"nothing answers at {address!r} ({err.strerror or err}); is the cluster started (ray start)?"
 
 
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:

@@ -21,7 +21,6 @@ import argparse
 import itertools
 import json
 import multiprocessing as mp
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
-from shanghai_env.cli import int_in, number_in, options_once, output_file_problem
+from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
 from shanghai_env.cli import run as run_cli
 
 GenJob = tuple[int, str | None, float | None, int | None, int, float, bool]
@@ -289,25 +288,59 @@ def run_rounds(
     return model
 
 
-def curve_points(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """One point per evaluation folder (``evaluate.py --out``, first player the model): upcard
-    decisions it was fitted to (0 for a bot), and its game score minus the mean of the other
-    seats', per game, with a 95% t interval over the duplicate games."""
+def _evaluation(folder: str | Path) -> tuple[dict[str, Any], list[str], list[float]]:
+    """The first player of the evaluation in ``folder`` (``summary.json``'s entry), every player's
+    name, and the first player's game score minus the mean of the other seats', per game
+    (``games.csv``); ValueError naming the file when the folder holds no whole evaluation."""
+    from shanghai_env.agents.arena.report import INCOMPLETE_FILE, is_complete
+
+    folder = Path(folder)
+    summary_path, games_path = folder / "summary.json", folder / "games.csv"
+    if not is_complete(str(folder)) or not games_path.is_file():
+        if (folder / INCOMPLETE_FILE).exists():
+            raise ValueError(
+                f"{str(folder)!r} holds an evaluation that did not finish writing ({INCOMPLETE_FILE})"
+            )
+        raise ValueError(f"{str(folder)!r} holds no evaluation (summary.json and games.csv)")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        players = summary["players"]
+        names = [str(p["name"]) for p in players]
+        first = dict(players[0])
+        if not isinstance(first["spec"], str):
+            raise ValueError(f"the first player's spec is {first['spec']!r}")
+        if len(names) < 2:
+            raise ValueError("fewer than two players")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as err:
+        why = f"{type(err).__name__}: {err}" if isinstance(err, KeyError) else str(err)
+        raise ValueError(f"{str(summary_path)!r} is not an evaluation summary ({why})") from None
     import csv
 
-    from shanghai_env.agents.arena.stats import t_interval
-
-    points = []
-    for folder in folders:
-        summary = json.loads((Path(folder) / "summary.json").read_text())
-        first = summary["players"][0]
-        names = [p["name"] for p in summary["players"]]
-        with open(Path(folder) / "games.csv", newline="") as fh:
+    try:
+        with open(games_path, newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
         diffs = [
             float(r[f"score_{names[0]}"]) - sum(float(r[f"score_{n}"]) for n in names[1:]) / (len(names) - 1)
             for r in rows
         ]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, csv.Error) as err:
+        why = f"no column {err}" if isinstance(err, KeyError) else str(err)
+        raise ValueError(f"{str(games_path)!r} is not the games of {str(summary_path)!r} ({why})") from None
+    if len(diffs) < 2:
+        raise ValueError(f"{str(games_path)!r} holds {len(diffs)} games; a curve point needs two or more")
+    return first, names, diffs
+
+
+def curve_points(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """One point per evaluation folder (``evaluate.py --out``, first player the model): upcard
+    decisions it was fitted to (0 for a bot), and its game score minus the mean of the other
+    seats', per game, with a 95% t interval over the duplicate games. ValueError (naming the file)
+    for a folder that holds no whole evaluation, or a model that cannot be read."""
+    from shanghai_env.agents.arena.stats import t_interval
+
+    points = []
+    for folder in folders:
+        first, names, diffs = _evaluation(folder)
         mean, ci = t_interval(diffs)
         spec = first["spec"]
         pairs = 0
@@ -326,14 +359,17 @@ def curve_points(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
     return points
 
 
-def plot_curve(folders: Sequence[str | Path], out: str | Path) -> list[dict[str, Any]]:
-    """Draw :func:`curve_points` against the labelled upcard decisions, one line per opponent."""
+def plot_curve(
+    folders: Sequence[str | Path], out: str | Path, points: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Draw :func:`curve_points` (``points``, if already read) against the labelled upcard
+    decisions, one line per opponent."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = curve_points(folders)
+    points = curve_points(folders) if points is None else points
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for opp in sorted({p["opponents"] for p in points}):
         line = sorted((p for p in points if p["opponents"] == opp), key=lambda p: p["pairs"])
@@ -347,9 +383,22 @@ def plot_curve(folders: Sequence[str | Path], out: str | Path) -> list[dict[str,
     ax.set_title("The move scorer, full 4-player games (duplicate, 95% CI)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    from shanghai_env.agents.arena.report import replace_atomically
+
+    kind = Path(out).suffix.lstrip(".").lower() or "png"
+    try:  # a picture cut off half-way never stands where the last one was
+        replace_atomically(str(out), lambda tmp: fig.savefig(tmp, dpi=110, format=kind))
+    finally:
+        plt.close(fig)
     return points
+
+
+def picture_formats() -> set[str]:
+    """The file name endings :func:`plot_curve` can write (matplotlib's formats)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.figure import Figure
+
+    return set(FigureCanvasBase(Figure()).get_supported_filetypes())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -415,8 +464,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "run":
-        if os.path.exists(args.out) and not os.path.isdir(args.out):
-            parser.error(f"argument --out: {args.out!r} exists and is not a folder")
+        problem = prepare_output(args.out)
+        if problem:
+            parser.error(f"argument --out: {problem}")
         if args.seconds is not None and args.games is not None:
             parser.error("give one of --seconds and --games")
         games = args.games if args.games is not None or args.seconds is not None else 100
@@ -437,10 +487,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         parser.error(f"argument --out: {problem}")
     if args.command == "plot":
-        for folder in args.folders:
-            if not (Path(folder) / "games.csv").is_file() or not (Path(folder) / "summary.json").is_file():
-                parser.error(f"{folder!r} holds no evaluation (summary.json and games.csv)")
-        for p in plot_curve(args.folders, args.out):
+        kind = Path(args.out).suffix.lstrip(".").lower()
+        if kind and kind not in picture_formats():
+            parser.error(
+                f"argument --out: cannot draw a .{kind} picture; end the name with one of: "
+                + ", ".join(sorted(picture_formats()))
+            )
+        try:  # every folder read (and every model opened) before the picture is drawn
+            points = curve_points(args.folders)
+        except ValueError as err:
+            parser.error(str(err))
+        for p in plot_curve(args.folders, args.out, points):
             lo, hi = p["ci95"]
             print(
                 f"{p['name']}: {p['pairs']} upcard decisions, against {p['opponents']}: "

@@ -30,6 +30,7 @@ from shanghai_env.agents.arena.report import (
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import Summary, summarize
+from shanghai_env.agents.arena.tasks import TASKS, task_named
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
     TournamentConfig,
@@ -37,11 +38,16 @@ from shanghai_env.agents.arena.tournament import (
     start_ray,
 )
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
-from shanghai_env.cli import options_once, prepare_output, require_extra, run
+from shanghai_env.cli import given, options_once, prepare_output, require_extra, run
 
 
 def _players(text: str) -> list[str]:
     names = [s.strip() for s in text.split(",")]
+    if len(names) == 1:  # the player under test of a --task (checked in main)
+        try:
+            return [check_spec(names[0])]
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
     if not 3 <= len(names) <= 8:
         raise argparse.ArgumentTypeError(
             f"a game seats 3 to 8 players, got {len(names)}; list 3-8 of: {describe_allowed()}"
@@ -86,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     options_once(p)  # an option given twice is an error, not a silent override
     p.add_argument(
         "--players", type=_players, required=True, help=f"3-8 comma-separated players: {describe_allowed()}"
+    )
+    p.add_argument(
+        "--task",
+        default=None,
+        metavar="NAME",
+        help="a benchmark task (docs/benchmark.md): its table, reference players, contracts, games and "
+        f"seed; --players then names the one player under test. Tasks: {', '.join(sorted(TASKS))}",
     )
     p.add_argument(
         "--games", type=_positive, default=400, help="games to play (rounded up to whole seat rotations)"
@@ -158,6 +171,27 @@ def _start_ray(parser: argparse.ArgumentParser, address: str, workers: int | Non
         parser.error(f"argument --ray: cannot connect to Ray at {address!r}: {first}{hint}")
 
 
+def _apply_task(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Fill in the table, contracts, games and seed of ``--task``; the task fixes them, so giving
+    any of them too is an error."""
+    try:
+        task = task_named(args.task)
+    except ValueError as err:
+        parser.error(f"argument --task: {err}")
+    fixed = {"--contracts": "contracts", "--games": "games", "--seed": "seed"}
+    for option, dest in fixed.items():
+        if dest in given(args):
+            parser.error(f"argument {option}: --task {task.name} fixes it; leave it out")
+    if not args.duplicate:
+        parser.error(f"argument --no-duplicate: --task {task.name} plays duplicate games; leave it out")
+    if len(args.players) != 1:
+        parser.error(
+            f"argument --players: with --task, name the one player under test, got {len(args.players)}"
+        )
+    args.players = list(task.players(args.players[0]))
+    args.contracts, args.games, args.seed = task.contracts, task.games, task.seed
+
+
 def main(argv: Sequence[str] | None = None) -> Summary:
     """Run a tournament from command-line arguments; return its summary.
 
@@ -169,6 +203,13 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.task is not None:
+        _apply_task(parser, args)
+    elif len(args.players) == 1:
+        parser.error(
+            f"argument --players: a game seats 3 to 8 players, got 1 (one player is tested against a "
+            f"--task's reference players: {', '.join(sorted(TASKS))})"
+        )
     kwargs = {"contracts": args.contracts} if args.contracts else {}
     try:
         config = TournamentConfig(

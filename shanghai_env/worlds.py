@@ -27,8 +27,10 @@ complete (a Metropolis walk whose stationary law is the uniform one over such wo
 
 Not derivable from a view, and not needed to play on: the scores of each past deal (the totals
 are kept; ``deal_results`` gets one neutral entry per past deal: zero scores, nobody out) and
-the move count (0). Without a limit on rebuilds, the number of rebuilds so far is not public;
-it only keys the world's own shuffles, so it is set to 0.
+the moves of past deals (the world's ``move_count`` is the moves of this deal, which are public,
+so the rule ``max_moves_per_deal`` ends the world's deal where it ends the real one). Without a
+limit on rebuilds, the number of rebuilds so far is not public; it only keys the world's own
+shuffles, so it is set to 0.
 
 :class:`WorldSampler` does the work that depends only on the view once; each
 :meth:`WorldSampler.sample` then costs one copy of the state and one permutation.
@@ -157,7 +159,9 @@ class WorldSampler:
         game.deal_results = [
             DealResult(d, rules.contracts[d], (0,) * n, NO_PLAYER, False) for d in range(view.deal)
         ]
-        game.move_count = 0
+        # _start_deal began the deal at move 0: the rule max_moves_per_deal ends it where it ends
+        # the real deal
+        game.move_count = view.deal_moves
 
         game.hands = [list(picked) for picked in view.picked_up]
         game.hands[me] = list(view.hand)

@@ -329,6 +329,23 @@ def test_bad_input_is_refused() -> None:
         WorldSampler(over.view(0), over.rules)
 
 
+def test_a_world_ends_its_deal_at_the_real_deals_move_cap() -> None:
+    """The moves of the deal so far are public: a world's deal reaches the rule's cap when the
+    real deal does."""
+    game = Game(num_players=4, contracts=(1, 2), max_moves_per_deal=60)
+    game.reset(5)
+    rng = random.Random(5)
+    for _ in range(45):
+        game.apply(rng.choice(game.legal_moves()))
+    assert game.view(2).deal_moves == 45 and not game.deal_results
+    world = sample_world(game.view(2), np.random.default_rng(1), game.rules)
+    check_world(game, world, 2)
+    for k in range(15):
+        assert not world.deal_results, k
+        world.apply(world.legal_moves()[0])
+    assert world.deal_results[0].capped and world.deal == 1 and world.view(0).deal_moves == 0
+
+
 def test_joker_in_down_is_rebuilt() -> None:
     """Going down with a joker, seen from another seat: the blind bonus of the world is right."""
     found = 0

@@ -112,6 +112,8 @@ class PlaySession:
         ``dealer`` stack the first deal, as :meth:`Game.reset` does.
         """
         game = self.game
+        if deck is not None and not isinstance(deck, str) and hasattr(deck, "__iter__"):
+            deck = list(deck)  # read twice: by the game and for the record (a generator, say)
         game.reset(seed, deck=deck, dealer=dealer)
         self.log = MoveLog()
         self._start = (None if deck is None else [str(c).upper() for c in deck], game.dealer)

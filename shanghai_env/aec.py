@@ -34,9 +34,9 @@ what it allows; numpy scalars are accepted.
 `reset(seed=s)` deals the same game for the same seed (the game `Game(rules).reset(s)` deals)
 and seeds the env's generator `np_random`; `reset()` draws the game's seed from it.
 `reset(seed=s, options={"deck": [...], "dealer": k})` stacks the first deal (card strings top
-first, docs/rules.md section 3) and/or picks its dealer; a bad deck or dealer raises `ValueError`
-and leaves the env as it was. Unknown option keys are ignored with a warning (PettingZoo's
-`api_test` passes one).
+first, docs/rules.md section 3; a list or any iterable, read once) and/or picks its dealer; a
+bad deck or dealer raises `ValueError` and leaves the env as it was. Unknown option keys are
+ignored with a warning (PettingZoo's `api_test` passes one).
 
 ## Actions
 

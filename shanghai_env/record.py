@@ -170,6 +170,8 @@ class Recorder:
     def reset(
         self, seed: int | None = None, *, deck: list[str] | None = None, dealer: int | None = None
     ) -> None:
+        if deck is not None and not isinstance(deck, str) and hasattr(deck, "__iter__"):
+            deck = list(deck)  # read twice: by the game and for the record (a generator, say)
         self.game.reset(seed, deck=deck, dealer=dealer)
         self.log = MoveLog()
         self.deck = None if deck is None else [str(c).upper() for c in deck]

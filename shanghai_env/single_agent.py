@@ -32,9 +32,9 @@ drawn from the env's seeded generator, so ``reset(seed=s)`` fixes the game, the 
 seat and every opponent's play. Opponents see only what :func:`~shanghai_env.decision.decision_for`
 shows them.
 
-``reset(options=...)`` takes the AEC env's ``deck`` (card strings, top first: stacks the first
-deal) and ``dealer``, with the same checks and errors; any other key is a ValueError naming
-the allowed ones. The game's seed is in the attribute ``env.game_seed``
+``reset(options=...)`` takes the AEC env's ``deck`` (card strings, top first, a list or any
+iterable: stacks the first deal) and ``dealer``, with the same checks and errors; any other
+key is a ValueError naming the allowed ones. The game's seed is in the attribute ``env.game_seed``
 (``Game(env.rules).reset(env.game_seed)`` deals the same hands and stock), never in an info or
 an observation: it would tell the learner every hidden card.
 

@@ -34,7 +34,7 @@ from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Pha
 from shanghai_env.melds import RUN, describe_contract
 from shanghai_env.moves import Move, MoveKind, parse_move
 from shanghai_env.narrate import card_words, meld_words
-from shanghai_env.record import ABANDON, MoveLog, make_record
+from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 try:
@@ -88,12 +88,12 @@ class PlaySession:
 
     ``read_line`` works like ``input`` (EOFError ends the session). ``interactive``: the prompt is
     passed to ``read_line`` (a terminal shows it), else it is printed and the line echoed. Set
-    ``show_menu``, ``delay`` (seconds after each bot move) and ``max_moves`` (per deal) as needed.
+    ``show_menu`` and ``delay`` (seconds after each bot move) as needed. A deal ends by the
+    game's rules, its move cap (``game.rules.max_moves_per_deal``) included.
     """
 
     show_menu = True
     delay = 0.0
-    max_moves = DEFAULT_MAX_MOVES_PER_DEAL
 
     def __init__(
         self,
@@ -114,7 +114,6 @@ class PlaySession:
         self.table = action_table(game.rules)
         self.names = [("you" if p == human else bots[p].name) for p in range(n)]
         self._others_moved = True
-        self._deal_start = 0  # move count when the current deal began
         self.log = MoveLog()  # every move by name, for the game record
         self._start: tuple[list[str] | None, int] = (None, 0)  # the first deal's stacked deck and dealer
         self._recent: deque[Text] = deque(maxlen=12)  # the last lines, shown again after a clear
@@ -130,6 +129,8 @@ class PlaySession:
         ``dealer`` stack the first deal, as :meth:`Game.reset` does.
         """
         game = self.game
+        if deck is not None and not isinstance(deck, str) and hasattr(deck, "__iter__"):
+            deck = list(deck)  # read twice: by the game and for the record (a generator, say)
         game.reset(seed, deck=deck, dealer=dealer)
         self.log = MoveLog()
         self._start = (None if deck is None else [str(c).upper() for c in deck], game.dealer)
@@ -139,12 +140,8 @@ class PlaySession:
         self.console.print(
             f"Shanghai Rummy · {game.num_players} players{seeded} · you are player_{self.human}"
         )
-        self._deal_start = 0
         while not game.game_over:
-            if game.move_count - self._deal_start >= self.max_moves:
-                self.console.print(f"[yellow]Move limit ({self.max_moves}) reached: the deal ends.[/]")
-                self._after_move(len(game.deal_results), game.abandon_deal, ABANDON)
-            elif game.to_act == self.human:
+            if game.to_act == self.human:
                 if not self._human_decision():
                     self.console.print("[yellow]You left the game before its end.[/]")
                     return False
@@ -202,7 +199,6 @@ class PlaySession:
         step()
         self.log.add(name, len(game.deal_results))
         if len(game.deal_results) > deals_before:
-            self._deal_start = game.move_count
             self._show_deal_end()
             return
         got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[me][c] - before[c]))]
@@ -386,6 +382,10 @@ class PlaySession:
     def _show_deal_end(self) -> None:
         game = self.game
         result = game.deal_results[-1]
+        if result.capped:
+            self.console.print(
+                f"[yellow]Move limit ({game.rules.max_moves_per_deal}) reached: the deal ends.[/]"
+            )
         if result.out_player == NO_PLAYER:
             how = "Nobody went out"
         else:
@@ -530,7 +530,7 @@ def check_table(parser: argparse.ArgumentParser, args: argparse.Namespace, defau
         parser.error("--max-moves must be at least 1")
     try:
         contracts = ALL_CONTRACTS if args.contracts is None else tuple(args.contracts)
-        rules = Rules(num_players=n, contracts=contracts)
+        rules = Rules(num_players=n, contracts=contracts, max_moves_per_deal=args.max_moves)
     except (TypeError, ValueError) as err:
         parser.error(f"argument --contracts: {err}")
     try:  # before the game: a model must be trained for this table, a factory must build an agent
@@ -616,7 +616,7 @@ def main(
     if read_line is None:
         read_line = _stream_reader(stdin if stdin is not None else sys.stdin)
     session = PlaySession(game, args.seat, bots, console, read_line, interactive=interactive, encoder=encoder)
-    session.show_menu, session.delay, session.max_moves = not args.no_menu, args.delay, args.max_moves
+    session.show_menu, session.delay = not args.no_menu, args.delay
     if interactive:
         session.read_line = _terminal_reader(session)
     try:

@@ -358,8 +358,11 @@ def play_out(
     cap: int = 1500,
 ) -> tuple[tuple[int, ...], int]:
     """Play deal ``deal`` of ``game`` to its end, ``bots[seat]`` (reset with ``seeds[seat]``) in
-    every seat, with coupled stock draws when ``draws`` is given (:func:`_apply`); after ``cap``
-    moves the deal is scored as it stands. Returns its deal scores and the moves played."""
+    every seat, with coupled stock draws when ``draws`` is given (:func:`_apply`). The rules end
+    the deal as in the real game (the world carries its moves so far, so ``max_moves_per_deal``
+    ends it where it would end the real deal); ``cap`` is the searcher's own budget: after
+    ``cap`` rollout moves the deal is scored as it stands. Returns its deal scores and the moves
+    played."""
     for bot, seed in zip(bots, seeds):
         bot.reset(seed)
         bot.rules = rules
@@ -404,6 +407,7 @@ def _rollout_view(game: Game, p: int) -> PlayerView:
         went_down_this_turn=went_down and p == game.turn_player,
         legal_moves=game._legal_now() if p == game.to_act else (),
         turn_player_went_down=went_down,
+        deal_moves=game.move_count - game.deal_start_move,
     )
 
 

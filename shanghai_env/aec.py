@@ -20,10 +20,10 @@ being offered the upcard, so agents do not simply take turns.
 
 Every rule option of docs/rules.md section 7 (`num_players=4`, `contracts=(1, ..., 10)`,
 `joker_points=50`, `down_players_may_buy=True`, `exact_contract_melds=True`,
-`same_suit_run_gap=1`, `joker_swaps=True`, `max_stock_rebuilds=1`), plus
+`same_suit_run_gap=1`, `joker_swaps=True`, `max_stock_rebuilds=1`, `max_moves_per_deal=3000`),
+plus
 
 - `reward`: `"deal"` (default) or `"win"`, see Rewards;
-- `max_moves_per_deal`: the per-deal move cap (default 3000), see Episode end;
 - `max_steps`: truncate the episode after this many actions (default None: never);
 - `render_mode`: `None`, `"ansi"`, `"human"` or `"rgb_array"` (an `(H, W, 3)` uint8 picture of
   the table, every hand face up; needs Pillow, the `draw` extra: `docs/replay.md`).
@@ -34,9 +34,9 @@ what it allows; numpy scalars are accepted.
 `reset(seed=s)` deals the same game for the same seed (the game `Game(rules).reset(s)` deals)
 and seeds the env's generator `np_random`; `reset()` draws the game's seed from it.
 `reset(seed=s, options={"deck": [...], "dealer": k})` stacks the first deal (card strings top
-first, docs/rules.md section 3) and/or picks its dealer; a bad deck or dealer raises `ValueError`
-and leaves the env as it was. Unknown option keys are ignored with a warning (PettingZoo's
-`api_test` passes one).
+first, docs/rules.md section 3; a list or any iterable, read once) and/or picks its dealer; a
+bad deck or dealer raises `ValueError` and leaves the env as it was. Unknown option keys are
+ignored with a warning (PettingZoo's `api_test` passes one).
 
 ## Actions
 
@@ -90,17 +90,17 @@ Truncation gives no reward of its own.
 ## Episode end
 
 An episode is one game, and it ends by termination: at the game's end every agent is
-terminated. Deals end by the rules (somebody goes out, or a draw meets an empty stock with no
-rebuild left, `max_stock_rebuilds`) or, as a safety net, by the per-deal move cap: after
-`max_moves_per_deal` moves in one deal (default 3000, the constant
-`shanghai_env.engine.DEFAULT_MAX_MOVES_PER_DEAL` that `SingleAgentEnv` and the tournament use
-too) the deal is abandoned (`Game.abandon_deal`): nobody is out, everyone scores the cards in
-hand, rewards are paid as for any deal, and the game goes on with the next deal. The cap is
-still needed because the stock rule bounds a deal's stock draws, not its moves: players who
-keep taking the upcard and discarding never empty the stock. Under the default rules and
-random or bot play it is never reached: random players' deals take about 400 moves (median;
-90% end within 620), the longest in 1,200 seeded games of 3 to 8 players 820, a whole game
-at most about 6,400; bots finish a deal in a few hundred. `max_steps` (default None)
+terminated. Deals end by the rules (docs/rules.md 5.5): somebody goes out, a draw meets an
+empty stock with no rebuild left (`max_stock_rebuilds`), or the deal's move cap is reached:
+the move that makes `max_moves_per_deal` moves in one deal (default 3000; None: no cap) ends
+it with nobody out, everyone scoring the cards in hand. The engine applies that rule, so
+`Game`, `SingleAgentEnv`, the tournament and records end such a deal alike; rewards are paid
+as for any deal, and the game goes on with the next deal. The stock rule bounds a deal's stock
+draws, not its moves (players who keep taking the upcard and discarding never empty the
+stock), so the cap is what bounds a deal. Under the default rules random or bot play never
+reaches it: random players' deals take about 400 moves (median; 90% end within 620), the
+longest in 1,200 seeded games of 3 to 8 players 820, a whole game at most about 6,400; bots
+finish a deal in a few hundred. `max_steps` (default None)
 optionally truncates every agent after that many actions since `reset`; truncation gives no
 reward of its own.
 
@@ -110,7 +110,7 @@ Every `infos[agent]`, from `reset` on, has the same keys, with values of a fixed
 length, so that replay buffers can stack them: `action_mask` (as in the observation),
 `game_scores` (totals so far, one per seat, absolute order), `deals_played`, `deal_scores`
 (the last finished deal's scores; zeros before the first deal ends), `capped_deals` (deals
-ended by the move cap) and `winners` (one 0/1 per seat: 1 for the players with the lowest
+ended by the move cap, `DealResult.capped`) and `winners` (one 0/1 per seat: 1 for the players with the lowest
 total once the game is over, all 0 before). Nothing in an info or an observation reveals a
 hidden card (no seed, no entropy).
 
@@ -118,7 +118,7 @@ hidden card (no seed, no entropy).
 
 `raw_env` exposes `game` (the engine's `Game`, for bots and tests: `game.view(p)`,
 `game.clone()`), `rules`, `action_table`, `encoder` (`ObservationEncoder`), `state_encoder`,
-`state_space`, `reward_mode`, `max_moves_per_deal`, `max_steps`, `num_steps` (actions taken
+`state_space`, `reward_mode`, `max_moves_per_deal` (the rule's value), `max_steps`, `num_steps` (actions taken
 since `reset`) and `np_random`. `copy.deepcopy` and `pickle` of `raw_env` or `env()` keep the
 game: the copy continues exactly like the original (observations, masks, rewards, infos and,
 under the same actions, the same future, the env's and the action spaces' random streams
@@ -146,18 +146,17 @@ from .checks import (
     action_id,
     choice_arg,
     frozen,
-    int_arg,
     optional_choice_arg,
     optional_int_arg,
     reset_options,
 )
-from .engine import DEFAULT_MAX_MOVES_PER_DEAL, DealResult, Game
+from .engine import DealResult, Game
 from .fast_wrappers import wrap_classic
 from .melds import CONTRACTS
 from .moves import MoveKind
 from .observation import ObservationEncoder, StateEncoder, layout_markdown
 from .render import render_text
-from .rules import ALL_CONTRACTS, Rules
+from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
 
 ENV_ID = "shanghai/Shanghai-v0"
 REWARD_MODES = ("deal", "win")
@@ -231,7 +230,7 @@ class raw_env(AECEnv):
         reward: str = "deal",
         max_steps: int | None = None,
         render_mode: str | None = None,
-        max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
+        max_moves_per_deal: int | None = DEFAULT_MAX_MOVES_PER_DEAL,
         max_stock_rebuilds: int | None = 1,
     ) -> None:
         super().__init__()
@@ -244,10 +243,10 @@ class raw_env(AECEnv):
             same_suit_run_gap=same_suit_run_gap,
             joker_swaps=joker_swaps,
             max_stock_rebuilds=max_stock_rebuilds,
+            max_moves_per_deal=max_moves_per_deal,
         )
         self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
-        self.max_moves_per_deal = int_arg("max_moves_per_deal", max_moves_per_deal, low=1)
         self.render_mode = optional_choice_arg("render_mode", render_mode, RENDER_MODES)
         if self.render_mode == "rgb_array":
             from .draw.raster import require_pillow
@@ -290,6 +289,11 @@ class raw_env(AECEnv):
 
     def _unknown_agent(self, agent: Any) -> Any:
         raise ValueError(f"unknown agent {agent!r}: the agents are {', '.join(self.possible_agents)}")
+
+    @property
+    def max_moves_per_deal(self) -> int | None:
+        """The rule ``max_moves_per_deal`` of :attr:`rules` (None: no cap)."""
+        return self.rules.max_moves_per_deal
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -338,7 +342,6 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.num_steps = 0
         self._deals_seen = 0
-        self._deal_start = 0  # game.move_count when the current deal started
         self._capped = 0  # deals ended by max_moves_per_deal
         self._table: bytes | None = None
         self._obs_cache: dict[str, np.ndarray] = {}
@@ -443,12 +446,6 @@ class raw_env(AECEnv):
             move = table.moves[action_id(action, table.size)]
         game = self.game
         game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
-        if len(game.deal_results) == self._deals_seen and (
-            game.move_count - self._deal_start >= self.max_moves_per_deal
-        ):  # the safety net (see "Episode end"): the deal ends as if the stock had run out
-            game.abandon_deal()
-            self._capped += 1
-
         self.num_steps += 1
         self._obs_cache.clear()
         if move.kind in _TABLE_MOVES:
@@ -487,7 +484,7 @@ class raw_env(AECEnv):
         game = self.game
         new = game.deal_results[self._deals_seen :]
         self._deals_seen = len(game.deal_results)
-        self._deal_start = game.move_count
+        self._capped += sum(r.capped for r in new)
         self._table = None
         self._info_base = {
             "game_scores": tuple(game.scores),

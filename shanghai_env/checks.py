@@ -106,7 +106,9 @@ def action_id(action: Any, size: int) -> int:
 def reset_options(options: Any, *, unknown: str) -> tuple[Any, int | None]:
     """``(deck, dealer)`` of a reset's options; ``unknown="warn"`` or ``"error"`` for other keys.
 
-    Only the shape is checked here; the game checks the deck's cards and the dealer's seat.
+    Only the shape is checked here; the game checks the deck's cards and the dealer's seat. A
+    deck given as any iterable (a generator, say) comes back as a list: it is read twice, by the
+    check and by the deal.
     """
     if options is None:
         return None, None
@@ -119,7 +121,10 @@ def reset_options(options: Any, *, unknown: str) -> tuple[Any, int | None]:
             raise ValueError(message)
         warnings.warn(message, stacklevel=3)
     dealer: Any = options.get("dealer")
-    return options.get("deck"), int(dealer) if is_int(dealer) else dealer
+    deck: Any = options.get("deck")
+    if deck is not None and not isinstance(deck, (str, bytes)) and hasattr(deck, "__iter__"):
+        deck = list(deck)  # anything else: the game's check names what a deck must be
+    return deck, int(dealer) if is_int(dealer) else dealer
 
 
 def frozen(values: bytes | bytearray | np.ndarray) -> np.ndarray:

@@ -30,18 +30,14 @@ from .cards import (
 )
 from .melds import CONTRACTS, Meld, buys_allowed, meld_is_valid
 from .moves import Move, MoveKind, checked_move, parse_move
+from .rules import DEFAULT_MAX_MOVES_PER_DEAL as DEFAULT_MAX_MOVES_PER_DEAL  # re-exported: the rule's default
 from .rules import Rules
 
 HAND_SIZE = 11
 NO_PLAYER = -1
 BLIND_BONUS = -25
 BLIND_NO_JOKER_BONUS = -50
-# The per-deal move cap of the envs and the tournament (the safety net of Game.abandon_deal).
-# max_stock_rebuilds bounds the stock draws of a deal, not its moves: players who keep taking
-# the upcard and discarding never empty the stock. Under the default rules random players'
-# deals take about 400 moves (the longest of 1,200 seeded games of 3-8 players: 820) and bots'
-# a few hundred, so the cap is never reached there.
-DEFAULT_MAX_MOVES_PER_DEAL = 3000
+_NO_CAP = 1 << 62  # the move count a deal "ends at" without max_moves_per_deal (never reached)
 
 
 class Phase(IntEnum):
@@ -61,8 +57,9 @@ class DealResult:
     deal: int  # 0-based deal number
     contract: int
     scores: tuple[int, ...]  # this deal's score of every player
-    out_player: int  # who went out, or NO_PLAYER if the stock ran dry
+    out_player: int  # who went out, or NO_PLAYER if the stock ran dry or a move cap ended the deal
     blind: bool
+    capped: bool = False  # ended by max_moves_per_deal (or Game.abandon_deal): nobody out
 
 
 @dataclass(frozen=True)
@@ -95,6 +92,8 @@ class PlayerView:
     # the player in turn went down this turn (public: everyone saw it; went_down_this_turn above
     # is set only in the view of the player in turn)
     turn_player_went_down: bool = False
+    # moves played in this deal so far (public; the rules end the deal at max_moves_per_deal)
+    deal_moves: int = 0
 
 
 def _is_plain(move: object) -> bool:
@@ -198,6 +197,10 @@ class Game:
         self.contract = self.rules.contracts[deal]
         self.specs = CONTRACTS[self.contract]
         self.dealer = dealer
+        self.deal_start_move = self.move_count  # the game's move count when this deal began
+        cap = self.rules.max_moves_per_deal
+        # the move count whose move ends this deal by the cap (docs/rules.md 5.5)
+        self._cap_at = _NO_CAP if cap is None else self.move_count + cap
         if deck is None:
             deck = [int(c) for c in self._rng(deal, 0).permutation(full_deck(n))]
         self.hands = [[0] * NUM_CARD_KINDS for _ in range(n)]
@@ -285,6 +288,7 @@ class Game:
             went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
             legal_moves=self._legal_now() if player == self.to_act else (),
             turn_player_went_down=self.went_down_this_turn,
+            deal_moves=self.move_count - self.deal_start_move,
         )
 
     # --- applying moves ---------------------------------------------------------------------
@@ -331,6 +335,8 @@ class Game:
             self._layoff(move)
         elif kind == MoveKind.SWAP:
             self._swap(move)
+        if self.move_count >= self._cap_at:  # max_moves_per_deal (a deal that ended reset _cap_at)
+            self._end_deal(NO_PLAYER, capped=True)
 
     def _give(self, player: int, card: int) -> None:
         self.hands[player][card] += 1
@@ -473,17 +479,20 @@ class Game:
         self.picked_bytes[p] = None
 
     def abandon_deal(self) -> None:
-        """End the current deal with nobody out, as an exhausted stock does (docs/rules.md 5.5).
+        """End the current deal now with nobody out, as the rule ``max_moves_per_deal`` does
+        (docs/rules.md 5.5): every player scores the cards in hand; the result is ``capped``.
 
-        For move caps (a deal whose players keep taking the upcard never empties the stock, so
-        no rule bounds it): every player scores the cards in hand.
+        The rule itself needs no call (:meth:`apply` ends the deal at the cap); this is for a
+        caller's own, shorter budget (search rollouts) and for records written before the cap
+        was a rule.
         """
         if self.phase == Phase.GAME_OVER:
             raise ValueError("the game is over: there is no deal to abandon")
         self._legal = None
-        self._end_deal(NO_PLAYER)
+        self._end_deal(NO_PLAYER, capped=True)
 
-    def _end_deal(self, out_player: int) -> None:
+    def _end_deal(self, out_player: int, capped: bool = False) -> None:
+        self._cap_at = _NO_CAP  # _start_deal sets the next deal's; none after the last deal
         blind = out_player != NO_PLAYER and self.went_down_this_turn
         deal_scores = []
         for q in range(self.num_players):
@@ -495,7 +504,9 @@ class Game:
                 deal_scores.append(hand_points(self.hands[q], self.rules.joker_points))
         for q, s in enumerate(deal_scores):
             self.scores[q] += s
-        self.deal_results.append(DealResult(self.deal, self.contract, tuple(deal_scores), out_player, blind))
+        self.deal_results.append(
+            DealResult(self.deal, self.contract, tuple(deal_scores), out_player, blind, capped)
+        )
         if self.deal + 1 < len(self.rules.contracts):
             self._start_deal(self.deal + 1, (self.dealer + 1) % self.num_players)
         else:
@@ -552,6 +563,13 @@ class Game:
         limit = self.rules.max_stock_rebuilds
         if limit is not None and not 0 <= self.reshuffles <= limit:
             fail(f"the stock was rebuilt {self.reshuffles} times, the rules allow {limit}")
+        cap = self.rules.max_moves_per_deal
+        if (
+            self.phase != Phase.GAME_OVER
+            and cap is not None
+            and self.move_count - self.deal_start_move >= cap
+        ):
+            fail(f"{self.move_count - self.deal_start_move} moves in this deal, the rules end it at {cap}")
         for c in self.stock + self.discard:
             total[c] += 1
         counts = [0] * NUM_CARD_KINDS

@@ -24,9 +24,14 @@ A record holds what makes the game again and what it gave, so that anyone can ch
 - ``start`` is :meth:`Game.reset`'s arguments: ``seed`` (the game's seed entropy, so that an
   unseeded game replays too), ``deck`` (card strings, top first, when the first deal was stacked)
   and ``dealer`` (the first dealer);
+- ``rules`` holds every rule option; a record written before ``max_moves_per_deal`` was a rule
+  option lacks it and is read with its default (3000);
 - ``deals[i].moves`` are the moves of deal ``i`` by their engine names (:attr:`Move.name`, read
-  back by :func:`~shanghai_env.moves.parse_move`); ``"abandon"`` stands for
-  :meth:`Game.abandon_deal` (a move cap ended the deal, everybody scoring their hand);
+  back by :func:`~shanghai_env.moves.parse_move`). A deal that the rule ``max_moves_per_deal``
+  ends needs no entry of its own: replaying its moves ends it. ``"abandon"`` stands for
+  :meth:`Game.abandon_deal` (a deal ended early by a caller, everybody scoring their hand);
+  records written before the cap was a rule end each capped deal with it, and an ``"abandon"``
+  right after the move that reaches the rule's cap is read as that same end;
 - a finished deal has its ``scores``, ``out_player`` (``null``: nobody went out) and ``blind``;
   the last deal of an unfinished game has only its moves;
 - ``scores`` are the totals after the last move, ``game_over`` whether the game ended;
@@ -53,12 +58,14 @@ from typing import Any
 from .cli import write_atomically
 from .engine import NO_PLAYER, DealResult, Game
 from .moves import Move, parse_move
-from .rules import Rules
+from .rules import DEFAULT_MAX_MOVES_PER_DEAL, Rules
 
 FORMAT = "shanghai-game-record"
 VERSION = 1
 ABANDON = "abandon"  # the move-list entry for Game.abandon_deal()
 _KEYS = ("format", "version", "package", "rules", "start", "players", "deals", "scores", "game_over")
+# rule options added after records of this version were first written: older records lack them
+_LATER_OPTIONS: dict[str, Any] = {"max_moves_per_deal": DEFAULT_MAX_MOVES_PER_DEAL}
 
 
 def package_version() -> str:
@@ -166,6 +173,8 @@ class Recorder:
     def reset(
         self, seed: int | None = None, *, deck: list[str] | None = None, dealer: int | None = None
     ) -> None:
+        if deck is not None and not isinstance(deck, str) and hasattr(deck, "__iter__"):
+            deck = list(deck)  # read twice: by the game and for the record (a generator, say)
         self.game.reset(seed, deck=deck, dealer=dealer)
         self.log = MoveLog()
         self.deck = None if deck is None else [str(c).upper() for c in deck]
@@ -342,12 +351,13 @@ def _ints(x: object) -> bool:
 
 
 def record_rules(record: Mapping[str, Any]) -> Rules:
-    """The record's :class:`Rules`; every option must be given, and no other."""
+    """The record's :class:`Rules`; every option must be given (but those older records lack,
+    which take their defaults), and no other."""
     given = record["rules"]
     if not isinstance(given, Mapping):
         raise ValueError(f"record rules must be an object of rule options, got {given!r}")
     fields = list(Rules.__dataclass_fields__)
-    missing = [f for f in fields if f not in given]
+    missing = [f for f in fields if f not in given and f not in _LATER_OPTIONS]
     unknown = sorted(set(given) - set(fields))
     if missing or unknown:
         parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
@@ -355,7 +365,7 @@ def record_rules(record: Mapping[str, Any]) -> Rules:
         )
         raise ValueError(f"record rules must give every rule option ({'; '.join(parts)})")
     try:
-        options: dict[str, Any] = dict(given)
+        options: dict[str, Any] = {**_LATER_OPTIONS, **given}
         if isinstance(options["contracts"], list):
             options["contracts"] = tuple(options["contracts"])
         return Rules(**options)
@@ -406,6 +416,8 @@ def iter_replay(record: Mapping[str, Any], *, copies: bool = False) -> Iterator[
     and ``deal_end`` is None. Raises ValueError at the first thing that does not match.
     """
     game = start_game(record)
+    # written before max_moves_per_deal was a rule: its capped deals end with an explicit "abandon"
+    old_cap = "max_moves_per_deal" not in record["rules"]
     deals = record["deals"]
     contracts = game.rules.contracts
     if not isinstance(deals, list) or not deals or len(deals) > len(contracts):
@@ -441,12 +453,16 @@ def iter_replay(record: Mapping[str, Any], *, copies: bool = False) -> Iterator[
             except (TypeError, ValueError) as err:
                 raise ValueError(f"{at}: {err}") from None
             ended = game.deal_results[d] if len(game.deal_results) > d else None
-            if ended is not None and k + 1 < len(moves):
+            # an older record's "abandon" after the move that reached the rule's cap: that same end
+            old_abandon = old_cap and ended is not None and ended.capped and moves[k + 1 :] == [ABANDON]
+            if ended is not None and k + 1 < len(moves) and not old_abandon:
                 raise ValueError(
                     f"{at}: the deal ended here, but the record goes on with {len(moves) - k - 1} moves"
                 )
             deal_end = _deal_end(before, move) if copies and ended is not None else None
             yield Step(index, d, name, move, before, game, ended, deal_end)
+            if old_abandon:
+                break
         if finished:
             if len(game.deal_results) <= d:
                 raise ValueError(f"{where}: the record gives its scores, but its moves do not end it")
@@ -506,7 +522,7 @@ def play_and_record(
     players: Sequence[str] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Reset ``game`` and play the flat list ``moves`` (names, :data:`ABANDON` for a capped deal);
+    """Reset ``game`` and play the flat list ``moves`` (names, :data:`ABANDON` for a deal ended early);
     return its record. For trainers' evaluations that keep only the move names they played."""
     rec = Recorder(game, players)
     rec.reset(seed, deck=deck, dealer=dealer)

@@ -32,9 +32,9 @@ drawn from the env's seeded generator, so ``reset(seed=s)`` fixes the game, the 
 seat and every opponent's play. Opponents see only what :func:`~shanghai_env.decision.decision_for`
 shows them.
 
-``reset(options=...)`` takes the AEC env's ``deck`` (card strings, top first: stacks the first
-deal) and ``dealer``, with the same checks and errors; any other key is a ValueError naming
-the allowed ones. The game's seed is in the attribute ``env.game_seed``
+``reset(options=...)`` takes the AEC env's ``deck`` (card strings, top first, a list or any
+iterable: stacks the first deal) and ``dealer``, with the same checks and errors; any other
+key is a ValueError naming the allowed ones. The game's seed is in the attribute ``env.game_seed``
 (``Game(env.rules).reset(env.game_seed)`` deals the same hands and stock), never in an info or
 an observation: it would tell the learner every hidden card.
 
@@ -51,20 +51,20 @@ Optional shaping (off by default): ``potential(game, seat) -> float`` adds
 potential 0 in the terminal state. Potential-based shaping (Ng, Harada and Russell, 1999)
 leaves the optimal policies unchanged; the shaping part of a step is in ``info["shaping"]``.
 
-## Episode end: a per-deal move cap
+## Episode end: the per-deal move cap
 
 The rule ``max_stock_rebuilds`` (docs/rules.md 5.5) ends a deal whose rebuilt stock runs out, so it
 bounds a deal's stock draws, but not its moves: players who keep taking the upcard and
-discarding never empty the stock, and no rule ends such a deal. So, as in the AEC env and the
-tournament (one constant, :data:`~shanghai_env.engine.DEFAULT_MAX_MOVES_PER_DEAL`, 3000), after
-``max_moves_per_deal`` moves of all players in one deal the deal is ended with
-:meth:`~shanghai_env.engine.Game.abandon_deal`, as an exhausted stock ends it: nobody is out and
-everybody scores the cards in hand. That is a real, scored end of the deal: the game goes on,
-the episode *terminates* at its end and the learner is charged for its hand as in evaluation.
-Under the default rules the cap is a safety net only: random players' deals take about 400
-moves (median; the longest in 1,200 seeded games of 3 to 8 players 820), bots' a few
-hundred. ``max_steps`` (default ``None``) additionally truncates an episode after that many
-learner actions.
+discarding never empty the stock. The rule ``max_moves_per_deal`` (default 3000, ``None``: no
+cap; a keyword here as in the AEC env) bounds the moves: the move of any player that makes
+that many moves in one deal ends the deal as an exhausted stock does, nobody out and everybody
+scoring the cards in hand. The engine applies it, so this env, the AEC env and the tournament
+end such a deal alike. That is a real, scored end of the deal: the game goes on, the episode
+*terminates* at its end and the learner is charged for its hand as in evaluation. Under the
+default rules only stalled deals reach it: random players' deals take about 400 moves
+(median; the longest in 1,200 seeded games of 3 to 8 players 820), bots' a few hundred.
+``max_steps`` (default ``None``) additionally truncates an episode after that many learner
+actions.
 
 ## Actions
 
@@ -106,20 +106,21 @@ from .checks import (
     action_id,
     choice_arg,
     frozen,
-    int_arg,
     optional_choice_arg,
     optional_int_arg,
     real_arg,
     reset_options,
 )
 from .decision import Agent, Decision, decision_for
-from .engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
+from .engine import Game
 from .observation import ObservationEncoder
 from .render import render_text
-from .rules import ALL_CONTRACTS, Rules
+from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
 
-# rule options passed through **rule_options (num_players and contracts are named arguments)
-RULE_OPTIONS = tuple(f for f in Rules.__dataclass_fields__ if f not in ("num_players", "contracts"))
+# rule options passed through **rule_options (the named arguments are rule options too)
+RULE_OPTIONS = tuple(
+    f for f in Rules.__dataclass_fields__ if f not in ("num_players", "contracts", "max_moves_per_deal")
+)
 OpponentFactory = Callable[[np.random.Generator], Sequence[Agent]]
 Potential = Callable[[Game, int], float]
 _SEED_LIMIT = 2**63
@@ -154,7 +155,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         contracts: Sequence[int] | int = ALL_CONTRACTS,
         reward: str = "deal",
         learner_seat: int | None = None,
-        max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
+        max_moves_per_deal: int | None = DEFAULT_MAX_MOVES_PER_DEAL,
         max_steps: int | None = None,
         potential: Potential | None = None,
         gamma: float = 0.99,
@@ -166,15 +167,19 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         if unknown:
             raise TypeError(
                 f"unknown argument(s) {unknown}; the rule options are num_players, contracts, "
-                + ", ".join(RULE_OPTIONS)
+                + ", ".join((*RULE_OPTIONS, "max_moves_per_deal"))
             )
-        self.rules = Rules(num_players=num_players, contracts=contracts, **rule_options)  # type: ignore[arg-type]
+        self.rules = Rules(
+            num_players=num_players,
+            contracts=contracts,  # type: ignore[arg-type]  # Rules normalises any sequence
+            max_moves_per_deal=max_moves_per_deal,
+            **rule_options,
+        )
         n = self.rules.num_players
         self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         self.fixed_seat = optional_int_arg(
             "learner_seat", learner_seat, low=0, high=n - 1, none="a random seat"
         )
-        self.max_moves_per_deal = int_arg("max_moves_per_deal", max_moves_per_deal, low=1)
         self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
         if potential is not None and not callable(potential):
             raise TypeError(
@@ -198,6 +203,11 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._mask = self._no_actions
         self._done = True
         self._capped = 0
+
+    @property
+    def max_moves_per_deal(self) -> int | None:
+        """The rule ``max_moves_per_deal`` of :attr:`rules` (None: no cap)."""
+        return self.rules.max_moves_per_deal
 
     # --- opponents ---------------------------------------------------------------------------
 
@@ -263,7 +273,6 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.game.reset(game_seed, deck=deck, dealer=dealer)
         self.game_seed = game_seed
         self._deals_seen = 0
-        self._deal_start = 0
         self._steps = 0
         self._capped = 0
         self._done = False
@@ -325,17 +334,12 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     # --- the other seats ---------------------------------------------------------------------
 
     def _play_others(self) -> float:
-        """Play every other seat (and cap long deals) until the learner must act or the game ends."""
+        """Play every other seat until the learner must act or the game ends."""
         game = self.game
         reward = 0.0
         while True:
             if game.game_over:
                 break
-            if game.move_count - self._deal_start >= self.max_moves_per_deal:
-                game.abandon_deal()
-                self._capped += 1
-                reward += self._collect()
-                continue
             p = game.to_act
             if p == self.learner:
                 break
@@ -359,7 +363,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             return 0.0
         new = game.deal_results[self._deals_seen :]
         self._deals_seen = len(game.deal_results)
-        self._deal_start = game.move_count
+        self._capped += sum(r.capped for r in new)
         return step_rewards(game, new, self.reward_mode)[self.learner]
 
     def _take_pending(self) -> float:

@@ -23,12 +23,20 @@ One hidden fact constrains the deal: while another player is going down (phase G
 seen by someone else) its hand must still complete the contract it has started, keeping a card
 to discard, as the real hand does. Such worlds are drawn by rejection (exact); when that keeps
 failing, from a completion found by search, then mixed by swaps that keep the hand able to
-complete (a Metropolis walk whose stationary law is the uniform one over such worlds).
+complete (a Metropolis walk whose stationary law is the uniform one over such worlds). The
+search counts the cards the hand is known to hold (picked up, seen) first: a set's naturals may
+be of any suit, so a set of 9s takes the hand's seen 9s before any unseen copy.
 
 Not derivable from a view, and not needed to play on: the scores of each past deal (the totals
 are kept; ``deal_results`` gets one neutral entry per past deal: zero scores, nobody out) and
-the move count (0). Without a limit on rebuilds, the number of rebuilds so far is not public;
-it only keys the world's own shuffles, so it is set to 0.
+the moves of past deals (the world's ``move_count`` is the moves of this deal, which are public,
+so the rule ``max_moves_per_deal`` ends the world's deal where it ends the real one). Without a
+limit on rebuilds, the number of rebuilds so far is not public; it only keys the world's own
+shuffles, so it is set to 0.
+
+A view that no game can show (another table size, a seat, phase or dealer out of range, a hand
+not of its size) is a ValueError naming the field, a field of the wrong type a TypeError, and
+so is a generator that is not a ``numpy.random.Generator``.
 
 :class:`WorldSampler` does the work that depends only on the view once; each
 :meth:`WorldSampler.sample` then costs one copy of the state and one permutation.
@@ -36,13 +44,15 @@ it only keys the world's own shuffles, so it is set to 0.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from itertools import islice
 
 import numpy as np
 
-from .cards import JOKER, NUM_CARD_KINDS, deck_counts, full_deck
+from .cards import JOKER, NUM_CARD_KINDS, deck_counts, full_deck, rank_of
+from .checks import is_int
 from .engine import NO_PLAYER, DealResult, Game, Phase, PlayerView
-from .melds import _complete, completion_feasible
+from .melds import SET, Arrangement, _complete, completion_feasible
 from .rules import Rules
 
 __all__ = ["WorldSampler", "sample_world", "unseen_counts"]
@@ -50,6 +60,8 @@ __all__ = ["WorldSampler", "sample_world", "unseen_counts"]
 _ENTROPY_BOUND = 1 << 63
 REJECTION_TRIES = 64  # uniform tries before building a world around a completion
 COMPLETIONS_SCANNED = 5000  # completions searched for ones the hand can hold
+PRUNING_TRIES = 64  # random orders tried by the pruning search when the scan finds none
+SET_NATURAL = 65  # 13 * 5, above every card id: marks a set's natural in a completion's cards
 SWAPS_PER_CARD = 8  # Metropolis swaps per unknown card of the hand going down
 
 
@@ -98,6 +110,65 @@ def _pending_offer(view: PlayerView, rules: Rules) -> list[int]:
     return asked[asked.index(view.to_act) :]
 
 
+def _check_view(view: PlayerView, rules: Rules) -> None:
+    """Refuse a view that no game of ``rules`` shows (TypeError: a wrong type; ValueError: a value)."""
+    n = view.num_players
+
+    def seat(name: str, low: int = 0) -> None:
+        value = getattr(view, name)
+        allowed = f"a seat 0..{n - 1}" + (" or -1 (nobody)" if low < 0 else "")
+        if not is_int(value):
+            raise TypeError(f"view.{name} must be {allowed}, got {value!r} ({type(value).__name__})")
+        if not low <= value < n:
+            raise ValueError(f"view.{name} must be {allowed} in a {n}-player game, got {value}")
+
+    def sized(name: str, size: int, what: str) -> None:
+        value = getattr(view, name)
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"view.{name} must be a tuple, got {type(value).__name__}")
+        if len(value) != size:
+            raise ValueError(f"view.{name} must hold {size} entries ({what}), got {len(value)}")
+
+    if rules.num_players != n:
+        raise ValueError(f"the view is of a {n}-player game, the rules are for {rules.num_players}")
+    phases = ", ".join(p.name for p in Phase if p != Phase.GAME_OVER)
+    if not is_int(view.phase):
+        raise TypeError(
+            f"view.phase must be a Phase ({phases}), got {view.phase!r} ({type(view.phase).__name__})"
+        )
+    if view.phase not in list(Phase):
+        raise ValueError(f"view.phase must be a Phase ({phases}), got {view.phase!r}")
+    if view.phase == Phase.GAME_OVER:
+        raise ValueError("the game is over: there is no hidden state left to sample")
+    for name in ("player", "to_act", "turn_player", "dealer"):
+        seat(name)
+    seat("upcard_from", -1)
+    for name in ("hand_sizes", "buys_left", "down", "scores", "table", "picked_up"):
+        sized(name, n, "one per seat")
+    for name in ("hand", "discard_counts"):
+        sized(name, NUM_CARD_KINDS, "one count per card kind")
+    for q, row in enumerate(view.picked_up):
+        if not isinstance(row, (tuple, list)) or len(row) != NUM_CARD_KINDS:
+            raise ValueError(f"view.picked_up[{q}] must hold {NUM_CARD_KINDS} counts, one per card kind")
+    if sum(view.hand) != view.hand_sizes[view.player]:
+        raise ValueError(
+            f"view.hand holds {sum(view.hand)} cards, but player_{view.player}'s hand size is "
+            f"{view.hand_sizes[view.player]}"
+        )
+    if (view.phase == Phase.BUY) == (view.to_act == view.turn_player):
+        raise ValueError(
+            f"in phase {view.phase.name} the player to act (player_{view.to_act}) "
+            + ("is never" if view.phase == Phase.BUY else "must be")
+            + f" the player in turn (player_{view.turn_player})"
+        )
+    moves, cap = view.deal_moves, rules.max_moves_per_deal
+    if not is_int(moves):
+        raise TypeError(f"view.deal_moves must be an int, got {moves!r} ({type(moves).__name__})")
+    if moves < 0 or (cap is not None and moves >= cap):
+        limit = "" if cap is None else f" and below {cap}, where the rules end a deal"
+        raise ValueError(f"view.deal_moves must be >= 0{limit}, got {moves}")
+
+
 class WorldSampler:
     """Samples complete games consistent with one player's view (see the module docstring).
 
@@ -110,15 +181,19 @@ class WorldSampler:
         if not isinstance(view, PlayerView):
             raise TypeError(f"view must be a PlayerView, got {type(view).__name__}")
         n = view.num_players
-        rules = rules if rules is not None else Rules(num_players=n)
+        if not is_int(n):
+            raise TypeError(f"view.num_players must be an int, got {n!r} ({type(n).__name__})")
+        if rules is None:
+            rules = Rules(num_players=n)  # ValueError unless 3..8
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
-        if rules.num_players != n:
-            raise ValueError(f"the view is of a {n}-player game, the rules are for {rules.num_players}")
-        if not 0 <= view.deal < len(rules.contracts) or rules.contracts[view.deal] != view.contract:
+        _check_view(view, rules)
+        if not is_int(view.deal) or not 0 <= view.deal < len(rules.contracts):
+            raise ValueError(
+                f"deal {view.deal!r} is not one of the {len(rules.contracts)} deals of these rules"
+            )
+        if rules.contracts[view.deal] != view.contract:
             raise ValueError(f"deal {view.deal} is not played under contract {view.contract} by these rules")
-        if view.phase == Phase.GAME_OVER:
-            raise ValueError("the game is over: there is no hidden state left to sample")
         self.view = view
         self.rules = rules
         me = view.player
@@ -157,7 +232,9 @@ class WorldSampler:
         game.deal_results = [
             DealResult(d, rules.contracts[d], (0,) * n, NO_PLAYER, False) for d in range(view.deal)
         ]
-        game.move_count = 0
+        # _start_deal began the deal at move 0: the rule max_moves_per_deal ends it where it ends
+        # the real deal
+        game.move_count = view.deal_moves
 
         game.hands = [list(picked) for picked in view.picked_up]
         game.hands[me] = list(view.hand)
@@ -185,7 +262,7 @@ class WorldSampler:
         game.reshuffles = 0 if limit is None or left is None else limit - left
         game.turn_player = view.turn_player
         game.to_act = view.to_act
-        game.phase = view.phase
+        game.phase = Phase(view.phase)
         went_down = view.turn_player_went_down or view.went_down_this_turn
         game.went_down_this_turn = went_down
         # A player lays no card off in the turn it goes down, so the melds of the player in turn
@@ -198,6 +275,11 @@ class WorldSampler:
 
     def sample(self, rng: np.random.Generator) -> Game:
         """One world: a complete game that ``view.player`` cannot tell from the real one."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
+                f"got {type(rng).__name__}"
+            )
         if self._going_down:
             return self._sample_going_down(rng)
         return self._deal(rng, rng.permutation(self.unseen).tolist())
@@ -271,33 +353,134 @@ class WorldSampler:
         return self._deal(rng, rest[:start] + own + rest[start:])
 
     def _completion_cards(self, rng: np.random.Generator, known: list[int], free: int) -> list[int]:
-        """Unseen cards that, with the known ones, complete the contract being laid down."""
+        """Unseen cards that, with the known ones, complete the contract being laid down.
+
+        The search's completions of the known plus every unseen card are scanned (up to
+        ``COMPLETIONS_SCANNED``) for those the hand can hold, one of them drawn at random. The
+        scan meets completions in the search's order (runs by suit and window, sets by rank):
+        with many unseen cards the first ones may all need more unseen cards than the hand has
+        room for. Then pruning (:meth:`_pruned_completion`) finds one, and if even that fails
+        the scan goes on to the first completion that fits, so a consistent view never fails.
+        """
         rules = self.rules
-        pool = known[:]
+        unseen = [0] * NUM_CARD_KINDS
         for c in self.unseen.tolist():
-            pool[c] += 1
+            unseen[c] += 1
+        pool = [k + u for k, u in zip(known, unseen)]
         melds = [m.copy() for m in self.template.table[self.view.turn_player]]
+        # a set's natural is marked SET_NATURAL + card: only its rank matters (see _unknown_cards)
+        mark = [SET_NATURAL if m.spec.kind == SET else 0 for m in melds]
         size = sum(known) + free
-        fits = []
-        for arrangement in islice(
-            _complete(pool, melds, rules.same_suit_run_gap, rules.exact_contract_melds, 1, True),
-            COMPLETIONS_SCANNED,
-        ):
-            need = [c for placed in arrangement for c, _ in placed]
-            left = known[:]
-            extra = []
-            for c in need:
-                if left[c]:
-                    left[c] -= 1
-                else:
-                    extra.append(c)
-            if len(extra) <= free and len(need) < size:  # a card is left to discard
-                fits.append(extra)
-        if not fits:
+
+        def fitting(arrangements: Iterable[Arrangement]) -> Iterator[bytes]:
+            # each fit is kept as bytes: thousands of kept lists of tuples would wake the
+            # garbage collector again and again
+            for arrangement in arrangements:
+                placed = bytes(
+                    c + (m if c != JOKER else 0) for cards, m in zip(arrangement, mark) for c, _place in cards
+                )
+                if len(placed) >= size:  # no card left to discard
+                    continue
+                # no more unknown cards than cards placed: only a longer completion needs counting
+                if len(placed) <= free or len(_unknown_cards(placed, known, unseen)) <= free:
+                    yield placed
+
+        search = _complete(pool, melds, rules.same_suit_run_gap, rules.exact_contract_melds, 1, True)
+        fits = list(fitting(islice(search, COMPLETIONS_SCANNED)))
+        if fits:
+            return _unknown_cards(fits[int(rng.integers(len(fits)))], known, unseen)
+        found = self._pruned_completion(rng, known, unseen, free)
+        if found is None:
+            rest = next(fitting(search), None)  # the rest of the scan: exhaustive
+            found = None if rest is None else _unknown_cards(rest, known, unseen)
+        if found is None:
             raise ValueError(
                 f"player_{self.view.turn_player} is going down but no hand of its size completes its melds"
             )
-        return fits[int(rng.integers(len(fits)))]
+        return found
+
+    def _pruned_completion(
+        self, rng: np.random.Generator, known: list[int], unseen: list[int], free: int
+    ) -> list[int] | None:
+        """Unseen cards completing the melds with the known ones, found by pruning, or None.
+
+        From the known cards plus every unseen card, drop the unseen cards one at a time,
+        keeping each one whose loss would leave the melds uncompletable: what is kept completes
+        them, and no kept card could go. The order is random, cards unrelated to the known ones
+        (no known card of their rank, or of their suit within four ranks) dropped first, so that
+        the completion leans on the known cards; tried until the kept cards fit the unknown slots.
+        """
+        rules = self.rules
+        melds = self.template.table[self.view.turn_player]
+        cards = self.unseen.tolist()
+        closeness = np.array([_closeness(c, known) for c in cards], dtype=float)
+        for _ in range(PRUNING_TRIES):
+            hand = [k + u for k, u in zip(known, unseen)]
+            for i in np.argsort(closeness + 2.0 * rng.random(len(cards)), kind="stable").tolist():
+                c = cards[i]
+                hand[c] -= 1
+                if not completion_feasible(
+                    hand, melds, gap=rules.same_suit_run_gap, exact=rules.exact_contract_melds, reserve=0
+                ):
+                    hand[c] += 1
+            extra = [c for c in range(NUM_CARD_KINDS) for _ in range(hand[c] - known[c])]
+            # with a free slot to spare the hand keeps a card to discard; else it must keep one
+            if len(extra) < free or (len(extra) == free and self._completes(hand)):
+                return extra
+        return None
+
+
+def _closeness(card: int, known: list[int]) -> int:
+    """How many known cards ``card`` could share a meld with: same rank, or same suit within four
+    ranks (a joker: every known card)."""
+    if card == JOKER:
+        return sum(known)
+    rank, suit = rank_of(card), card // 13
+    near = 0
+    for c in range(JOKER):
+        if known[c] and (c % 13 == rank or (c // 13 == suit and abs(c % 13 - rank) <= 4)):
+            near += known[c]
+    return near
+
+
+def _unknown_cards(placed: bytes, known: list[int], unseen: list[int]) -> list[int]:
+    """The cards of a completion the hand must hold beyond its ``known`` cards, as few as can be.
+
+    ``placed`` are the cards the completion places, a set's naturals marked ``SET_NATURAL + card``.
+
+    A run's cards and every joker are exact cards; a set's natural only needs its rank (the
+    search picks the lowest suits of the pool, which may be unseen copies while the hand holds
+    seen ones of another suit). So the runs' cards come from the known cards first, then each
+    set natural from a known card of its rank, any suit; what is still missing is an unseen
+    card (for a set natural, the lowest unseen suit of its rank). No other assignment needs fewer.
+    """
+    left = known[:]
+    extra: list[int] = []
+    set_ranks: list[int] = []
+    for c in placed:
+        if c >= SET_NATURAL:
+            set_ranks.append(c % 13)  # SET_NATURAL is a multiple of 13
+        elif left[c]:
+            left[c] -= 1
+        else:
+            extra.append(c)
+    avail: list[int] | None = None  # unseen copies not yet in extra, once a set natural needs one
+    for r in set_ranks:
+        copies = (r, r + 13, r + 26, r + 39)  # the four suits of rank r
+        for c in copies:
+            if left[c]:
+                left[c] -= 1
+                break
+        else:
+            if avail is None:
+                avail = unseen[:]
+                for c in extra:
+                    avail[c] -= 1
+            # the pool held the set's naturals, so an unseen copy is left
+            c = next(c for c in copies if avail[c])
+            avail[c] -= 1
+            extra.append(c)
+    return extra
 
 
 def sample_world(view: PlayerView, rng: np.random.Generator, rules: Rules | None = None) -> Game:

@@ -137,7 +137,7 @@ def test_pettingzoo_make() -> None:
         ({"max_steps": 2.5}, TypeError, "max_steps"),
         ({"max_steps": True}, TypeError, "max_steps"),
         ({"max_moves_per_deal": 0}, ValueError, "max_moves_per_deal"),
-        ({"max_moves_per_deal": None}, TypeError, "max_moves_per_deal"),
+        ({"max_moves_per_deal": True}, TypeError, "max_moves_per_deal"),
         ({"max_moves_per_deal": 1.5}, TypeError, "max_moves_per_deal"),
         ({"max_stock_rebuilds": -1}, ValueError, "max_stock_rebuilds"),
         ({"render_mode": "rgb"}, ValueError, "render_mode"),
@@ -158,6 +158,8 @@ def test_caps_default_to_one_constant_and_no_truncation() -> None:
     )
     assert (env.max_steps, env.max_moves_per_deal, env.rules.max_stock_rebuilds) == (50, 70, None)
     assert type(env.max_steps) is int and type(env.max_moves_per_deal) is int
+    assert env.rules.max_moves_per_deal == 70  # a rule option: the engine applies it
+    assert shanghai_env.raw_env(max_moves_per_deal=None).rules.max_moves_per_deal is None  # no cap
 
 
 @pytest.mark.parametrize(

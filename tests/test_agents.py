@@ -138,8 +138,8 @@ def test_bots_play_only_legal_actions(num_players: int) -> None:
     for game_index in range(3):
         specs = [FAST_BOTS[(s + game_index) % len(FAST_BOTS)] for s in range(num_players)]
         agents = [make_agent(spec, seed=100 * game_index + s) for s, spec in enumerate(specs)]
-        game = Game(num_players=num_players, contracts=contracts)
-        record = play_game(game, agents, seed=1000 * num_players + game_index, max_moves_per_deal=1500)
+        game = Game(num_players=num_players, contracts=contracts, max_moves_per_deal=1500)
+        record = play_game(game, agents, seed=1000 * num_players + game_index)
         assert len(record.deal_scores) == len(contracts)
         assert game.game_over
         # the bots' own choices were legal: they never fell back to an arbitrary legal move
@@ -165,7 +165,8 @@ def test_bots_keep_the_engine_valid_and_act_from_every_phase() -> None:
 def test_bots_are_deterministic_for_a_seed(name: str) -> None:
     def run(seed: int) -> list[int]:
         agents = [make_agent(name, seed=seed + s) for s in range(4)]
-        record = play_game(Game(num_players=4, contracts=(1, 2, 6)), agents, seed=21, max_moves_per_deal=800)
+        game = Game(num_players=4, contracts=(1, 2, 6), max_moves_per_deal=800)
+        record = play_game(game, agents, seed=21)
         return [*record.scores, record.moves]
 
     assert run(7) == run(7)
@@ -174,7 +175,7 @@ def test_bots_are_deterministic_for_a_seed(name: str) -> None:
 def test_random_agent_depends_on_its_seed() -> None:
     def run(seed: int) -> list[int]:
         agents = [RandomAgent(seed=seed + s) for s in range(3)]
-        record = play_game(Game(num_players=3, contracts=(1,)), agents, seed=4, max_moves_per_deal=300)
+        record = play_game(Game(num_players=3, contracts=(1,), max_moves_per_deal=300), agents, seed=4)
         return [*record.scores, record.moves]
 
     assert run(1) == run(1)
@@ -183,8 +184,8 @@ def test_random_agent_depends_on_its_seed() -> None:
 
 def test_move_cap_ends_a_deal_and_is_recorded() -> None:
     agents = [RandomAgent(seed=s) for s in range(4)]
-    game = Game(num_players=4, contracts=(1, 2))
-    record = play_game(game, agents, seed=3, max_moves_per_deal=40)
+    game = Game(num_players=4, contracts=(1, 2), max_moves_per_deal=40)
+    record = play_game(game, agents, seed=3)
     assert record.capped == [True, True]
     assert record.moves <= 80
     assert all(s > 0 for row in record.deal_scores for s in row)  # everybody scored a hand
@@ -264,7 +265,7 @@ def test_model_agent_feeds_observation_and_mask_to_predict() -> None:
     observation = pytest.importorskip("shanghai_env.observation")
     from shanghai_env.agents.learned.model import ModelAgent
 
-    game = Game(num_players=3, contracts=(1,))
+    game = Game(num_players=3, contracts=(1,), max_moves_per_deal=300)
     table = ActionTable(game.rules)
     encoder = observation.ObservationEncoder(game.rules)
     seen: list[tuple[np.ndarray, np.ndarray]] = []
@@ -280,7 +281,7 @@ def test_model_agent_feeds_observation_and_mask_to_predict() -> None:
     agent = ModelAgent("fake.zip")
     agent._model = FakeModel()
     others = [make_agent("greedy", seed=1), make_agent("greedy", seed=2)]
-    record = play_game(game, [agent, *others], seed=3, encoder=encoder, table=table, max_moves_per_deal=300)
+    record = play_game(game, [agent, *others], seed=3, encoder=encoder, table=table)
     assert record.moves > 0 and seen
     obs, mask = seen[0]
     assert obs.shape == (encoder.size,) and mask.shape == (table.size,) and mask.dtype == bool
@@ -291,7 +292,7 @@ def test_saved_maskable_ppo_model_plays_through_make_agent(tmp_path: Path) -> No
     observation = pytest.importorskip("shanghai_env.observation")
     sb3_contrib = pytest.importorskip("sb3_contrib")
     gym = pytest.importorskip("gymnasium")
-    rules = Game(num_players=3, contracts=(1,)).rules
+    rules = Game(num_players=3, contracts=(1,), max_moves_per_deal=200).rules
     encoder = observation.ObservationEncoder(rules)
     table = ActionTable(rules)
 
@@ -313,5 +314,5 @@ def test_saved_maskable_ppo_model_plays_through_make_agent(tmp_path: Path) -> No
     agent = make_agent(str(path), seed=0)
     assert agent.name == "tiny" and agent._model is None  # type: ignore[attr-defined]
     others = [make_agent("greedy", seed=1), make_agent("planner", seed=2)]
-    record = play_game(Game(rules), [agent, *others], seed=5, encoder=encoder, max_moves_per_deal=200)
+    record = play_game(Game(rules), [agent, *others], seed=5, encoder=encoder)
     assert record.moves > 0

@@ -24,6 +24,7 @@ from shanghai_env.record import (
     iter_replay,
     load,
     play_and_record,
+    record_rules,
     replay,
     rules_dict,
     save,
@@ -83,13 +84,60 @@ def test_only_the_games_asked_for_are_recorded() -> None:
 
 def test_deals_ended_by_the_move_cap_are_recorded_and_replayed() -> None:
     agents = [make_agent("random", seed=s) for s in range(3)]
-    game = Game(num_players=3, contracts=(1, 2, 3))
-    out = play_game(game, agents, seed=4, max_moves_per_deal=20, record=True)
+    game = Game(num_players=3, contracts=(1, 2, 3), max_moves_per_deal=20)
+    out = play_game(game, agents, seed=4, record=True)
     assert out.capped == [True, True, True]
     record = out.record
-    assert all(d["moves"][-1] == ABANDON and len(d["moves"]) == 21 for d in record["deals"])
+    assert record["rules"]["max_moves_per_deal"] == 20  # the rule is recorded ...
+    # ... and ends each deal at its 20th move when replayed: no entry of its own
+    assert all(len(d["moves"]) == 20 and ABANDON not in d["moves"] for d in record["deals"])
     assert all(d["out_player"] is None for d in record["deals"])
     assert assert_replays(record).scores == out.scores
+    assert [r.capped for r in replay(record).deal_results] == [True] * 3
+
+
+def test_records_written_before_the_cap_was_a_rule_still_replay() -> None:
+    """Older records lack ``max_moves_per_deal`` (read as its default) and end every capped deal
+    with an explicit "abandon"."""
+    agents = [make_agent("random", seed=s) for s in range(3)]
+    out = play_game(
+        Game(num_players=3, contracts=(1, 2, 3), max_moves_per_deal=20), agents, seed=4, record=True
+    )
+    old = copy.deepcopy(out.record)
+    del old["rules"]["max_moves_per_deal"]  # a cap of 20 was the tournament's, not a rule
+    for deal in old["deals"]:
+        deal["moves"].append(ABANDON)
+    assert record_rules(old) == Rules(num_players=3, contracts=(1, 2, 3))
+    assert record_rules(old).max_moves_per_deal == 3000
+    assert replay(old).scores == out.scores
+
+
+def stalled_deal_record() -> dict[str, Any]:
+    """A deal of upcard cycles (the stock never empties) that the default cap ends at move 3000."""
+    rec = Recorder(Game(num_players=3, contracts=(1, 2)))
+    rec.reset(3)
+    for _ in range(3100):  # the cap ends the deal at 3000
+        if rec.game.deal_results:
+            break
+        names = [m.name for m in rec.game.legal_moves()]
+        rec.apply("take" if "take" in names else next(n for n in names if n.startswith("discard")))
+    return rec.record()
+
+
+def test_an_old_abandon_after_the_default_cap_is_the_same_end() -> None:
+    record = stalled_deal_record()
+    assert len(record["deals"][0]["moves"]) == 3000 and record["deals"][0]["out_player"] is None
+    assert assert_replays(record).deal_results[0].capped
+    # written before the rule: the 3000th move was followed by "abandon"
+    old = copy.deepcopy(record)
+    del old["rules"]["max_moves_per_deal"]
+    old["deals"][0]["moves"].append(ABANDON)
+    assert replay(old).scores == record["scores"]
+    # a record that gives the rule ends that deal at its 3000th move: an "abandon" after it is refused
+    extra = copy.deepcopy(record)
+    extra["deals"][0]["moves"].append(ABANDON)
+    with pytest.raises(ValueError, match="the deal ended here, but the record goes on with 1 moves"):
+        replay(extra)
 
 
 def test_a_stacked_deal_and_an_unfinished_game_replay() -> None:

@@ -191,7 +191,7 @@ def test_bad_seed_raises_and_changes_nothing() -> None:
         ({"learner_seat": -1}, ValueError, "learner_seat"),
         ({"max_moves_per_deal": 1.5}, TypeError, "max_moves_per_deal"),
         ({"max_moves_per_deal": 0}, ValueError, "max_moves_per_deal"),
-        ({"max_moves_per_deal": None}, TypeError, "max_moves_per_deal"),
+        ({"max_moves_per_deal": "10"}, TypeError, "max_moves_per_deal"),
         ({"max_steps": 0}, ValueError, "max_steps"),
         ({"max_steps": 2.0}, TypeError, "max_steps"),
         ({"gamma": math.nan}, ValueError, "gamma"),

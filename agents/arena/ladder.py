@@ -64,7 +64,7 @@ class LadderConfig:
     games_per_table: int = 40
     seed: int = 0
     contracts: tuple[int, ...] = ALL_CONTRACTS
-    max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL
+    max_moves_per_deal: int | None = DEFAULT_MAX_MOVES_PER_DEAL  # the rule (docs/rules.md 5.5)
 
     def __post_init__(self) -> None:
         players = tuple(check_spec(p) for p in self.players)

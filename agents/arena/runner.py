@@ -1,7 +1,9 @@
-"""Play one game with one agent per seat, checking every action, with a move cap per deal.
+"""Play one game with one agent per seat, checking every action.
 
 :func:`play_game` is the loop the tournament director runs in its worker processes; it is also
 the simplest way to watch agents play (``play_game(Game(num_players=4), agents, seed=0)``).
+A deal ends by the game's rules alone, its move cap included (the rule option
+``max_moves_per_deal`` of ``game.rules``, docs/rules.md 5.5).
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.base import Agent, Encoder, decision_for
-from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game
-from shanghai_env.record import ABANDON, MoveLog, make_record
+from shanghai_env.engine import Game
+from shanghai_env.record import MoveLog, make_record
+from shanghai_env.rules import DEFAULT_MAX_MOVES_PER_DEAL
 
-# DEFAULT_MAX_MOVES_PER_DEAL is the engine's one safety cap: the stock rule ends every deal of
-# random or bot play long before it, but players who keep taking the upcard never empty the
-# stock, so a cap still bounds the cost of a game.
-__all__ = ["DEFAULT_MAX_MOVES_PER_DEAL", "GameRecord", "end_deal_at_cap", "play_game"]
+# DEFAULT_MAX_MOVES_PER_DEAL is the default of the rule max_moves_per_deal (re-exported here for
+# the tournament's configuration).
+__all__ = ["DEFAULT_MAX_MOVES_PER_DEAL", "GameRecord", "play_game"]
 
 
 @dataclass
@@ -35,17 +37,11 @@ class GameRecord:
     record: dict[str, Any] | None = None  # the game record (shanghai_env.record), when asked for
 
 
-def end_deal_at_cap(game: Game) -> None:
-    """End the current deal as if the stock had run dry: every player scores their hand."""
-    game.abandon_deal()
-
-
 def play_game(
     game: Game,
     agents: Sequence[Agent],
     seed: int | None = None,
     *,
-    max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL,
     encoder: Encoder | None = None,
     table: ActionTable | None = None,
     record: bool = False,
@@ -59,28 +55,11 @@ def play_game(
     n = game.num_players
     if len(agents) != n:
         raise ValueError(f"need one agent per seat: {n} seats, got {len(agents)} agents")
-    if max_moves_per_deal < 1:
-        raise ValueError(f"max_moves_per_deal must be >= 1, got {max_moves_per_deal}")
     table = table if table is not None else action_table(game.rules)
     game.reset(seed)
     log = MoveLog() if record else None
     first_dealer = game.dealer
-    capped: list[bool] = []
-    deal_start = 0
-    deal = 0
     while not game.game_over:
-        if game.deal != deal:
-            capped.extend([False] * (game.deal - deal))
-            deal = game.deal
-            deal_start = game.move_count
-        if game.move_count - deal_start >= max_moves_per_deal:
-            end_deal_at_cap(game)
-            if log is not None:
-                log.add(ABANDON, len(game.deal_results))
-            capped.append(True)
-            deal += 1
-            deal_start = game.move_count
-            continue
         p = game.to_act
         decision = decision_for(game, p, table, encoder)
         action = agents[p].act(decision)
@@ -96,14 +75,13 @@ def play_game(
         game.apply(move)
         if log is not None:
             log.add(move.name, len(game.deal_results))
-    capped.extend([False] * (len(game.deal_results) - len(capped)))
     results = game.deal_results
     return GameRecord(
         scores=list(game.scores),
         deal_scores=[list(r.scores) for r in results],
         out_players=[r.out_player for r in results],
         blind=[r.blind for r in results],
-        capped=capped,
+        capped=[r.capped for r in results],
         moves=game.move_count,
         record=None
         if log is None

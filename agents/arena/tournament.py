@@ -51,7 +51,7 @@ class TournamentConfig:
     seed: int = 0
     contracts: tuple[int, ...] = ALL_CONTRACTS
     duplicate: bool = True
-    max_moves_per_deal: int = DEFAULT_MAX_MOVES_PER_DEAL
+    max_moves_per_deal: int | None = DEFAULT_MAX_MOVES_PER_DEAL  # the rule (docs/rules.md 5.5)
     record_games: int = 0  # keep the game records of the first N games (schedule order); -1: all
 
     def __post_init__(self) -> None:
@@ -63,9 +63,7 @@ class TournamentConfig:
             raise ValueError(f"games must be a positive int, got {self.games!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
-        if self.max_moves_per_deal < 1:
-            raise ValueError(f"max_moves_per_deal must be >= 1, got {self.max_moves_per_deal}")
-        Rules(num_players=len(players), contracts=tuple(self.contracts))  # raises on bad contracts
+        _ = self.rules  # raises on bad contracts or a bad max_moves_per_deal
 
     @property
     def num_players(self) -> int:
@@ -75,7 +73,11 @@ class TournamentConfig:
     @property
     def rules(self) -> Rules:
         """The rule options every game of the tournament uses."""
-        return Rules(num_players=len(self.players), contracts=tuple(self.contracts))
+        return Rules(
+            num_players=len(self.players),
+            contracts=tuple(self.contracts),
+            max_moves_per_deal=self.max_moves_per_deal,
+        )
 
     @property
     def labels(self) -> list[str]:
@@ -201,7 +203,6 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
         game,
         [agents[i] for i in task.seats],
         task.game_seed,
-        max_moves_per_deal=config.max_moves_per_deal,
         encoder=encoder,
         table=action_table(rules),
         record=config.record_games < 0 or task.index < config.record_games,
@@ -214,7 +215,6 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
             "game": task.index,
             "block": task.block,
             "rotation": task.rotation,
-            "max_moves_per_deal": config.max_moves_per_deal,
         }
     n = config.num_players
     player_of_seat = task.seats

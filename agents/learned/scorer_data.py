@@ -32,7 +32,7 @@ from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, ScorerBot, ScorerNet
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
-from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, Game, Phase
+from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind
 from shanghai_env.rules import Rules
 
@@ -123,7 +123,6 @@ def _one_game(
     ]
     game = Game(rules)
     game.reset(int(rng.integers(1 << 62)))
-    moves_in_deal, deal = 0, 0
     while not game.game_over:
         p = game.to_act
         decision = decision_for(game, p, table)
@@ -131,14 +130,8 @@ def _one_game(
         if p in learners:
             _label(game, decision, agent, rollout_bots, rng, rollouts, label_upcards, discard_keep, out)
         action = agent.act(decision)
-        game.apply(table.decode(action))
+        game.apply(table.decode(action))  # the rules' move cap ends a stalled deal
         out.moves += 1
-        if len(game.deal_results) != deal:
-            deal, moves_in_deal = len(game.deal_results), 0
-        else:
-            moves_in_deal += 1
-            if moves_in_deal >= DEFAULT_MAX_MOVES_PER_DEAL:
-                game.abandon_deal()
 
 
 def _label(

@@ -180,6 +180,10 @@ REFUSED = {
         r"record deal 1 move \d+ \('discard ..'\): the deal ended here, but the record goes on with 1 moves",
     ),
     "a wrong out player": (lambda r: r["deals"][0].update(out_player=None), r"record deal 1 out_player"),
+    "a flipped blind flag": (
+        lambda r: r["deals"][0].update(blind=not r["deals"][0]["blind"]),
+        r"record deal 1 blind: the record says",
+    ),
     "a wrong contract": (lambda r: r["deals"][1].update(contract=3), r"record deal 2 says contract 3"),
     "a missing field": (lambda r: r.pop("players"), r"game record lacks players"),
 }

@@ -198,10 +198,10 @@ def test_a_tampered_record_is_refused(case: str, tournament_record) -> None:
 
 
 def test_evaluate_writes_the_records_asked_for(tmp_path: Path) -> None:
-    argv = ["--players", "greedy,random,random", "--games", "3", "--contracts", "1", "--workers", "1"]
+    argv = ["--players", "greedy,random,random", "--games", "6", "--contracts", "1", "--workers", "1"]
     evaluate.main([*argv, "--record", "all", "--out", str(tmp_path), "--no-progress", "--quiet"])
     files = sorted((tmp_path / "records").glob("game-*.json"))
-    assert [f.name for f in files] == ["game-00000.json", "game-00001.json", "game-00002.json"]
+    assert [f.name for f in files] == [f"game-{i:05d}.json" for i in range(6)]
     for f in files:
         assert_replays(load(f))
     evaluate.main([*argv, "--record", "1", "--out", str(tmp_path / "one"), "--no-progress", "--quiet"])

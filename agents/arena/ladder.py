@@ -2,7 +2,9 @@
 
 Every combination of ``table_size`` distinct players (4 by default) plays its own duplicate
 tournament (:mod:`shanghai_env.agents.arena.tournament`) on the same deck sets, so every table meets the same
-deals. The ladder then ranks everyone with one OpenSkill Plackett-Luce rating over all games
+deals, under the balanced seat design (:mod:`shanghai_env.agents.arena.seating`: every player
+in every seat and right after every other player equally often; ``games_per_table`` rounds up
+to whole rounds of it). The ladder then ranks everyone with one OpenSkill Plackett-Luce rating over all games
 (tables in order, games in schedule order), and reports each player's mean game score with a
 95% interval over its (table, deck set) means and its mean deal score per contract.
 
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
+from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import t_interval
 from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
 from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
@@ -84,7 +87,14 @@ class LadderConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "players": list(self.players), "contracts": list(self.contracts)}
+        # the seat design is part of the settings: a folder of games seated otherwise (older
+        # versions rotated the players only) is refused rather than resumed
+        return {
+            **asdict(self),
+            "players": list(self.players),
+            "contracts": list(self.contracts),
+            "seating": DESIGN_NAME,
+        }
 
 
 @dataclass
@@ -298,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--games-per-table",
         type=_int_at_least(1),
         default=40,
-        help="games each table plays (rounded up to whole seat rotations)",
+        help="games each table plays, rounded up to whole rounds of the seat design (24 for 4 players)",
     )
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="deck seed shared by every table")
     p.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")

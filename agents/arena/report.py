@@ -29,7 +29,7 @@ def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_di
     path = os.path.join(out_dir, GAMES_FILE)
     n = len(labels)
     num_deals = len(results[0].deal_scores) if results else 0
-    header = ["game", "block", "rotation", "game_seed", "moves", "capped_deals", "winners"]
+    header = ["game", "block", "order", "game_seed", "moves", "capped_deals", "winners"]
     header += [f"seat_of_{name}" for name in labels]
     header += [f"score_{name}" for name in labels]
     header += [f"deal{d + 1}_{name}" for d in range(num_deals) for name in labels]
@@ -44,7 +44,7 @@ def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_di
             row: list[object] = [
                 g.index,
                 g.block,
-                g.rotation,
+                g.order,
                 g.game_seed,
                 g.moves,
                 sum(g.capped),
@@ -139,6 +139,10 @@ def print_tables(summary: Summary) -> None:
             "yes" if pr.significant else "",
         )
     console.print(pt)
+    if summary.seating:
+        seats = summary.seating
+        note = "" if seats.get("balanced", True) else " (the last round is cut short: not balanced)"
+        console.print(f"seats: {seats.get('description', seats.get('design', ''))}{note}")
     console.print(
         f"{summary.deals} deals, {summary.capped_deals} ended by the move cap; "
         f"{summary.mean_moves_per_game:.0f} moves per game; "

@@ -2,7 +2,7 @@
 
 Games of one block share their decks, so they are not independent samples. Every interval and
 test here is computed over *blocks*: a player's statistic is first averaged within each block
-(over that block's seat rotations), then a Student-t interval is taken over the block means.
+(over that block's seat orders), then a Student-t interval is taken over the block means.
 Pairwise differences are paired by block (same decks for both players): a one-sample t-test on
 the per-block differences, with a Wilcoxon signed-rank test beside it. Ratings come from
 openskill's Plackett-Luce model, fed every game in schedule order with ranks by final score.
@@ -11,7 +11,7 @@ openskill's Plackett-Luce model, fed every game in schedule order with ranks by 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
@@ -73,6 +73,7 @@ class Summary:
     games_per_second: float = 0.0
     workers: int = 1
     command: str = ""
+    seating: dict[str, Any] = field(default_factory=dict)  # the seat design (TournamentConfig.seating)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -127,8 +128,10 @@ def summarize(
     *,
     duplicate: bool,
     seed: int,
+    seating: Mapping[str, Any] | None = None,
 ) -> Summary:
-    """Every statistic of a finished tournament (``results`` in schedule order)."""
+    """Every statistic of a finished tournament (``results`` in schedule order); ``seating``
+    says which seat design the games followed (kept in the summary as given)."""
     n = len(labels)
     blocks = games_per_block(results)
     block_ids = sorted(blocks)
@@ -196,6 +199,7 @@ def summarize(
         deals=games * num_deals,
         capped_deals=int(capped),
         mean_moves_per_game=float(np.mean([g.moves for g in results])) if results else 0.0,
+        seating=dict(seating or {}),
     )
 
 

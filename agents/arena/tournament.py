@@ -1,13 +1,19 @@
 """The tournament director: schedules games (duplicate deals by default) and plays them in parallel.
 
 **Duplicate deals.** A *block* is one game seed, i.e. one set of decks for every deal (and one
-first dealer: the cut comes from the seed too). The block is played once per seat rotation:
-in rotation ``r`` player ``i`` sits in seat ``(i + r) % n``. The decks and the dealer stay;
-the players move, so every player meets every hand of the block from every seat, and most of
-the luck of the deal cancels when players are compared within a block. With
-``duplicate=False`` every game gets fresh decks (rotations still cycle the seats).
+first dealer: the cut comes from the seed too). The block is played once per seat order of
+its block of the seat design (:mod:`shanghai_env.agents.arena.seating`): the ``n`` rotations of
+one cycle of the players and the ``n`` rotations of its reflection. The decks and the dealer
+stay; the players move, so every player meets every hand of the block from every seat (twice),
+and most of the luck of the deal cancels when players are compared within a block. The blocks
+take the design's cycles in turn, and ``games`` is rounded up to whole *rounds* (every cycle
+once: ``n(n-1)`` games for odd ``n``, ``2n(n-1)`` for even ``n``; 6 for three players, 24 for
+four), so that every player sits in every seat, and right after every other player, equally
+often. With ``duplicate=False`` every game gets fresh decks and exactly ``games`` games are
+played, the seat orders taken in the same cycle (balanced when ``games`` is a multiple of a
+round).
 
-**Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, rotation,
+**Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, order,
 player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
 names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
 order, so a run gives the same numbers whatever ``workers`` is.
@@ -35,6 +41,7 @@ import numpy as np
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
+from shanghai_env.agents.arena.seating import SeatDesign, seat_design
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.engine import Game
@@ -88,14 +95,37 @@ class TournamentConfig:
         return out
 
     @property
+    def seat_design(self) -> SeatDesign:
+        """Who sits where in each game of a block (:mod:`shanghai_env.agents.arena.seating`)."""
+        return seat_design(self.num_players)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of the seat design the games cover (without duplicate deals the last one may
+        be cut short)."""
+        return math.ceil(self.games / self.seat_design.games_per_round)
+
+    @property
     def blocks(self) -> int:
-        """Number of deck sets: games rounded up to whole rotations in duplicate mode."""
-        return math.ceil(self.games / self.num_players) if self.duplicate else self.games
+        """Number of deck sets: whole rounds of blocks in duplicate mode, one per game otherwise."""
+        return self.rounds * self.seat_design.blocks_per_round if self.duplicate else self.games
 
     @property
     def total_games(self) -> int:
-        """Games actually played (whole rotations in duplicate mode)."""
-        return self.blocks * self.num_players if self.duplicate else self.games
+        """Games actually played (whole rounds of the seat design in duplicate mode)."""
+        return self.blocks * self.seat_design.games_per_block if self.duplicate else self.games
+
+    def seating(self) -> dict[str, Any]:
+        """The seat design as played, for ``summary.json`` and the report."""
+        design = self.seat_design
+        return {
+            "design": "balanced" if self.duplicate else "balanced, fresh decks every game",
+            "description": design.describe(),
+            "games_per_block": design.games_per_block if self.duplicate else 1,
+            "games_per_round": design.games_per_round,
+            "rounds": self.rounds,
+            "balanced": self.total_games % design.games_per_round == 0,
+        }
 
 
 @dataclass(frozen=True)
@@ -104,7 +134,7 @@ class GameTask:
 
     index: int
     block: int
-    rotation: int
+    order: int  # which seat order of the block
     game_seed: int
     seats: tuple[int, ...]  # seats[s] = player index sitting in seat s
     agent_seeds: tuple[int, ...]  # by player index
@@ -116,7 +146,7 @@ class GameResult:
 
     index: int
     block: int
-    rotation: int
+    order: int  # which seat order of the block (seats: who sat where)
     game_seed: int
     seats: tuple[int, ...]
     scores: list[int]
@@ -143,24 +173,26 @@ def _derive(*key: int) -> int:
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
     """Every game of the tournament, in a fixed order (block-major)."""
-    n = config.num_players
+    design = config.seat_design
     tasks: list[GameTask] = []
     if config.duplicate:
         for block in range(config.blocks):
             game_seed = _derive(config.seed, block)
-            for r in range(n):
-                tasks.append(_task(config, len(tasks), block, r, game_seed))
+            for order, seats in enumerate(design.blocks[block % design.blocks_per_round]):
+                tasks.append(_task(config, len(tasks), block, order, seats, game_seed))
     else:
+        orders = design.orders
         for g in range(config.games):
-            tasks.append(_task(config, g, g, g % n, _derive(config.seed, g)))
+            seats = orders[g % len(orders)]
+            tasks.append(_task(config, g, g, g % len(orders), seats, _derive(config.seed, g)))
     return tasks
 
 
-def _task(config: TournamentConfig, index: int, block: int, rotation: int, game_seed: int) -> GameTask:
-    n = config.num_players
-    seats = tuple((s - rotation) % n for s in range(n))
-    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(n))
-    return GameTask(index, block, rotation, game_seed, seats, agent_seeds)
+def _task(
+    config: TournamentConfig, index: int, block: int, order: int, seats: tuple[int, ...], game_seed: int
+) -> GameTask:
+    agent_seeds = tuple(_derive(config.seed, block, order, i, 1) for i in range(config.num_players))
+    return GameTask(index, block, order, game_seed, seats, agent_seeds)
 
 
 # --- playing (also in worker processes) --------------------------------------------------------
@@ -212,7 +244,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
             "tournament_seed": config.seed,
             "game": task.index,
             "block": task.block,
-            "rotation": task.rotation,
+            "order": task.order,
             "max_moves_per_deal": config.max_moves_per_deal,
         }
     n = config.num_players
@@ -229,7 +261,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     return GameResult(
         index=task.index,
         block=task.block,
-        rotation=task.rotation,
+        order=task.order,
         game_seed=task.game_seed,
         seats=task.seats,
         scores=scores,
@@ -332,7 +364,8 @@ def run_tournament(
 
 
 def _chunks(config: TournamentConfig, tasks: list[GameTask]) -> list[list[GameTask]]:
-    per_chunk = config.num_players  # one block per task in duplicate mode
+    """One block per chunk in duplicate mode; as many games a chunk without."""
+    per_chunk = config.seat_design.games_per_block
     return [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
 
 

@@ -4,15 +4,16 @@ Every combination of ``table_size`` distinct players (4 by default) plays its ow
 tournament (:mod:`shanghai_env.agents.arena.tournament`) on the same deck sets, so every table meets the same
 deals, under the balanced seat design (:mod:`shanghai_env.agents.arena.seating`: every player
 in every seat and right after every other player equally often; ``games_per_table`` rounds up
-to whole rounds of it). The ladder then ranks everyone with one OpenSkill Plackett-Luce rating over all games
-(tables in order, games in schedule order), and reports each player's mean game score with a
-95% interval over its (table, deck set) means and its mean deal score per contract.
+to whole blocks of it, 24 games for four players). The ladder then ranks everyone with one
+OpenSkill Plackett-Luce rating over all games (tables in order, games in schedule order), and
+reports each player's mean game score with a 95% interval over its (table, deck set) means and
+its mean deal score per contract.
 
-Runs resume: each finished deck set of each table is appended to ``table_<k>.jsonl`` in the
-output folder as soon as it is played, and a restarted ladder with the same settings plays only
-what is missing. The settings are kept in ``ladder_config.json``; a restart with other settings
-is refused rather than mixing incompatible games. Games run in worker processes
-(``workers``), and the results do not depend on how many.
+Runs resume: each finished chunk of ``2n`` games of each table is appended to
+``table_<k>.jsonl`` in the output folder as soon as it is played, and a restarted ladder with
+the same settings plays only what is missing. The settings are kept in ``ladder_config.json``;
+a restart with other settings is refused rather than mixing incompatible games. Games run in
+worker processes (``workers``), and the results do not depend on how many.
 
     shanghai-ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
 """
@@ -35,7 +36,14 @@ import numpy as np
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import t_interval
-from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
+from shanghai_env.agents.arena.tournament import (
+    GameResult,
+    GameTask,
+    TournamentConfig,
+    chunk_size,
+    play_task,
+    schedule,
+)
 from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
 from shanghai_env.rules import ALL_CONTRACTS
 
@@ -183,10 +191,10 @@ def run_ladder(
         tconf = config.tournament(table)
         have = {g.index for g in done[k]}
         tasks = [t for t in schedule(tconf) if t.index not in have]
-        blocks: dict[int, list[GameTask]] = {}
+        chunks: dict[int, list[GameTask]] = {}  # 2n games at a time: a block is 24 games or more
         for t in tasks:
-            blocks.setdefault(t.block, []).append(t)
-        jobs.extend((k, tconf, block) for block in blocks.values())
+            chunks.setdefault(t.index // chunk_size(tconf), []).append(t)
+        jobs.extend((k, tconf, chunk) for chunk in chunks.values())
     if progress:
         progress(sum(len(d) for d in done))
 
@@ -308,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--games-per-table",
         type=_int_at_least(1),
         default=40,
-        help="games each table plays, rounded up to whole rounds of the seat design (24 for 4 players)",
+        help="games each table plays, rounded up to whole blocks of the seat design (24 for 4 players)",
     )
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="deck seed shared by every table")
     p.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")

@@ -1,27 +1,26 @@
 """The tournament director: schedules games (duplicate deals by default) and plays them in parallel.
 
 **Duplicate deals.** A *block* is one game seed, i.e. one set of decks for every deal (and one
-first dealer: the cut comes from the seed too). The block is played once per seat order of
-its block of the seat design (:mod:`shanghai_env.agents.arena.seating`): the ``n`` rotations of
-one cycle of the players and the ``n`` rotations of its reflection. The decks and the dealer
-stay; the players move, so every player meets every hand of the block from every seat (twice),
-and most of the luck of the deal cancels when players are compared within a block. The blocks
-take the design's cycles in turn, and ``games`` is rounded up to whole *rounds* (every cycle
-once: ``n(n-1)`` games for odd ``n``, ``2n(n-1)`` for even ``n``; 6 for three players, 24 for
-four), so that every player sits in every seat, and right after every other player, equally
-often. With ``duplicate=False`` every game gets fresh decks and exactly ``games`` games are
-played, the seat orders taken in the same cycle (balanced when ``games`` is a multiple of a
-round).
+first dealer: the cut comes from the seed too). The block is played once per seat order of the
+seat design (:mod:`shanghai_env.agents.arena.seating`): rotations and reflections of cycles of
+the players, so that every player sits in every seat, and right after every other player,
+equally often (6 games for three players, all 24 orders for four; 20, 60, 42, 112 for five to
+eight). The decks and the dealer stay; the players move, so every player meets every hand of
+the block from every seat and behind every other player, and most of the luck of the deal and
+of the seating cancels when players are compared within a block. ``games`` is rounded up to
+whole blocks. With ``duplicate=False`` every game gets fresh decks and exactly ``games`` games
+are played, the seat orders taken in turn (balanced when ``games`` is a multiple of a block).
 
 **Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, order,
 player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
 names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
 order, so a run gives the same numbers whatever ``workers`` is.
 
-**Ray.** ``run_tournament(..., backend="ray")`` submits the same blocks as Ray tasks instead, to
-a local Ray or to a cluster (``ray_address``), and gives the same results as the local workers:
-the tasks receive the same plain data and play the same :func:`play_task`. Ray is imported only
-then (the ``rllib`` extra installs it).
+**Ray.** ``run_tournament(..., backend="ray")`` submits the same chunks of games (``2n`` games
+each, :func:`chunk_size`) as Ray tasks instead, to a local Ray or to a cluster
+(``ray_address``), and gives the same results as the local workers: the tasks receive the same
+plain data and play the same :func:`play_task`. Ray is imported only then (the ``rllib`` extra
+installs it).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import numpy as np
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
-from shanghai_env.agents.arena.seating import SeatDesign, seat_design
+from shanghai_env.agents.arena.seating import DESIGN_NAME, SeatDesign, seat_design
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.engine import Game
@@ -100,31 +99,25 @@ class TournamentConfig:
         return seat_design(self.num_players)
 
     @property
-    def rounds(self) -> int:
-        """Rounds of the seat design the games cover (without duplicate deals the last one may
-        be cut short)."""
-        return math.ceil(self.games / self.seat_design.games_per_round)
-
-    @property
     def blocks(self) -> int:
-        """Number of deck sets: whole rounds of blocks in duplicate mode, one per game otherwise."""
-        return self.rounds * self.seat_design.blocks_per_round if self.duplicate else self.games
+        """Number of deck sets: games rounded up to whole blocks in duplicate mode."""
+        if not self.duplicate:
+            return self.games
+        return math.ceil(self.games / self.seat_design.games_per_block)
 
     @property
     def total_games(self) -> int:
-        """Games actually played (whole rounds of the seat design in duplicate mode)."""
+        """Games actually played (whole blocks in duplicate mode)."""
         return self.blocks * self.seat_design.games_per_block if self.duplicate else self.games
 
     def seating(self) -> dict[str, Any]:
         """The seat design as played, for ``summary.json`` and the report."""
         design = self.seat_design
         return {
-            "design": "balanced" if self.duplicate else "balanced, fresh decks every game",
+            "design": DESIGN_NAME,
             "description": design.describe(),
-            "games_per_block": design.games_per_block if self.duplicate else 1,
-            "games_per_round": design.games_per_round,
-            "rounds": self.rounds,
-            "balanced": self.total_games % design.games_per_round == 0,
+            "games_per_block": design.games_per_block,
+            "balanced": self.total_games % design.games_per_block == 0,
         }
 
 
@@ -173,18 +166,17 @@ def _derive(*key: int) -> int:
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
     """Every game of the tournament, in a fixed order (block-major)."""
-    design = config.seat_design
+    orders = config.seat_design.orders
     tasks: list[GameTask] = []
     if config.duplicate:
         for block in range(config.blocks):
             game_seed = _derive(config.seed, block)
-            for order, seats in enumerate(design.blocks[block % design.blocks_per_round]):
+            for order, seats in enumerate(orders):
                 tasks.append(_task(config, len(tasks), block, order, seats, game_seed))
     else:
-        orders = design.orders
         for g in range(config.games):
-            seats = orders[g % len(orders)]
-            tasks.append(_task(config, g, g, g % len(orders), seats, _derive(config.seed, g)))
+            order = g % len(orders)
+            tasks.append(_task(config, g, g, order, orders[order], _derive(config.seed, g)))
     return tasks
 
 
@@ -319,7 +311,7 @@ def run_tournament(
     """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish.
 
     ``backend="processes"``: ``workers`` defaults to every core; 1 plays in this process.
-    ``backend="ray"``: every block is a Ray task (:func:`run_on_ray`); ``workers``, if given,
+    ``backend="ray"``: every chunk of ``2n`` games is a Ray task (:func:`run_on_ray`); ``workers``, if given,
     caps the tasks running at once, and ``ray_address`` names the cluster when Ray is not
     initialized yet. Results come back in schedule order, the same whatever the backend and the
     number of workers.
@@ -363,9 +355,14 @@ def run_tournament(
     return results
 
 
+def chunk_size(config: TournamentConfig) -> int:
+    """Games handed to a worker at a time: ``2n`` (a block of 24 games or more would leave workers
+    idle in small runs; the games of a block need not be played together)."""
+    return 2 * config.num_players
+
+
 def _chunks(config: TournamentConfig, tasks: list[GameTask]) -> list[list[GameTask]]:
-    """One block per chunk in duplicate mode; as many games a chunk without."""
-    per_chunk = config.seat_design.games_per_block
+    per_chunk = chunk_size(config)
     return [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
 
 
@@ -375,7 +372,7 @@ _RUN: list[str] = [""]  # in a Ray worker: the run whose agents _AGENTS holds
 
 
 def _play_chunk_of_run(run: str, config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
-    """A Ray task: one block. Ray reuses its worker processes from run to run, so the agents built
+    """A Ray task: one chunk of games. Ray reuses its worker processes from run to run, so the agents built
     for an earlier run (a model file since rewritten, say) are dropped when a new run starts."""
     if _RUN[0] != run:
         _AGENTS.clear()
@@ -431,7 +428,7 @@ def run_on_ray(
     progress: Callable[[int], None] | None = None,
     ray_address: str | None = None,
 ) -> list[GameResult]:
-    """Play every block as a Ray task (one CPU each); results in schedule order.
+    """Play every chunk of ``2n`` games as a Ray task (one CPU each); results in schedule order.
 
     Uses the running Ray if there is one, else joins ``ray_address`` or starts a local Ray
     (and shuts down what it started). ``workers`` caps the tasks in flight (default: all

@@ -19,16 +19,16 @@ from shanghai_env.engine import Game
 
 
 def test_schedule_rotates_players_not_decks() -> None:
-    config = TournamentConfig(players=("planner", "greedy", "random"), games=12, seed=3)
+    config = TournamentConfig(players=("planner", "greedy", "random"), games=6, seed=3)
     tasks = schedule(config)
-    assert len(tasks) == 12 and config.blocks == 2
+    assert len(tasks) == 6 and config.blocks == 2
     for block in range(2):
         games = [t for t in tasks if t.block == block]
         assert len({t.game_seed for t in games}) == 1
-        # every player sits in every seat twice per block (the 3! orders of three players)
+        # every player sits in every seat once per block
         for player in range(3):
-            assert sorted(t.seats.index(player) for t in games) == [0, 0, 1, 1, 2, 2]
-    assert tasks[0].game_seed != tasks[6].game_seed
+            assert sorted(t.seats.index(player) for t in games) == [0, 1, 2]
+    assert tasks[0].game_seed != tasks[3].game_seed
 
 
 def test_duplicate_games_replay_identical_decks() -> None:
@@ -81,7 +81,7 @@ def test_summary_statistics_are_sane() -> None:
     config = TournamentConfig(players=("greedy", "random", "random"), games=18, seed=2, contracts=(1,))
     results = run_tournament(config, workers=1)
     summary = summarize(results, config.labels, config.players, duplicate=True, seed=2)
-    assert summary.games == 18 and summary.blocks == 3
+    assert (summary.games, summary.blocks, summary.rounds) == (18, 6, 3)
     assert abs(sum(p.win_rate for p in summary.players) - 1.0) < 1e-9
     for p in summary.players:
         assert p.ci95[0] <= p.mean_game_score <= p.ci95[1]
@@ -187,12 +187,16 @@ def test_the_summary_and_the_report_name_the_seat_design(
     printed = capsys.readouterr().out
     assert "seats: rotations and reflections of balanced seat cycles" in printed
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["games"] == 24 and summary["blocks"] == 1  # 5 games round up to a block of 24
+    assert (summary["games"], summary["blocks"], summary["rounds"]) == (24, 6, 1)  # 5 games: a round
     seating = summary["seating"]
-    assert seating["games_per_block"] == 24 and seating["balanced"] is True
+    assert seating["games_per_block"] == 4 and seating["games_per_round"] == 24
+    assert seating["rounds"] == 1 and seating["balanced"] is True
     assert "right after every other player" in seating["description"]
+    assert all(p["rounds"] == 1 and p["blocks"] == 6 for p in summary["pairs"])
     with open(tmp_path / "games.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["order"]) for r in rows] == list(range(24))
+    assert [int(r["rotation"]) for r in rows] == list(range(4)) * 6
+    assert [int(r["block"]) for r in rows] == [b for b in range(6) for _ in range(4)]
+    assert {r["round"] for r in rows} == {"0"}
     seatings = {tuple(r[f"seat_of_{p}"] for p in ("greedy", "random", "random#2", "random#3")) for r in rows}
     assert len(seatings) == 24  # every order of four players

@@ -107,48 +107,52 @@ def test_no_difference_and_a_constant_difference() -> None:
     assert paired_tests([4.0, 4.0, 4.0]) == (0.0, 0.0)
 
 
-# --- (b) pairs are formed on the same deck ------------------------------------------------------
+# --- (b) pairs are formed on the same deck, and the round is the unit ----------------------------
 
-# Two players' mean game scores on four decks. A and B rank the decks differently, so pairing
-# sorted scores (or pairing by position in a shuffled list) gives other differences than pairing
-# by deck: by deck A - B = [-50, +50, -60, +20]; sorted it would be [-50, -50, +40, +20].
-A_BY_DECK = [100.0, 300.0, 200.0, 400.0]
-B_BY_DECK = [150.0, 250.0, 260.0, 380.0]
-C_BY_DECK = [500.0, 500.0, 500.0, 500.0]
+# Two players' mean game scores in four rounds of the seat design. A and B rank the rounds
+# differently, so pairing sorted scores (or pairing by position in a shuffled list) gives other
+# differences than pairing game by game: A - B = [-50, +50, -60, +20]; sorted it would be
+# [-50, -50, +40, +20].
+A_BY_ROUND = [100.0, 300.0, 200.0, 400.0]
+B_BY_ROUND = [150.0, 250.0, 260.0, 380.0]
+C_BY_ROUND = [500.0, 500.0, 500.0, 500.0]
 
 
 def hand_made_results() -> list[GameResult]:
-    """Two games per deck (two seat orders), the seat order adding +/-d to A and -/+d to B, so only
-    the per-deck mean carries the numbers above; the games are listed decks interleaved."""
+    """Each round: two decks (blocks 2k and 2k+1) of two games (rotations). A deck moves A and B
+    by +/-e, a rotation by +/-d, so only the round's mean carries the numbers above (the blocks
+    alone would give eight other samples); the games are listed rounds and decks interleaved."""
     games = []
-    for order, sign in ((0, 1), (1, -1)):
-        for deck in (2, 0, 3, 1):
-            d = sign * (deck + 1) * 7.0
-            scores = [A_BY_DECK[deck] + d, B_BY_DECK[deck] - d, C_BY_DECK[deck]]
-            games.append(
-                GameResult(
-                    index=len(games),
-                    block=deck,
-                    order=order,
-                    game_seed=1000 + deck,
-                    seats=(0, 1, 2) if order == 0 else (0, 2, 1),
-                    scores=[int(s) for s in scores],
-                    deal_scores=[[int(s) for s in scores]],
-                    contracts=[1],
-                    went_out=[0],
-                    blind=[False],
-                    capped=[False],
-                    moves=10,
+    for rotation, d_sign in ((0, 1), (1, -1)):
+        for k in (2, 0, 3, 1):
+            for half, e_sign in ((0, 1), (1, -1)):
+                d, e = d_sign * (k + 1) * 7.0, e_sign * (k + 3) * 11.0
+                scores = [A_BY_ROUND[k] + d + e, B_BY_ROUND[k] - d + 2 * e, C_BY_ROUND[k]]
+                games.append(
+                    GameResult(
+                        index=len(games),
+                        block=2 * k + half,
+                        round=k,
+                        rotation=rotation,
+                        game_seed=1000 + 2 * k + half,
+                        seats=(0, 1, 2) if rotation == 0 else (1, 2, 0),
+                        scores=[int(s) for s in scores],
+                        deal_scores=[[int(s) for s in scores]],
+                        contracts=[1],
+                        went_out=[0],
+                        blind=[False],
+                        capped=[False],
+                        moves=10,
+                    )
                 )
-            )
     return games
 
 
-def test_pairs_are_formed_by_deck() -> None:
+def test_pairs_are_formed_game_by_game_and_averaged_per_round() -> None:
     summary = summarize(hand_made_results(), ["A", "B", "C"], ["a", "b", "c"], duplicate=True, seed=0)
-    assert summary.blocks == 4 and summary.games == 8
+    assert (summary.games, summary.blocks, summary.rounds) == (16, 8, 4)
     ab = next(p for p in summary.pairs if (p.a, p.b) == ("A", "B"))
-    diffs = [a - b for a, b in zip(A_BY_DECK, B_BY_DECK)]
+    diffs = [a - b for a, b in zip(A_BY_ROUND, B_BY_ROUND)]
     assert diffs == [-50.0, 50.0, -60.0, 20.0]
     mean = sum(diffs) / 4
     half = T975_DF3 * sd(diffs) / 2.0  # sqrt(4) = 2
@@ -156,15 +160,15 @@ def test_pairs_are_formed_by_deck() -> None:
     assert ab.ci95 == pytest.approx([mean - half, mean + half], rel=1e-5)
     t = mean / (sd(diffs) / 2.0)
     assert ab.p_value == pytest.approx(p_two_sided_df3(t), rel=1e-6)
-    assert ab.blocks == 4 and not ab.significant
+    assert (ab.blocks, ab.rounds) == (8, 4) and not ab.significant
     # sorted pairing would have given a visibly different interval
-    wrong = [a - b for a, b in zip(sorted(A_BY_DECK), sorted(B_BY_DECK))]
+    wrong = [a - b for a, b in zip(sorted(A_BY_ROUND), sorted(B_BY_ROUND))]
     assert abs(sd(wrong) - sd(diffs)) > 5
-    # each player's own interval is over the per-deck means
+    # each player's own interval is over the per-round means
     a = summary.players[0]
-    half_a = T975_DF3 * sd(A_BY_DECK) / 2.0
+    half_a = T975_DF3 * sd(A_BY_ROUND) / 2.0
     assert a.mean_game_score == pytest.approx(250.0)
     assert a.ci95 == pytest.approx([250.0 - half_a, 250.0 + half_a], rel=1e-5)
-    # C scored the same on every deck: its differences vary only with the other player
+    # C scored the same in every round: its differences vary only with the other player
     ac = next(p for p in summary.pairs if (p.a, p.b) == ("A", "C"))
     assert ac.ci95 == pytest.approx([-250.0 - half_a, -250.0 + half_a], rel=1e-5)

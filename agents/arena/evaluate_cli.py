@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--games",
         type=_positive,
         default=400,
-        help="games to play, rounded up to whole blocks of the seat design (6 games for 3 players, "
+        help="games to play, rounded up to whole rounds of the seat design (6 games for 3 players, "
         "24 for 4, 20, 60, 42, 112 for 5-8; docs/bots.md)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-duplicate",
         dest="duplicate",
         action="store_false",
-        help="fresh decks for every game instead of replaying each deck set in every seat order",
+        help="fresh decks for every game instead of replaying each deck set in every seat order of its block",
     )
     p.add_argument(
         "--max-moves-per-deal",

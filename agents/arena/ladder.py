@@ -4,16 +4,16 @@ Every combination of ``table_size`` distinct players (4 by default) plays its ow
 tournament (:mod:`shanghai_env.agents.arena.tournament`) on the same deck sets, so every table meets the same
 deals, under the balanced seat design (:mod:`shanghai_env.agents.arena.seating`: every player
 in every seat and right after every other player equally often; ``games_per_table`` rounds up
-to whole blocks of it, 24 games for four players). The ladder then ranks everyone with one
+to whole rounds of it, 24 games for four players). The ladder then ranks everyone with one
 OpenSkill Plackett-Luce rating over all games (tables in order, games in schedule order), and
-reports each player's mean game score with a 95% interval over its (table, deck set) means and
-its mean deal score per contract.
+reports each player's mean game score with a 95% interval over its (table, round) means and its
+mean deal score per contract.
 
-Runs resume: each finished chunk of ``2n`` games of each table is appended to
-``table_<k>.jsonl`` in the output folder as soon as it is played, and a restarted ladder with
-the same settings plays only what is missing. The settings are kept in ``ladder_config.json``;
-a restart with other settings is refused rather than mixing incompatible games. Games run in
-worker processes (``workers``), and the results do not depend on how many.
+Runs resume: each finished deck set of each table is appended to ``table_<k>.jsonl`` in the
+output folder as soon as it is played, and a restarted ladder with the same settings plays only
+what is missing. The settings are kept in ``ladder_config.json``; a restart with other settings
+is refused rather than mixing incompatible games. Games run in worker processes
+(``workers``), and the results do not depend on how many.
 
     shanghai-ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
 """
@@ -36,14 +36,7 @@ import numpy as np
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import t_interval
-from shanghai_env.agents.arena.tournament import (
-    GameResult,
-    GameTask,
-    TournamentConfig,
-    chunk_size,
-    play_task,
-    schedule,
-)
+from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
 from shanghai_env.agents.registry import check_spec, contracts_arg, describe_allowed
 from shanghai_env.rules import ALL_CONTRACTS
 
@@ -191,10 +184,10 @@ def run_ladder(
         tconf = config.tournament(table)
         have = {g.index for g in done[k]}
         tasks = [t for t in schedule(tconf) if t.index not in have]
-        chunks: dict[int, list[GameTask]] = {}  # 2n games at a time: a block is 24 games or more
+        blocks: dict[int, list[GameTask]] = {}
         for t in tasks:
-            chunks.setdefault(t.index // chunk_size(tconf), []).append(t)
-        jobs.extend((k, tconf, chunk) for chunk in chunks.values())
+            blocks.setdefault(t.block, []).append(t)
+        jobs.extend((k, tconf, block) for block in blocks.values())
     if progress:
         progress(sum(len(d) for d in done))
 
@@ -230,15 +223,15 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
     index = {p: i for i, p in enumerate(names)}
     model = PlackettLuce()
     ratings = [model.rating(name=label(p)) for p in names]
-    block_means: list[list[float]] = [[] for _ in names]
+    round_means: list[list[float]] = [[] for _ in names]
     games = [0] * len(names)
     wins = [0.0] * len(names)
     contract_sums: list[dict[int, list[float]]] = [{} for _ in names]
     for table, table_games in zip(config.tables, results):
         ids = [index[p] for p in table]
-        by_block: dict[int, list[GameResult]] = {}
+        by_round: dict[int, list[GameResult]] = {}  # the seat design's unit (stats.py)
         for g in table_games:
-            by_block.setdefault(g.block, []).append(g)
+            by_round.setdefault(g.round, []).append(g)
             teams = model.rate([[ratings[i]] for i in ids], ranks=[float(s) for s in g.scores])
             for i, team in zip(ids, teams):
                 ratings[i] = team[0]
@@ -250,12 +243,12 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
                     wins[i] += 1 / len(winners)
                 for deal, contract in enumerate(g.contracts):
                     contract_sums[i].setdefault(contract, []).append(g.deal_scores[deal][j])
-        for block_games in by_block.values():
+        for round_games in by_round.values():
             for j, i in enumerate(ids):
-                block_means[i].append(float(np.mean([g.scores[j] for g in block_games])))
+                round_means[i].append(float(np.mean([g.scores[j] for g in round_games])))
     entries = []
     for i, spec in enumerate(names):
-        mean, ci = t_interval(block_means[i]) if block_means[i] else (float("nan"), [float("nan")] * 2)
+        mean, ci = t_interval(round_means[i]) if round_means[i] else (float("nan"), [float("nan")] * 2)
         r = ratings[i]
         entries.append(
             LadderEntry(
@@ -316,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--games-per-table",
         type=_int_at_least(1),
         default=40,
-        help="games each table plays, rounded up to whole blocks of the seat design (24 for 4 players)",
+        help="games each table plays, rounded up to whole rounds of the seat design (24 for 4 players)",
     )
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="deck seed shared by every table")
     p.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")

@@ -31,16 +31,17 @@ others follows once for each step equal to y - x (mod m):
   with each pair once exists, but not one closed under reflection, and this one is kept for
   its simple rule.
 
-A **block** is one deck set played under every order of the design: the ``n`` rotations of each
-cycle (every player in every seat once, the dealer's seat included) and the ``n`` rotations of
-its reflection. That is ``n(n-1)`` games for odd ``n`` (``(n-1)/2`` cycles and their
-reflections) and ``2n(n-1)`` for even ``n``; in every block each player sits in each seat
-equally often and right after each other player equally often, on the same decks: the order
-the players were listed in no longer decides who gets whose discards, and two players are
-compared on one deck from every seat and behind every other player. For three players the
-block is the 3! = 6 orders, for four players the 4! = 24 orders; for 5 to 8 players it is 20,
-60, 42 and 112 games (a small part of n!). The players are renamed so that the first order is
-the one given.
+A **block** is one deck set played under the ``n`` rotations of one of these cycles (every
+player in every seat once, the dealer's seat included: the deals' luck cancels within it). A
+**round** is one block for each cycle and each reflection: ``n - 1`` blocks, ``n(n-1)`` games,
+for odd ``n``; ``2(n - 1)`` blocks, ``2n(n-1)`` games, for even ``n``. In every round each
+player sits in each seat equally often and right after each other player equally often: the
+order the players were listed in no longer decides who gets whose discards. For three players
+a round is the 3! = 6 orders, for four players the 4! = 24; for 5 to 8 players it is 20, 60,
+42 and 112 games (a small part of n!). Statistics take the round as their unit (the seating
+effects cancel within it; :mod:`shanghai_env.agents.arena.stats`) and pair players on each
+deck, and small blocks keep the number of deck sets as high as plain rotation did. The players
+are renamed so that the first order is the one given.
 """
 
 from __future__ import annotations
@@ -55,23 +56,42 @@ DESIGN_NAME = "rotations and reflections of balanced seat cycles"
 
 @dataclass(frozen=True)
 class SeatDesign:
-    """The seat orders one deck set is played under."""
+    """The seat cycles of one round, one block (deck set) each."""
 
     num_players: int
-    cycles: tuple[Order, ...]  # the players around the table, each played forwards and backwards
-    orders: tuple[Order, ...]  # every seating of the block: rotations of each cycle, then of its reflection
+    cycles: tuple[Order, ...]  # the players around the table, block by block
+
+    @property
+    def blocks(self) -> tuple[tuple[Order, ...], ...]:
+        """The seat orders of each block of a round: the rotations of its cycle."""
+        return tuple(tuple(rotations(cycle)) for cycle in self.cycles)
 
     @property
     def games_per_block(self) -> int:
-        """Seat orders per deck set."""
-        return len(self.orders)
+        """Seat orders per deck set: one rotation per seat."""
+        return self.num_players
+
+    @property
+    def blocks_per_round(self) -> int:
+        """Deck sets after which every seat and every neighbour is balanced."""
+        return len(self.cycles)
+
+    @property
+    def games_per_round(self) -> int:
+        """Games after which every seat and every neighbour is balanced."""
+        return self.games_per_block * self.blocks_per_round
+
+    @property
+    def orders(self) -> tuple[Order, ...]:
+        """Every seat order of a round, block by block."""
+        return tuple(order for block in self.blocks for order in block)
 
     def describe(self) -> str:
         """One line for the report."""
         return (
-            f"{DESIGN_NAME}: {self.games_per_block} seat orders per deck set ({len(self.cycles)} "
-            f"cycle(s) of the players, each in {self.num_players} rotations forwards and backwards); "
-            "every player sits in every seat and right after every other player equally often"
+            f"{DESIGN_NAME}: rounds of {self.games_per_round} games, {self.blocks_per_round} deck sets "
+            f"of {self.games_per_block} rotations; each round seats every player in every seat and "
+            "right after every other player equally often"
         )
 
 
@@ -81,8 +101,8 @@ def zigzag(m: int) -> list[int]:
 
 
 def base_cycles(n: int) -> list[Order]:
-    """The cycles (players in order around the table) whose rotations and reflections make the
-    block: ``(n-1)/2`` for odd ``n``, ``n-1`` for even ``n``, renamed so that the first one is
+    """The cycles (players in order around the table) whose rotations and reflections make a
+    round: ``(n-1)/2`` for odd ``n``, ``n-1`` for even ``n``, renamed so that the first one is
     ``(0, 1, ..., n-1)``."""
     m = n - 1
     shifts = m // 2 if m % 2 == 0 else m  # odd n: the other half are the reflections
@@ -109,6 +129,5 @@ def seat_design(num_players: int) -> SeatDesign:
     """The balanced seat design for ``num_players`` (3 to 8)."""
     if not isinstance(num_players, int) or not 3 <= num_players <= 8:
         raise ValueError(f"a game seats 3 to 8 players, got {num_players!r}")
-    cycles = tuple(base_cycles(num_players))
-    orders = tuple(order for c in cycles for order in rotations(c) + rotations(reflection(c)))
-    return SeatDesign(num_players, cycles, orders)
+    cycles = tuple(c for base in base_cycles(num_players) for c in (base, reflection(base)))
+    return SeatDesign(num_players, cycles)

@@ -1,26 +1,27 @@
 """The tournament director: schedules games (duplicate deals by default) and plays them in parallel.
 
 **Duplicate deals.** A *block* is one game seed, i.e. one set of decks for every deal (and one
-first dealer: the cut comes from the seed too). The block is played once per seat order of the
-seat design (:mod:`shanghai_env.agents.arena.seating`): rotations and reflections of cycles of
-the players, so that every player sits in every seat, and right after every other player,
-equally often (6 games for three players, all 24 orders for four; 20, 60, 42, 112 for five to
-eight). The decks and the dealer stay; the players move, so every player meets every hand of
-the block from every seat and behind every other player, and most of the luck of the deal and
-of the seating cancels when players are compared within a block. ``games`` is rounded up to
-whole blocks. With ``duplicate=False`` every game gets fresh decks and exactly ``games`` games
-are played, the seat orders taken in turn (balanced when ``games`` is a multiple of a block).
+first dealer: the cut comes from the seed too). The block is played once per seat rotation of
+one cycle of the players: in rotation ``r`` the player ``cycle[i]`` sits in seat
+``(i + r) % n``. The decks and the dealer stay; the players move, so every player meets every
+hand of the block from every seat, and most of the luck of the deal cancels when players are
+compared within a block. The blocks take the cycles of the seat design in turn
+(:mod:`shanghai_env.agents.arena.seating`), the players' cycle as given and others, each also
+reflected; a *round* has one block of each, so that every player sits in every seat, and right
+after every other player, equally often (6 games for three players, 24 for four; ``n(n-1)``
+for odd ``n``, ``2n(n-1)`` for even ``n``). ``games`` is rounded up to whole rounds. With
+``duplicate=False`` every game gets fresh decks and exactly ``games`` games are played, the
+seat orders taken in the same turn (balanced when ``games`` is a multiple of a round).
 
-**Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, order,
+**Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, rotation,
 player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
 names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
 order, so a run gives the same numbers whatever ``workers`` is.
 
-**Ray.** ``run_tournament(..., backend="ray")`` submits the same chunks of games (``2n`` games
-each, :func:`chunk_size`) as Ray tasks instead, to a local Ray or to a cluster
-(``ray_address``), and gives the same results as the local workers: the tasks receive the same
-plain data and play the same :func:`play_task`. Ray is imported only then (the ``rllib`` extra
-installs it).
+**Ray.** ``run_tournament(..., backend="ray")`` submits the same blocks as Ray tasks instead, to
+a local Ray or to a cluster (``ray_address``), and gives the same results as the local workers:
+the tasks receive the same plain data and play the same :func:`play_task`. Ray is imported only
+then (the ``rllib`` extra installs it).
 """
 
 from __future__ import annotations
@@ -99,15 +100,19 @@ class TournamentConfig:
         return seat_design(self.num_players)
 
     @property
+    def rounds(self) -> int:
+        """Rounds of the seat design the games cover (without duplicate deals the last one may
+        be cut short)."""
+        return math.ceil(self.games / self.seat_design.games_per_round)
+
+    @property
     def blocks(self) -> int:
-        """Number of deck sets: games rounded up to whole blocks in duplicate mode."""
-        if not self.duplicate:
-            return self.games
-        return math.ceil(self.games / self.seat_design.games_per_block)
+        """Number of deck sets: whole rounds of blocks in duplicate mode, one per game otherwise."""
+        return self.rounds * self.seat_design.blocks_per_round if self.duplicate else self.games
 
     @property
     def total_games(self) -> int:
-        """Games actually played (whole blocks in duplicate mode)."""
+        """Games actually played (whole rounds of the seat design in duplicate mode)."""
         return self.blocks * self.seat_design.games_per_block if self.duplicate else self.games
 
     def seating(self) -> dict[str, Any]:
@@ -116,8 +121,10 @@ class TournamentConfig:
         return {
             "design": DESIGN_NAME,
             "description": design.describe(),
-            "games_per_block": design.games_per_block,
-            "balanced": self.total_games % design.games_per_block == 0,
+            "games_per_block": design.games_per_block if self.duplicate else 1,
+            "games_per_round": design.games_per_round,
+            "rounds": self.rounds,
+            "balanced": self.total_games % design.games_per_round == 0,
         }
 
 
@@ -127,7 +134,8 @@ class GameTask:
 
     index: int
     block: int
-    order: int  # which seat order of the block
+    round: int  # the round of the seat design: the unit of the statistics
+    rotation: int  # which rotation of the block's cycle (seats: who sits where)
     game_seed: int
     seats: tuple[int, ...]  # seats[s] = player index sitting in seat s
     agent_seeds: tuple[int, ...]  # by player index
@@ -139,7 +147,8 @@ class GameResult:
 
     index: int
     block: int
-    order: int  # which seat order of the block (seats: who sat where)
+    round: int  # the round of the seat design: every seat and neighbour balanced within it
+    rotation: int  # which rotation of the block's cycle (seats: who sat where)
     game_seed: int
     seats: tuple[int, ...]
     scores: list[int]
@@ -166,25 +175,37 @@ def _derive(*key: int) -> int:
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
     """Every game of the tournament, in a fixed order (block-major)."""
-    orders = config.seat_design.orders
+    design = config.seat_design
+    per_round = design.blocks_per_round
     tasks: list[GameTask] = []
     if config.duplicate:
         for block in range(config.blocks):
             game_seed = _derive(config.seed, block)
-            for order, seats in enumerate(orders):
-                tasks.append(_task(config, len(tasks), block, order, seats, game_seed))
+            for r, seats in enumerate(design.blocks[block % per_round]):
+                tasks.append(_task(config, len(tasks), block, block // per_round, r, seats, game_seed))
     else:
+        orders = design.orders
         for g in range(config.games):
-            order = g % len(orders)
-            tasks.append(_task(config, g, g, order, orders[order], _derive(config.seed, g)))
+            k = g % len(orders)
+            tasks.append(
+                _task(
+                    config, g, g, g // len(orders), k % config.num_players, orders[k], _derive(config.seed, g)
+                )
+            )
     return tasks
 
 
 def _task(
-    config: TournamentConfig, index: int, block: int, order: int, seats: tuple[int, ...], game_seed: int
+    config: TournamentConfig,
+    index: int,
+    block: int,
+    round_: int,
+    rotation: int,
+    seats: tuple[int, ...],
+    game_seed: int,
 ) -> GameTask:
-    agent_seeds = tuple(_derive(config.seed, block, order, i, 1) for i in range(config.num_players))
-    return GameTask(index, block, order, game_seed, seats, agent_seeds)
+    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(config.num_players))
+    return GameTask(index, block, round_, rotation, game_seed, seats, agent_seeds)
 
 
 # --- playing (also in worker processes) --------------------------------------------------------
@@ -236,7 +257,8 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
             "tournament_seed": config.seed,
             "game": task.index,
             "block": task.block,
-            "order": task.order,
+            "round": task.round,
+            "rotation": task.rotation,
             "max_moves_per_deal": config.max_moves_per_deal,
         }
     n = config.num_players
@@ -253,7 +275,8 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     return GameResult(
         index=task.index,
         block=task.block,
-        order=task.order,
+        round=task.round,
+        rotation=task.rotation,
         game_seed=task.game_seed,
         seats=task.seats,
         scores=scores,
@@ -311,7 +334,7 @@ def run_tournament(
     """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish.
 
     ``backend="processes"``: ``workers`` defaults to every core; 1 plays in this process.
-    ``backend="ray"``: every chunk of ``2n`` games is a Ray task (:func:`run_on_ray`); ``workers``, if given,
+    ``backend="ray"``: every block is a Ray task (:func:`run_on_ray`); ``workers``, if given,
     caps the tasks running at once, and ``ray_address`` names the cluster when Ray is not
     initialized yet. Results come back in schedule order, the same whatever the backend and the
     number of workers.
@@ -355,14 +378,8 @@ def run_tournament(
     return results
 
 
-def chunk_size(config: TournamentConfig) -> int:
-    """Games handed to a worker at a time: ``2n`` (a block of 24 games or more would leave workers
-    idle in small runs; the games of a block need not be played together)."""
-    return 2 * config.num_players
-
-
 def _chunks(config: TournamentConfig, tasks: list[GameTask]) -> list[list[GameTask]]:
-    per_chunk = chunk_size(config)
+    per_chunk = config.num_players  # one block per task in duplicate mode
     return [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
 
 
@@ -372,7 +389,7 @@ _RUN: list[str] = [""]  # in a Ray worker: the run whose agents _AGENTS holds
 
 
 def _play_chunk_of_run(run: str, config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
-    """A Ray task: one chunk of games. Ray reuses its worker processes from run to run, so the agents built
+    """A Ray task: one block. Ray reuses its worker processes from run to run, so the agents built
     for an earlier run (a model file since rewritten, say) are dropped when a new run starts."""
     if _RUN[0] != run:
         _AGENTS.clear()
@@ -428,7 +445,7 @@ def run_on_ray(
     progress: Callable[[int], None] | None = None,
     ray_address: str | None = None,
 ) -> list[GameResult]:
-    """Play every chunk of ``2n`` games as a Ray task (one CPU each); results in schedule order.
+    """Play every block as a Ray task (one CPU each); results in schedule order.
 
     Uses the running Ray if there is one, else joins ``ray_address`` or starts a local Ray
     (and shuts down what it started). ``workers`` caps the tasks in flight (default: all
@@ -475,3 +492,11 @@ def games_per_block(results: Sequence[GameResult]) -> dict[int, list[GameResult]
     for r in results:
         blocks.setdefault(r.block, []).append(r)
     return blocks
+
+
+def games_per_round(results: Sequence[GameResult]) -> dict[int, list[GameResult]]:
+    """Results grouped by round of the seat design (every seat and neighbour balanced in each)."""
+    rounds: dict[int, list[GameResult]] = {}
+    for r in results:
+        rounds.setdefault(r.round, []).append(r)
+    return rounds

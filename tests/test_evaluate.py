@@ -159,7 +159,8 @@ def test_config_rejects_bad_seat_counts() -> None:
 
 @pytest.mark.slow
 def test_planner_beats_greedy_beats_random(tmp_path: Path) -> None:
-    """The documented result, at a smaller size: separated 95% intervals in full 4-player games."""
+    """The documented result, at a smaller size: the planner's paired lead over greedy and greedy's
+    over random, with 95% intervals excluding a tie, in full 4-player games."""
     summary = evaluate.main(
         [
             "--players",
@@ -174,8 +175,9 @@ def test_planner_beats_greedy_beats_random(tmp_path: Path) -> None:
             "--quiet",
         ]
     )
-    planner, greedy, random1, random2 = summary.players
-    assert planner.ci95[1] < greedy.ci95[0]
+    _, greedy, random1, random2 = summary.players
+    lead = next(p for p in summary.pairs if (p.a, p.b) == ("planner", "greedy"))
+    assert lead.ci95[1] < 0  # paired on the same decks, over 5 rounds of balanced seats
     assert greedy.ci95[1] < min(random1.ci95[0], random2.ci95[0])
 
 

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-duplicate",
         dest="duplicate",
         action="store_false",
-        help="fresh decks for every game instead of replaying each deck set in every seat order of its block",
+        help="fresh decks for every game instead of replaying each deck set in every seat rotation",
     )
     p.add_argument(
         "--max-moves-per-deal",

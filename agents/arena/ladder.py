@@ -88,8 +88,8 @@ class LadderConfig:
         )
 
     def to_json(self) -> dict[str, Any]:
-        # the seat design is part of the settings: a folder of games seated otherwise (older
-        # versions rotated the players only) is refused rather than resumed
+        # the seat design is part of the settings: a folder of games seated otherwise (before,
+        # the players were only rotated) is refused rather than resumed
         return {
             **asdict(self),
             "players": list(self.players),

@@ -43,13 +43,13 @@ def key(results: list[GameResult]) -> list[dict]:
 
 def test_ray_tasks_give_the_local_results(local_ray: None) -> None:
     config = TournamentConfig(
-        players=("planner", "greedy", "random"), games=9, seed=5, contracts=(1, 2), record_games=2
+        players=("planner", "greedy", "random"), games=12, seed=5, contracts=(1, 2), record_games=2
     )
     local = run_tournament(config, workers=1)
     seen: list[int] = []
     on_ray = run_tournament(config, backend="ray", progress=seen.append)
     assert key(on_ray) == key(local)
-    assert [r.index for r in on_ray] == list(range(9)) and sum(seen) == 9
+    assert [r.index for r in on_ray] == list(range(12)) and sum(seen) == 12
     assert on_ray[0].record is not None and on_ray[2].record is None
     # two tasks at a time, fresh decks for every game: still the local results
     fresh = TournamentConfig(

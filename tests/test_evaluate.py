@@ -80,10 +80,10 @@ def test_play_task_maps_seats_back_to_players() -> None:
 
 
 def test_summary_statistics_are_sane() -> None:
-    config = TournamentConfig(players=("greedy", "random", "random"), games=9, seed=2, contracts=(1,))
+    config = TournamentConfig(players=("greedy", "random", "random"), games=18, seed=2, contracts=(1,))
     results = run_tournament(config, workers=1)
     summary = summarize(results, config.labels, config.players, duplicate=True, seed=2)
-    assert summary.games == 9 and summary.blocks == 3
+    assert (summary.games, summary.blocks, summary.rounds) == (18, 6, 3)
     assert abs(sum(p.win_rate for p in summary.players) - 1.0) < 1e-9
     for p in summary.players:
         assert p.ci95[0] <= p.mean_game_score <= p.ci95[1]
@@ -161,7 +161,8 @@ def test_config_rejects_bad_seat_counts() -> None:
 
 @pytest.mark.slow
 def test_planner_beats_greedy_beats_random(tmp_path: Path) -> None:
-    """The documented result, at a smaller size: separated 95% intervals in full 4-player games."""
+    """The documented result, at a smaller size: the planner's paired lead over greedy and greedy's
+    over random, with 95% intervals excluding a tie, in full 4-player games."""
     summary = evaluate.main(
         [
             "--players",
@@ -176,8 +177,9 @@ def test_planner_beats_greedy_beats_random(tmp_path: Path) -> None:
             "--quiet",
         ]
     )
-    planner, greedy, random1, random2 = summary.players
-    assert planner.ci95[1] < greedy.ci95[0]
+    _, greedy, random1, random2 = summary.players
+    lead = next(p for p in summary.pairs if (p.a, p.b) == ("planner", "greedy"))
+    assert lead.ci95[1] < 0  # paired on the same decks, over 5 rounds of balanced seats
     assert greedy.ci95[1] < min(random1.ci95[0], random2.ci95[0])
 
 
@@ -288,3 +290,26 @@ def test_outputs_are_replaced_whole_and_the_summary_last(
     monkeypatch.setattr(os, "replace", lambda a, b: (placed.append(Path(b).name), real_replace(a, b)))
     evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
     assert placed == ["game-00000.json", "games.csv", "scores.png", "summary.json"]
+
+
+def test_the_summary_and_the_report_name_the_seat_design(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--players", "greedy,random,random,random", "--games", "5", "--contracts", "1"]
+    evaluate.main([*argv, "--workers", "1", "--out", str(tmp_path), "--no-progress"])
+    printed = capsys.readouterr().out
+    assert "seats: rotations and reflections of balanced seat cycles" in printed
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert (summary["games"], summary["blocks"], summary["rounds"]) == (24, 6, 1)  # 5 games: a round
+    seating = summary["seating"]
+    assert seating["games_per_block"] == 4 and seating["games_per_round"] == 24
+    assert seating["rounds"] == 1 and seating["balanced"] is True
+    assert "right after every other player" in seating["description"]
+    assert all(p["rounds"] == 1 and p["blocks"] == 6 for p in summary["pairs"])
+    with open(tmp_path / "games.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["rotation"]) for r in rows] == list(range(4)) * 6
+    assert [int(r["block"]) for r in rows] == [b for b in range(6) for _ in range(4)]
+    assert {r["round"] for r in rows} == {"0"}
+    seatings = {tuple(r[f"seat_of_{p}"] for p in ("greedy", "random", "random#2", "random#3")) for r in rows}
+    assert len(seatings) == 24  # every order of four players

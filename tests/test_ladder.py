@@ -62,7 +62,7 @@ def test_a_cut_off_ladder_resumes_to_the_same_games(tmp_path):
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:1]) + "\n" + lines[1][:20])  # one game kept, one torn line
     (cut / "table_3.jsonl").unlink()
-    assert [len(r) for r in load_results(str(cut), config)] == [3, 3, 1, 0]
+    assert [len(r) for r in load_results(str(cut), config)] == [6, 6, 1, 0]  # 3 games: one round, 6
     resumed = run_ladder(config, str(cut))
     assert [[g.scores for g in r] for r in resumed] == [[g.scores for g in r] for r in full]
 

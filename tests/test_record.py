@@ -228,6 +228,10 @@ REFUSED = {
         r"record deal 1 move \d+ \('discard ..'\): the deal ended here, but the record goes on with 1 moves",
     ),
     "a wrong out player": (lambda r: r["deals"][0].update(out_player=None), r"record deal 1 out_player"),
+    "a flipped blind flag": (
+        lambda r: r["deals"][0].update(blind=not r["deals"][0]["blind"]),
+        r"record deal 1 blind: the record says",
+    ),
     "a wrong contract": (lambda r: r["deals"][1].update(contract=3), r"record deal 2 says contract 3"),
     "a missing field": (lambda r: r.pop("players"), r"game record lacks players"),
 }
@@ -242,10 +246,10 @@ def test_a_tampered_record_is_refused(case: str, tournament_record) -> None:
 
 
 def test_evaluate_writes_the_records_asked_for(tmp_path: Path) -> None:
-    argv = ["--players", "greedy,random,random", "--games", "3", "--contracts", "1", "--workers", "1"]
+    argv = ["--players", "greedy,random,random", "--games", "6", "--contracts", "1", "--workers", "1"]
     evaluate.main([*argv, "--record", "all", "--out", str(tmp_path), "--no-progress", "--quiet"])
     files = sorted((tmp_path / "records").glob("game-*.json"))
-    assert [f.name for f in files] == ["game-00000.json", "game-00001.json", "game-00002.json"]
+    assert [f.name for f in files] == [f"game-{i:05d}.json" for i in range(6)]
     for f in files:
         assert_replays(load(f))
     evaluate.main([*argv, "--record", "1", "--out", str(tmp_path / "one"), "--no-progress", "--quiet"])

@@ -9,6 +9,7 @@ from helpers import (
     QUICK_HANDS,
     QUICK_SCORES,
     QUICK_SCRIPT,
+    cards,
     hand,
     new_game,
     play,
@@ -92,6 +93,22 @@ def test_going_out_blind_without_a_joker_scores_minus_50():
     g = new_game({0: "3C 3D 3S KD KH KS 6D 7D 8D 9D TD", **BLIND_OTHERS}, "QD", contracts=(6,))
     play(g, f"take; {BLIND_SETS}; meld 2 6D; meld 2 7D; meld 2 8D; meld 2 9D; meld 2 TD; discard QD")
     assert g.deal_results == [DealResult(0, 6, (-50, 105, 95, 105), 0, True)]
+
+
+def test_another_players_joker_does_not_make_a_blind_out_cost_less():
+    """player_1 goes down with a joker and keeps two cards; player_2 then goes out blind with
+    naturals only: −50 for player_2 (the joker was not among *its* cards), hands for the rest."""
+    down_with_joker = "4C 4D 4H 5C 5D 5H 6S 7S 9S TS JK"
+    blind_naturals = "3C 3D 3S KD KH KS 6D 7D 8D 9D TD"
+    hands = {0: BLIND_OTHERS[1], 1: down_with_joker, 2: blind_naturals, 3: BLIND_OTHERS[3]}
+    g = new_game(hands, "KC", "QH 2D", contracts=(6,))
+    play(g, "draw; buy; discard 2D")  # player_1 buys KC (and QH); player_0 draws and throws 2D
+    play(g, "take; meld 0 4C; meld 0 4D; meld 0 4H; meld 1 5C; meld 1 5D; meld 1 5H")
+    play(g, "meld 2 6S; meld 2 7S; meld 2 9S; meld 2 TS; meld 2 JK=8S; discard 2D")
+    assert g.down[1] and hand(g, 1) == cards("KC QH") and not g.deal_results
+    play(g, f"take; {BLIND_SETS}; meld 2 6D; meld 2 7D; meld 2 8D; meld 2 9D; meld 2 TD; discard 2D")
+    assert g.deal_results == [DealResult(0, 6, (105, points("KC QH"), -50, 105), 2, True)]
+    assert [points(BLIND_OTHERS[p]) for p in (1, 3)] == [105, 105]
 
 
 def test_a_discarded_joker_is_not_a_laid_down_joker():

@@ -86,7 +86,7 @@ def test_search_seat_in_a_tournament() -> None:
         players=("shanghai_env.agents.search:tiny", "planner", "planner"), games=3, contracts=(1,)
     )
     results = run_tournament(config, workers=1)
-    assert len(results) == 3 and all(len(r.scores) == 3 for r in results)
+    assert len(results) == 6 and all(len(r.scores) == 3 for r in results)  # 3 games: one round of 6
 
 
 def test_search_ignores_hidden_information() -> None:

@@ -101,7 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"seed; --players then names the one player under test. Tasks: {', '.join(sorted(TASKS))}",
     )
     p.add_argument(
-        "--games", type=_positive, default=400, help="games to play (rounded up to whole seat rotations)"
+        "--games",
+        type=_positive,
+        default=400,
+        help="games to play, rounded up to whole rounds of the seat design (6 games for 3 players, "
+        "24 for 4, 20, 60, 42, 112 for 5-8; docs/bots.md)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
     p.add_argument("--out", default="results", help="output folder (created if missing)")
@@ -256,7 +260,14 @@ def main(argv: Sequence[str] | None = None) -> Summary:
             import ray
 
             ray.shutdown()
-    summary = summarize(results, config.labels, config.players, duplicate=config.duplicate, seed=config.seed)
+    summary = summarize(
+        results,
+        config.labels,
+        config.players,
+        duplicate=config.duplicate,
+        seed=config.seed,
+        seating=config.seating(),
+    )
     summary.seconds = seconds
     summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0
     summary.workers = workers

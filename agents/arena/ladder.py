@@ -2,9 +2,12 @@
 
 Every combination of ``table_size`` distinct players (4 by default) plays its own duplicate
 tournament (:mod:`shanghai_env.agents.arena.tournament`) on the same deck sets, so every table meets the same
-deals. The ladder then ranks everyone with one OpenSkill Plackett-Luce rating over all games
-(tables in order, games in schedule order), and reports each player's mean game score with a
-95% interval over its (table, deck set) means and its mean deal score per contract.
+deals, under the balanced seat design (:mod:`shanghai_env.agents.arena.seating`: every player
+in every seat and right after every other player equally often; ``games_per_table`` rounds up
+to whole rounds of it, 24 games for four players). The ladder then ranks everyone with one
+OpenSkill Plackett-Luce rating over all games (tables in order, games in schedule order), and
+reports each player's mean game score with a 95% interval over its (table, round) means and its
+mean deal score per contract.
 
 Every player is checked before the first game (models opened for the table size, factories
 called), and the output folder before anything is written in it.
@@ -45,6 +48,7 @@ import numpy as np
 
 from shanghai_env.agents.arena.report import write_text_atomically
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
+from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import t_interval
 from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
@@ -105,7 +109,14 @@ class LadderConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The settings as ``ladder_config.json`` holds them."""
-        return {**asdict(self), "players": list(self.players), "contracts": list(self.contracts)}
+        # the seat design is part of the settings: a folder of games seated otherwise (before,
+        # the players were only rotated) is refused rather than resumed
+        return {
+            **asdict(self),
+            "players": list(self.players),
+            "contracts": list(self.contracts),
+            "seating": DESIGN_NAME,
+        }
 
 
 @dataclass
@@ -421,15 +432,15 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
     index = {p: i for i, p in enumerate(names)}
     model = PlackettLuce()
     ratings = [model.rating(name=label(p)) for p in names]
-    block_means: list[list[float]] = [[] for _ in names]
+    round_means: list[list[float]] = [[] for _ in names]
     games = [0] * len(names)
     wins = [0.0] * len(names)
     contract_sums: list[dict[int, list[float]]] = [{} for _ in names]
     for table, table_games in zip(config.tables, results):
         ids = [index[p] for p in table]
-        by_block: dict[int, list[GameResult]] = {}
+        by_round: dict[int, list[GameResult]] = {}  # the seat design's unit (stats.py)
         for g in table_games:
-            by_block.setdefault(g.block, []).append(g)
+            by_round.setdefault(g.round, []).append(g)
             teams = model.rate([[ratings[i]] for i in ids], ranks=[float(s) for s in g.scores])
             for i, team in zip(ids, teams):
                 ratings[i] = team[0]
@@ -441,12 +452,12 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
                     wins[i] += 1 / len(winners)
                 for deal, contract in enumerate(g.contracts):
                     contract_sums[i].setdefault(contract, []).append(g.deal_scores[deal][j])
-        for block_games in by_block.values():
+        for round_games in by_round.values():
             for j, i in enumerate(ids):
-                block_means[i].append(float(np.mean([g.scores[j] for g in block_games])))
+                round_means[i].append(float(np.mean([g.scores[j] for g in round_games])))
     entries = []
     for i, spec in enumerate(names):
-        mean, ci = t_interval(block_means[i]) if block_means[i] else (float("nan"), [float("nan")] * 2)
+        mean, ci = t_interval(round_means[i]) if round_means[i] else (float("nan"), [float("nan")] * 2)
         r = ratings[i]
         entries.append(
             LadderEntry(
@@ -495,8 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--games-per-table",
         type=int_in(1),
         default=40,
-        help="games each table plays (rounded up to whole seat rotations); more than a stopped or "
-        "finished ladder in --out had plays only the games added",
+        help="games each table plays, rounded up to whole rounds of the seat design (24 for 4 players); "
+        "more than a stopped or finished ladder in --out had plays only the games added",
     )
     p.add_argument("--seed", type=int_in(0), default=0, help="deck seed shared by every table")
     p.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")

@@ -137,7 +137,7 @@ def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_di
     """One row per game: seeds, seating, every player's score and deal scores, caps and outs."""
     path = os.path.join(out_dir, GAMES_FILE)
     num_deals = len(results[0].deal_scores) if results else 0
-    header = ["game", "block", "rotation", "game_seed", "moves", "capped_deals", "winners"]
+    header = ["game", "round", "block", "rotation", "game_seed", "moves", "capped_deals", "winners"]
     header += [f"seat_of_{name}" for name in labels]
     header += [f"score_{name}" for name in labels]
     header += [f"deal{d + 1}_{name}" for d in range(num_deals) for name in labels]
@@ -158,6 +158,7 @@ def _write_rows(
                 seat_of[player] = seat
             row: list[object] = [
                 g.index,
+                g.round,
                 g.block,
                 g.rotation,
                 g.game_seed,
@@ -190,7 +191,7 @@ def write_chart(summary: Summary, out_dir: str) -> str:
     high = [p.ci95[1] - p.mean_game_score for p in players]
     ax1.bar(names, means, yerr=[low, high], capsize=6, color="#4c72b0")
     ax1.set_ylabel("mean game score (lower is better)")
-    ax1.set_title(f"{summary.games} games, {summary.blocks} deck sets, 95% CI")
+    ax1.set_title(f"{summary.games} games, {summary.blocks} deck sets, {summary.rounds} rounds, 95% CI")
     ax1.tick_params(axis="x", rotation=20)
     contracts = sorted({int(c) for p in players for c in p.mean_deal_score_by_contract})
     for p in players:
@@ -223,7 +224,7 @@ def print_tables(summary: Summary) -> None:
         console = Console(width=130)
     t = Table(
         title=(
-            f"{summary.games} games ({summary.blocks} deck sets, "
+            f"{summary.games} games ({summary.blocks} deck sets in {summary.rounds} rounds, "
             f"{'duplicate' if summary.duplicate else 'independent'} deals), seed {summary.seed}, "
             f"contracts {','.join(map(str, summary.contracts))}"
         )
@@ -255,6 +256,10 @@ def print_tables(summary: Summary) -> None:
             "yes" if pr.significant else "",
         )
     console.print(pt)
+    if summary.seating:
+        seats = summary.seating
+        note = "" if seats.get("balanced", True) else " (the last round is cut short: not balanced)"
+        console.print(f"seats: {seats.get('description', seats.get('design', ''))}{note}")
     console.print(
         f"{summary.deals} deals, {summary.capped_deals} ended by the move cap; "
         f"{summary.mean_moves_per_game:.0f} moves per game; "

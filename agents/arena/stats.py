@@ -1,24 +1,27 @@
 """Tournament statistics that respect the duplicate structure.
 
-Games of one block share their decks, so they are not independent samples. Every interval and
-test here is computed over *blocks*: a player's statistic is first averaged within each block
-(over that block's seat rotations), then a Student-t interval is taken over the block means.
-Pairwise differences are paired by block (same decks for both players): a one-sample t-test on
-the per-block differences, with a Wilcoxon signed-rank test beside it. Ratings come from
+Games of one block share their decks, so they are not independent samples; and the seat
+design (:mod:`shanghai_env.agents.arena.seating`) balances who sits where, and after whom, only
+over a whole *round* of blocks. Every interval and test here is therefore computed over
+*rounds*: a player's statistic is first averaged over each round's games (every seat, every
+neighbour, every deck of the round), then a Student-t interval is taken over the round means.
+Pairwise differences are formed game by game, so on the same deck from the same deal, and
+averaged per round: a one-sample t-test on the per-round differences, with a Wilcoxon
+signed-rank test beside it. Ratings come from
 openskill's Plackett-Luce model, fed every game in schedule order with ranks by final score.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.arena.tournament import GameResult, games_per_block
+from shanghai_env.agents.arena.tournament import GameResult, games_per_round
 
 
 @dataclass
@@ -49,9 +52,10 @@ class PairStats:
     b: str
     mean_diff: float  # a's mean game score minus b's (negative: a scores fewer points, better)
     ci95: list[float]
-    p_value: float  # paired t-test over blocks
+    p_value: float  # paired t-test over rounds
     wilcoxon_p: float
-    blocks: int
+    blocks: int  # deck sets
+    rounds: int  # the samples of the tests
     significant: bool
 
 
@@ -62,7 +66,8 @@ class Summary:
     players: list[PlayerStats]
     pairs: list[PairStats]
     games: int
-    blocks: int
+    blocks: int  # deck sets
+    rounds: int  # rounds of the seat design: the samples of the intervals
     duplicate: bool
     seed: int
     contracts: list[int]
@@ -73,6 +78,7 @@ class Summary:
     games_per_second: float = 0.0
     workers: int = 1
     command: str = ""
+    seating: dict[str, Any] = field(default_factory=dict)  # the seat design (TournamentConfig.seating)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -127,16 +133,18 @@ def summarize(
     *,
     duplicate: bool,
     seed: int,
+    seating: Mapping[str, Any] | None = None,
 ) -> Summary:
-    """Every statistic of a finished tournament (``results`` in schedule order)."""
+    """Every statistic of a finished tournament (``results`` in schedule order); ``seating``
+    says which seat design the games followed (kept in the summary as given)."""
     n = len(labels)
-    blocks = games_per_block(results)
-    block_ids = sorted(blocks)
+    rounds = games_per_round(results)
+    round_ids = sorted(rounds)
     num_deals = len(results[0].deal_scores) if results else 0
-    block_game = np.array(
-        [[np.mean([g.scores[i] for g in blocks[b]]) for i in range(n)] for b in block_ids], dtype=float
+    round_game = np.array(
+        [[np.mean([g.scores[i] for g in rounds[k]]) for i in range(n)] for k in round_ids], dtype=float
     )
-    block_deal = block_game / max(num_deals, 1)
+    round_deal = round_game / max(num_deals, 1)
     wins = np.zeros(n)
     outs = np.zeros(n)
     blind = np.zeros(n, dtype=int)
@@ -156,8 +164,8 @@ def summarize(
     ratings = _ratings(results, n)
     players = []
     for i in range(n):
-        mean, ci = t_interval(block_game[:, i])
-        dmean, dci = t_interval(block_deal[:, i])
+        mean, ci = t_interval(round_game[:, i])
+        dmean, dci = t_interval(round_deal[:, i])
         players.append(
             PlayerStats(
                 name=labels[i],
@@ -178,24 +186,30 @@ def summarize(
                 rating_ordinal=ratings[i][0] - 3.0 * ratings[i][1],
             )
         )
+    num_blocks = len({g.block for g in results})
     pairs = []
     for i, j in combinations(range(n), 2):
-        diffs = block_game[:, i] - block_game[:, j]
+        # each game's difference is on one deck; a round's mean of them is a round mean difference
+        diffs = round_game[:, i] - round_game[:, j]
         mean, ci = t_interval(diffs)
         t_p, w_p = paired_tests(diffs)
-        pairs.append(PairStats(labels[i], labels[j], mean, ci, t_p, w_p, len(block_ids), bool(t_p < 0.05)))
+        pairs.append(
+            PairStats(labels[i], labels[j], mean, ci, t_p, w_p, num_blocks, len(round_ids), bool(t_p < 0.05))
+        )
     capped = sum(sum(g.capped) for g in results)
     return Summary(
         players=players,
         pairs=pairs,
         games=games,
-        blocks=len(block_ids),
+        blocks=num_blocks,
+        rounds=len(round_ids),
         duplicate=duplicate,
         seed=seed,
         contracts=list(results[0].contracts) if results else [],
         deals=games * num_deals,
         capped_deals=int(capped),
         mean_moves_per_game=float(np.mean([g.moves for g in results])) if results else 0.0,
+        seating=dict(seating or {}),
     )
 
 

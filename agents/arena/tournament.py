@@ -1,11 +1,17 @@
 """The tournament director: schedules games (duplicate deals by default) and plays them in parallel.
 
 **Duplicate deals.** A *block* is one game seed, i.e. one set of decks for every deal (and one
-first dealer: the cut comes from the seed too). The block is played once per seat rotation:
-in rotation ``r`` player ``i`` sits in seat ``(i + r) % n``. The decks and the dealer stay;
-the players move, so every player meets every hand of the block from every seat, and most of
-the luck of the deal cancels when players are compared within a block. With
-``duplicate=False`` every game gets fresh decks (rotations still cycle the seats).
+first dealer: the cut comes from the seed too). The block is played once per seat rotation of
+one cycle of the players: in rotation ``r`` the player ``cycle[i]`` sits in seat
+``(i + r) % n``. The decks and the dealer stay; the players move, so every player meets every
+hand of the block from every seat, and most of the luck of the deal cancels when players are
+compared within a block. The blocks take the cycles of the seat design in turn
+(:mod:`shanghai_env.agents.arena.seating`), the players' cycle as given and others, each also
+reflected; a *round* has one block of each, so that every player sits in every seat, and right
+after every other player, equally often (6 games for three players, 24 for four; ``n(n-1)``
+for odd ``n``, ``2n(n-1)`` for even ``n``). ``games`` is rounded up to whole rounds. With
+``duplicate=False`` every game gets fresh decks and exactly ``games`` games are played, the
+seat orders taken in the same turn (balanced when ``games`` is a multiple of a round).
 
 **Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, rotation,
 player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
@@ -36,6 +42,7 @@ import numpy as np
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.ray_address import ray_address_problem as ray_address_problem
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
+from shanghai_env.agents.arena.seating import DESIGN_NAME, SeatDesign, seat_design
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.engine import Game
@@ -91,14 +98,37 @@ class TournamentConfig:
         return out
 
     @property
+    def seat_design(self) -> SeatDesign:
+        """Who sits where in each game of a block (:mod:`shanghai_env.agents.arena.seating`)."""
+        return seat_design(self.num_players)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of the seat design the games cover (without duplicate deals the last one may
+        be cut short)."""
+        return math.ceil(self.games / self.seat_design.games_per_round)
+
+    @property
     def blocks(self) -> int:
-        """Number of deck sets: games rounded up to whole rotations in duplicate mode."""
-        return math.ceil(self.games / self.num_players) if self.duplicate else self.games
+        """Number of deck sets: whole rounds of blocks in duplicate mode, one per game otherwise."""
+        return self.rounds * self.seat_design.blocks_per_round if self.duplicate else self.games
 
     @property
     def total_games(self) -> int:
-        """Games actually played (whole rotations in duplicate mode)."""
-        return self.blocks * self.num_players if self.duplicate else self.games
+        """Games actually played (whole rounds of the seat design in duplicate mode)."""
+        return self.blocks * self.seat_design.games_per_block if self.duplicate else self.games
+
+    def seating(self) -> dict[str, Any]:
+        """The seat design as played, for ``summary.json`` and the report."""
+        design = self.seat_design
+        return {
+            "design": DESIGN_NAME,
+            "description": design.describe(),
+            "games_per_block": design.games_per_block if self.duplicate else 1,
+            "games_per_round": design.games_per_round,
+            "rounds": self.rounds,
+            "balanced": self.total_games % design.games_per_round == 0,
+        }
 
 
 @dataclass(frozen=True)
@@ -107,7 +137,8 @@ class GameTask:
 
     index: int
     block: int
-    rotation: int
+    round: int  # the round of the seat design: the unit of the statistics
+    rotation: int  # which rotation of the block's cycle (seats: who sits where)
     game_seed: int
     seats: tuple[int, ...]  # seats[s] = player index sitting in seat s
     agent_seeds: tuple[int, ...]  # by player index
@@ -119,7 +150,8 @@ class GameResult:
 
     index: int
     block: int
-    rotation: int
+    round: int  # the round of the seat design: every seat and neighbour balanced within it
+    rotation: int  # which rotation of the block's cycle (seats: who sat where)
     game_seed: int
     seats: tuple[int, ...]
     scores: list[int]
@@ -146,24 +178,37 @@ def _derive(*key: int) -> int:
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
     """Every game of the tournament, in a fixed order (block-major)."""
-    n = config.num_players
+    design = config.seat_design
+    per_round = design.blocks_per_round
     tasks: list[GameTask] = []
     if config.duplicate:
         for block in range(config.blocks):
             game_seed = _derive(config.seed, block)
-            for r in range(n):
-                tasks.append(_task(config, len(tasks), block, r, game_seed))
+            for r, seats in enumerate(design.blocks[block % per_round]):
+                tasks.append(_task(config, len(tasks), block, block // per_round, r, seats, game_seed))
     else:
+        orders = design.orders
         for g in range(config.games):
-            tasks.append(_task(config, g, g, g % n, _derive(config.seed, g)))
+            k = g % len(orders)
+            tasks.append(
+                _task(
+                    config, g, g, g // len(orders), k % config.num_players, orders[k], _derive(config.seed, g)
+                )
+            )
     return tasks
 
 
-def _task(config: TournamentConfig, index: int, block: int, rotation: int, game_seed: int) -> GameTask:
-    n = config.num_players
-    seats = tuple((s - rotation) % n for s in range(n))
-    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(n))
-    return GameTask(index, block, rotation, game_seed, seats, agent_seeds)
+def _task(
+    config: TournamentConfig,
+    index: int,
+    block: int,
+    round_: int,
+    rotation: int,
+    seats: tuple[int, ...],
+    game_seed: int,
+) -> GameTask:
+    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(config.num_players))
+    return GameTask(index, block, round_, rotation, game_seed, seats, agent_seeds)
 
 
 # --- playing (also in worker processes) --------------------------------------------------------
@@ -214,6 +259,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
             "tournament_seed": config.seed,
             "game": task.index,
             "block": task.block,
+            "round": task.round,
             "rotation": task.rotation,
         }
     n = config.num_players
@@ -230,6 +276,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     return GameResult(
         index=task.index,
         block=task.block,
+        round=task.round,
         rotation=task.rotation,
         game_seed=task.game_seed,
         seats=task.seats,
@@ -424,3 +471,11 @@ def games_per_block(results: Sequence[GameResult]) -> dict[int, list[GameResult]
     for r in results:
         blocks.setdefault(r.block, []).append(r)
     return blocks
+
+
+def games_per_round(results: Sequence[GameResult]) -> dict[int, list[GameResult]]:
+    """Results grouped by round of the seat design (every seat and neighbour balanced in each)."""
+    rounds: dict[int, list[GameResult]] = {}
+    for r in results:
+        rounds.setdefault(r.round, []).append(r)
+    return rounds

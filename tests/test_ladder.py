@@ -136,7 +136,7 @@ THREE = ("random", "greedy", "planner")
 
 
 def tiny(**kw) -> LadderConfig:
-    """One table of three, one deck set (three games), contract 1."""
+    """One table of three, one round of the seat design (six games on two deck sets), contract 1."""
     opts = {"players": THREE, "table_size": 3, "games_per_table": 3, "contracts": (1,), "seed": 4}
     opts.update(kw)
     return LadderConfig(**opts)
@@ -237,7 +237,7 @@ def without_time(line: str) -> dict:
         (lambda lines, game: ['"abc"', *lines[1:]], 1, "expected a game"),
         (lambda lines, game: [json.dumps({**game, "index": "x"}), *lines[1:]], 1, "game index 'x'"),
         (lambda lines, game: [lines[0], "{not json", *lines[2:]], 2, "not JSON"),
-        (lambda lines, game: [*lines, lines[0]], 4, "stored twice"),
+        (lambda lines, game: [*lines, lines[0]], -1, "stored twice"),  # -1: the last line
         (lambda lines, game: [json.dumps({**game, "game_seed": 1}), *lines[1:]], 1, "another seed"),
         (lambda lines, game: [json.dumps({**game, "scores": [1, 2, 3]}), *lines[1:]], 1, "sums of the deal"),
         (lambda lines, game: [json.dumps({**game, "capped": []}), *lines[1:]], 1, "one value per deal"),
@@ -252,7 +252,9 @@ def test_a_damaged_table_file_is_refused_naming_file_and_line(
     out = copy_of(finished, tmp_path)
     table = tmp_path / "copy" / "table_0.jsonl"
     lines = table.read_text().splitlines()
-    table.write_text("\n".join(damage(lines, json.loads(lines[0]))) + "\n")
+    damaged = damage(lines, json.loads(lines[0]))
+    table.write_text("\n".join(damaged) + "\n")
+    line = len(damaged) if line == -1 else line
     before = {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()}
     with pytest.raises(ValueError, match=f"table_0.jsonl, line {line}: .*{says}"):
         run_ladder(tiny(), out)
@@ -318,7 +320,7 @@ def test_a_torn_last_line_is_dropped_before_appending(finished: str, tmp_path) -
     # the game played again, on a line of its own
     assert [without_time(x) for x in table.read_text().splitlines()] == [without_time(x) for x in lines]
     assert [g.scores for g in resumed[0]] == [json.loads(x)["scores"] for x in lines]
-    assert [len(r) for r in load_results(out, tiny())] == [3]
+    assert [len(r) for r in load_results(out, tiny())] == [6]
 
 
 def test_tables_without_their_settings_are_refused(finished: str, tmp_path) -> None:
@@ -352,14 +354,14 @@ def test_more_games_per_table_plays_only_the_games_added(finished: str, tmp_path
     table = tmp_path / "copy" / "table_0.jsonl"
     first = table.read_text()
     played: list[int] = []
-    longer = run_ladder(tiny(games_per_table=6), out, progress=played.append)
-    assert played == [3, 3]  # three stored, three played
-    assert table.read_text().startswith(first) and len(table.read_text().splitlines()) == 6
-    assert json.loads((tmp_path / "copy" / CONFIG_FILE).read_text())["games_per_table"] == 6
-    fresh = run_ladder(tiny(games_per_table=6), str(tmp_path / "fresh"))
+    longer = run_ladder(tiny(games_per_table=12), out, progress=played.append)
+    assert played == [6, 3, 3]  # one round stored, then its two deck sets of three games played
+    assert table.read_text().startswith(first) and len(table.read_text().splitlines()) == 12
+    assert json.loads((tmp_path / "copy" / CONFIG_FILE).read_text())["games_per_table"] == 12
+    fresh = run_ladder(tiny(games_per_table=12), str(tmp_path / "fresh"))
     assert [[g.deal_scores for g in r] for r in longer] == [[g.deal_scores for g in r] for r in fresh]
-    with pytest.raises(ValueError, match="ask for 6 or more"):
-        run_ladder(tiny(games_per_table=3), out)
+    with pytest.raises(ValueError, match="ask for 12 or more"):
+        run_ladder(tiny(games_per_table=6), out)
 
 
 def test_standings_of_fewer_games_do_not_stay_beside_a_longer_ladder(tmp_path) -> None:

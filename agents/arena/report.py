@@ -123,8 +123,7 @@ def write_outputs(
 def _write_record(record: dict[str, Any], path: str) -> None:
     from shanghai_env.record import save
 
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    replace_atomically(path, lambda tmp: save(record, tmp))
+    save(record, path)  # record.save writes whole or not at all (a temporary file, then a rename)
 
 
 def write_summary(summary: Summary, out_dir: str) -> str:

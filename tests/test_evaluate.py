@@ -238,7 +238,7 @@ def test_a_second_run_leaves_only_its_own_records(tmp_path: Path, capsys: pytest
         "game-00001.json",
         "notes.txt",
     ]
-    assert "removed 1 game record of an earlier run" in capsys.readouterr().err
+    assert "removed 4 game records of an earlier run" in capsys.readouterr().err
     evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: none of another run stay
     assert sorted(p.name for p in (out / "records").iterdir()) == ["notes.txt"]
 

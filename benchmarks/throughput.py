@@ -11,7 +11,9 @@ would. Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Pyt
 measured in this process with the loops of one table size and the peers interleaved: each
 figure is the sum of ``--rounds`` slices taken in turn (engine, raw_env, env(), OpenSpiel,
 RLCard, engine, ...), so a load that comes and goes on the machine hits every loop alike.
-Each ratio is printed with its range over the rounds. Nothing here asserts on time.
+Each ratio is printed with its range over the rounds. Time is this process's CPU time
+(``--clock wall`` for wall time): on a shared machine other programs' work does not count,
+and on an idle one the two agree. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from shanghai_env.observation import ObservationEncoder
 class Slices:
     """A loop (one episode per call, returns its steps) measured in slices taken in turn."""
 
+    clock: Callable[[], float] = time.process_time
+
     def __init__(self, label: str, loop: Callable[[], int]) -> None:
         self.label = label
         self.loop = loop
@@ -49,10 +53,11 @@ class Slices:
     def run(self, seconds: float) -> None:
         """Play whole episodes for about ``seconds``."""
         steps = 0
-        start = time.perf_counter()
+        clock = Slices.clock
+        start = clock()
         while True:
             steps += self.loop()
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
             if elapsed >= seconds:
                 break
         self.steps += steps
@@ -214,14 +219,14 @@ def cost_along_a_deal(windows: int, window: int = 2000) -> list[float]:
     rng = random.Random(0)
     out = []
     for _ in range(windows):
-        start = time.perf_counter()
+        start = Slices.clock()
         for _ in range(window):
             observation, _, terminated, _, _ = env.last()
             if terminated:
                 env.reset(seed=rng.randrange(10**6))
                 continue
             env.step(rng.choice(observation["action_mask"].view(np.bool_).nonzero()[0].tolist()))
-        out.append((time.perf_counter() - start) / window * 1e6)
+        out.append((Slices.clock() - start) / window * 1e6)
     return out
 
 
@@ -312,6 +317,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rounds", type=int, default=None, help="slices per figure, taken in turn")
     parser.add_argument("--players", default="3,4,6,8", help="player counts, e.g. 4 or 3,4,6,8")
     parser.add_argument("--cap", type=int, default=2000, help="steps per episode before a reset")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu: this process's CPU time (other programs on the machine do not count); wall: wall time",
+    )
     parser.add_argument("--no-extras", action="store_true", help="only the step rates and ratios")
     parser.add_argument("--json", default=None, help="write the figures to this file")
     parser.add_argument("--markdown", default=None, help="write the figures as Markdown tables to this file")
@@ -319,8 +330,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seconds = args.seconds or (0.5 if args.quick else 6.0)
     rounds = args.rounds or (1 if args.quick else 6)
     players = [int(p) for p in args.players.split(",")]
+    Slices.clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
     results: dict[str, Any] = {
+        "clock": args.clock,
         "seconds_per_figure": seconds,
         "rounds": rounds,
         "steps_per_second": {},

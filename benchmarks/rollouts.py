@@ -9,10 +9,14 @@ every sampled world: a copy of the world, then :func:`shanghai_env.agents.search
 plays the deal to its end with the rollout policy in every seat (coupled stock draws, as the
 searcher does). The worlds are sampled once, up front, from the views of seeded planner games
 (4 players, contracts 1, 4, 7 and 9: sets, runs, both), so every run and every version of the
-code plays the very same rollouts; the printed checksum of their scores shows it.
+code plays the very same rollouts; the printed checksum of their scores shows it. Every start
+is rolled out once by one set of bots, kept from rollout to rollout as the searcher keeps its
+own (their caches of hand distances fill as in a search); the figure is the median of
+``--repeats`` such passes, each with fresh bots.
 
 ``search`` is the default searcher (32 worlds, planner rollouts) in one seat against three
-planners, seconds per game of the given contracts. Nothing here asserts on time.
+planners, seconds per game of the given contracts. Times are this process's CPU time, so that
+other programs on a shared machine do not count. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -65,40 +69,36 @@ def sample_starts(count: int, num_players: int = 4, seed: int = 0) -> list[Start
     return starts
 
 
-def rollout_rate(starts: list[Start], policy: str, seconds: float) -> dict[str, Any]:
-    """Rollouts (copy + play_out) per second over ``starts``, cycled for ``seconds``."""
+def rollout_rate(starts: list[Start], policy: str, repeats: int) -> dict[str, Any]:
+    """Rollouts (copy + play_out) per second: every start rolled out once by one set of bots
+    (kept across rollouts, as a searcher keeps them through a game), ``repeats`` times over
+    with fresh bots; the median of the repeats."""
     n = starts[0][0].num_players
     rules = starts[0][0].rules
     table = action_table(rules)
-    bots = [ROLLOUT_POLICIES[policy]() for _ in range(n)]
-    shared: dict[Any, Any] = {}
-    for bot in bots:  # as SearchBot: one distance cache for every seat
-        bot._meters = shared
-
-    def one(start: Start) -> tuple[tuple[int, ...], int]:
-        world, seeds, draws, deal = start
-        return play_out(world.clone(), bots, seeds, rules, table, deal, draws, [0] * n)
-
-    for start in starts[:5]:  # warm up (caches of the distance meters fill as in a real search)
-        one(start)
-    check = hashlib.sha256()
-    rollouts = moves = 0
-    begin = time.perf_counter()
-    while True:
-        for start in starts:
-            scores, played = one(start)
-            if rollouts < len(starts):
-                check.update(repr((scores, played)).encode())
-            rollouts += 1
+    rates = []
+    check = ""
+    moves = 0
+    for _ in range(repeats):
+        bots = [ROLLOUT_POLICIES[policy]() for _ in range(n)]
+        shared: dict[Any, Any] = {}
+        for bot in bots:  # as SearchBot: one distance cache for every seat
+            bot._meters = shared
+        digest = hashlib.sha256()
+        moves = 0
+        begin = time.process_time()
+        for world, seeds, draws, deal in starts:
+            scores, played = play_out(world.clone(), bots, seeds, rules, table, deal, draws, [0] * n)
+            digest.update(repr((scores, played)).encode())
             moves += played
-        elapsed = time.perf_counter() - begin
-        if elapsed >= seconds:
-            break
+        rates.append(len(starts) / (time.process_time() - begin))
+        check = digest.hexdigest()[:16]
+    rate = sorted(rates)[len(rates) // 2]
     return {
-        "rollouts_per_second": rollouts / elapsed,
-        "moves_per_second": moves / elapsed,
-        "moves_per_rollout": moves / rollouts,
-        "checksum": check.hexdigest()[:16],
+        "rollouts_per_second": rate,
+        "moves_per_second": rate * moves / len(starts),
+        "moves_per_rollout": moves / len(starts),
+        "checksum": check,
     }
 
 
@@ -109,9 +109,9 @@ def search_seconds(games: int, contracts: tuple[int, ...]) -> dict[str, Any]:
     for g in range(games):
         searcher = SearchBot(seed=g)
         agents: list[Agent] = [searcher] + [PlannerBot(seed=100 * g + q) for q in range(1, 4)]
-        begin = time.perf_counter()
+        begin = time.process_time()
         record = play_game(Game(num_players=4, contracts=contracts), agents, seed=g)
-        times.append(time.perf_counter() - begin)
+        times.append(time.process_time() - begin)
         check.update(repr((record.scores, record.moves, searcher.stats.rollouts)).encode())
     return {
         "seconds_per_game": sum(times) / len(times),
@@ -126,20 +126,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="short runs (CI)")
-    parser.add_argument("--seconds", type=float, default=None, help="seconds per rollout figure")
-    parser.add_argument("--starts", type=int, default=60, help="sampled worlds to roll out from")
+    parser.add_argument("--starts", type=int, default=None, help="sampled worlds to roll out from")
+    parser.add_argument("--repeats", type=int, default=3, help="times every start is rolled out (median)")
     parser.add_argument("--games", type=int, default=None, help="search games (0: skip)")
     parser.add_argument("--contracts", default="1,5", help="contracts of each search game, e.g. 1,5")
     parser.add_argument("--json", default=None, help="write the figures to this file")
     args = parser.parse_args(argv)
-    seconds = args.seconds or (1.0 if args.quick else 5.0)
+    count = args.starts or (40 if args.quick else 300)
     games = args.games if args.games is not None else (1 if args.quick else 3)
     contracts = tuple(int(c) for c in args.contracts.split(","))
 
     results: dict[str, Any] = {}
-    starts = sample_starts(args.starts)
+    starts = sample_starts(count)
     for policy in ("planner", "greedy"):
-        r = results[f"rollouts {policy}"] = rollout_rate(starts, policy, seconds)
+        r = results[f"rollouts {policy}"] = rollout_rate(starts, policy, args.repeats)
         print(
             f"rollouts, {policy:<8} {r['rollouts_per_second']:8.1f} rollouts/s "
             f"{r['moves_per_second']:9,.0f} moves/s  ({r['moves_per_rollout']:.0f} moves each, "

@@ -250,50 +250,145 @@ def can_fulfil(
     reserve: int = 1,
 ) -> bool:
     """Can this hand (a count vector) lay down this contract, keeping ``reserve`` cards?"""
-    specs = CONTRACTS[contract]
-    if sum(hand) - sum(s.size for s in specs) < reserve or _surely_short(hand, specs):
+    if sum(hand) - _CONTRACT_SIZE[contract] < reserve:
         return False
-    return next(_complete(list(hand), [Meld(s) for s in specs], gap, exact, reserve, False), None) is not None
+    shape = _SHAPES[contract]
+    b = bytes(hand)
+    jokers = b[JOKER]
+    if not shape.runs:  # sets only: the count is exact, no search needed
+        return _set_jokers(_rank_counts(b), shape.sets) <= jokers
+    need = _run_jokers(b, shape, gap)
+    if shape.sets and need <= jokers:
+        need += _set_jokers(_rank_counts(b), shape.sets)
+    if need > jokers:
+        return False  # even the cheapest runs and sets, each on its own, need more jokers
+    melds = [Meld(s) for s in CONTRACTS[contract]]
+    return next(_complete(list(hand), melds, gap, exact, reserve, False), None) is not None
 
 
-def _surely_short(hand: Sequence[int], specs: tuple[MeldSpec, ...]) -> bool:
-    """A cheap necessary test: True when the hand clearly cannot hold the contract's melds.
+# --- counting bounds for can_fulfil ---------------------------------------------------------------
+#
+# Feasibility is a question of jokers: a contract fits when the missing cards of some choice of
+# sets and runs can be covered by the jokers held, within each meld's joker limit. Sets alone
+# reduce to counts per rank (exact, below). With runs, the jokers the cheapest runs need on their
+# own plus those the cheapest sets need from the whole hand (ignoring that the runs take some of
+# its naturals) are a lower bound: above the jokers held, the hand surely cannot fit, and only
+# hands within the bound are searched (:func:`_complete`).
 
-    Sets: ``n`` sets of one rank with ``j`` jokers need ``3n - j`` naturals, so that rank gives
-    at most ``c // 3 + j`` sets, and all ranks at most ``sum(c // 3) + jokers``. Runs: each run
-    needs some window of its length that the jokers it may hold can complete.
+
+@dataclass(frozen=True)
+class _Shape:
+    sets: int  # sets of three, one joker at most each (every contract set is SET3)
+    runs: int
+    run_len: int  # every run of one contract has one length and joker limit
+    run_jokers: int
+
+
+_SHAPES = {
+    c: _Shape(
+        sum(1 for s in specs if s.kind == SET),
+        sum(1 for s in specs if s.kind == RUN),
+        next((s.size for s in specs if s.kind == RUN), 0),
+        next((s.max_jokers for s in specs if s.kind == RUN), 0),
+    )
+    for c, specs in CONTRACTS.items()
+}
+_CONTRACT_SIZE = {c: sum(s.size for s in specs) for c, specs in CONTRACTS.items()}
+if any(s.kind == SET and s != SET3 for specs in CONTRACTS.values() for s in specs):
+    raise RuntimeError("the set count of can_fulfil assumes every contract set is a set of three")
+
+
+def _set_cost_tables() -> tuple[bytes, ...]:
+    """For each joker cost k (0..3): bytes mapping a rank's count to how many sets of that rank
+    have marginal cost k.
+
+    The t-th set of a rank held c times needs ``max(0, 3t - c)`` jokers in all, and it exists
+    only while ``2t <= c`` (a set takes one joker at most, so two naturals at least). The
+    marginal costs of successive sets of a rank never decrease, so the cheapest ``s`` sets of a
+    hand are its ``s`` smallest marginal costs over all ranks.
     """
-    jokers = hand[JOKER]
-    sets = sum(1 for s in specs if s.kind == SET)
-    if sets:
-        full = 0
-        for r in range(13):
-            full += (hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]) // 3
-        if full + jokers < sets:
-            return True
-    masks = None
-    for spec in specs:
-        if spec.kind != RUN:
-            continue
-        if masks is None:
-            masks = []
-            for suit in range(4):
-                base = suit * 13
-                m = 0
-                for r in range(13):
-                    if hand[base + r]:
-                        m |= 1 << r
-                masks.append(m | ((m & 1) << 13))
-        room = min(jokers, spec.max_jokers)
-        full_window = (1 << spec.size) - 1
-        if not any(
-            ((full_window << lo) & m).bit_count() + room >= spec.size
-            for m in masks
-            if m.bit_count() + room >= spec.size
-            for lo in range(15 - spec.size)
-        ):
-            return True
-    return False
+    tables = [bytearray(256) for _ in range(4)]
+    for c in range(256):
+        t = 1
+        while 2 * t <= c:
+            tables[max(0, 3 * t - c) - max(0, 3 * t - 3 - c)][c] += 1
+            t += 1
+    return tuple(bytes(t) for t in tables)
+
+
+_SET_COSTS = _set_cost_tables()
+_NO_FIT = 1 << 20  # more jokers than any deck holds
+
+
+def _rank_counts(b: bytes) -> bytes:
+    """Naturals held of each rank (13 bytes) from a hand's bytes: the four suits' bytes added as
+    little-endian integers (a count never reaches 256, so no carry crosses ranks)."""
+    total = (
+        int.from_bytes(b[0:13], "little")
+        + int.from_bytes(b[13:26], "little")
+        + int.from_bytes(b[26:39], "little")
+        + int.from_bytes(b[39:52], "little")
+    )
+    return total.to_bytes(13, "little")
+
+
+def _set_jokers(counts: bytes, sets: int) -> int:
+    """Fewest jokers that make ``sets`` sets of three from these rank counts (``_NO_FIT`` if none)."""
+    need = sets - sum(counts.translate(_SET_COSTS[0]))
+    cost = 0
+    for k in (1, 2, 3):
+        if need <= 0:
+            return cost
+        avail = sum(counts.translate(_SET_COSTS[k]))
+        take = avail if avail < need else need
+        cost += k * take
+        need -= take
+    return cost if need <= 0 else _NO_FIT
+
+
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+_SUIT_BEST: dict[tuple[int, int, int, int, int], tuple[int, ...]] = {}  # memo of _suit_best
+
+
+def _run_jokers(b: bytes, shape: _Shape, gap: int) -> int:
+    """Fewest jokers the contract's runs need on their own (``_NO_FIT`` if none), ignoring that two
+    runs of one suit, one with the ace low and one with it high, would need two aces."""
+    held = int(b[51::-1].translate(_HELD), 2)  # bit c: card c is in hand
+    runs = shape.runs
+    best = [0] + [_NO_FIT] * runs  # best[k]: fewest jokers for k runs in the suits so far
+    for base in (0, 13, 26, 39):
+        m = (held >> base) & 0x1FFF
+        key = (m | (m & 1) << 13, shape.run_len, gap, shape.run_jokers, runs)
+        per_suit = _SUIT_BEST.get(key)
+        if per_suit is None:
+            per_suit = _SUIT_BEST[key] = _suit_best(*key)
+        for k in range(runs, 0, -1):  # in place, most runs first: best[k - i] is still old
+            low = best[k]
+            for i in range(1, k + 1):
+                v = best[k - i] + per_suit[i]
+                if v < low:
+                    low = v
+            best[k] = low
+    return best[runs]
+
+
+def _suit_best(mask: int, length: int, gap: int, limit: int, runs: int) -> tuple[int, ...]:
+    """For one suit's 14-bit presence mask: the fewest jokers that complete k = 0..runs runs of
+    ``length`` there, the runs ``gap`` ranks apart, each within its joker ``limit``."""
+    full = (1 << length) - 1
+    starts = 15 - length
+    missing = [length - ((mask >> lo) & full).bit_count() for lo in range(starts)]
+    # fewest[i]: for k-1 runs (then k runs) starting at or after window start i
+    fewest = [0] * (starts + length + gap + 1)
+    out = [0]
+    for _ in range(runs):
+        more = [_NO_FIT] * len(fewest)
+        for lo in range(starts - 1, -1, -1):
+            here = missing[lo] + fewest[lo + length + gap] if missing[lo] <= limit else _NO_FIT
+            more[lo] = here if here < more[lo + 1] else more[lo + 1]
+        fewest = more
+        out.append(fewest[0])
+    return tuple(out)
 
 
 def arrangements(

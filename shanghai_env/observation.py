@@ -146,7 +146,7 @@ class _PublicEncoder:
         self._offered = s["upcard_offered"].start
         self._discard_counts = s["discard_counts"]
         self._upcard_from = s["upcard_from"].start
-        self._picked_up = s["picked_up"].start
+        self._picked = s["picked_up"]
         # hand_sizes, buys_left and down lie side by side: written in one assignment
         self._seat_counts = slice(s["hand_sizes"].start, s["down"].stop)
         if self._seat_counts.stop - self._seat_counts.start != 3 * self.n:
@@ -161,10 +161,10 @@ class _PublicEncoder:
         self._contract = s["contract"].start
         self._deal = s["deal"].start
         self._phase = s["phase"].start
-        self._stock_size = s["stock_size"].start
-        self._discard_size = s["discard_size"].start
-        self._went_down = s["went_down_this_turn"].start
-        self._joker_in_down = s["joker_in_down"].start
+        # stock_size, discard_size, went_down_this_turn, joker_in_down: side by side, one write
+        self._sizes = slice(s["stock_size"].start, s["joker_in_down"].stop)
+        if self._sizes.stop - self._sizes.start != 4:
+            raise RuntimeError("layout: stock_size .. joker_in_down must be adjacent")
         # Contract meld descriptions never change: one row per contract, written as a block.
         cm = s["contract_melds"]
         self._contract_melds = cm
@@ -184,19 +184,18 @@ class _PublicEncoder:
         every card on the table.
         """
         per_seat = self.max_melds * PER_MELD
-        idx: list[int] = []
+        buf = bytearray(self.n * per_seat)
         for q, melds in enumerate(game.table):
             off = q * per_seat
             for meld in melds:
                 if meld.jokers:
-                    idx += [off + p + (c == JOKER) * NUM_PLACES for c, p in zip(meld.cards, meld.places)]
+                    for c, p in zip(meld.cards, meld.places):
+                        buf[off + p + (NUM_PLACES if c == JOKER else 0)] += 1
                 else:
-                    idx += [off + p for p in meld.places]
+                    for p in meld.places:
+                        buf[off + p] += 1
                 off += PER_MELD
-        size = self.n * per_seat
-        if not idx:
-            return bytes(size)
-        return np.bincount(idx, minlength=size).astype(np.int8).tobytes()
+        return bytes(buf)
 
     def _template(self, game: Game, base: int, table: bytes | None) -> bytearray:
         """A fresh buffer holding the slices that change at most once a deal or per table state.
@@ -232,7 +231,8 @@ class _PublicEncoder:
         """Fill the per-step public slices of ``buf`` (a copy of the template) from seat ``base``.
 
         The vector is built in a bytearray (int8 values stored as bytes, negatives as
-        ``v & 255``): slice and item writes there cost a fraction of numpy's.
+        ``v & 255``): slice and item writes there cost a fraction of numpy's. Lists of counts
+        go in through ``bytearray(list)``, which converts them faster than ``bytes(list)``.
         """
         n = self.n
         discard = game.discard
@@ -242,43 +242,47 @@ class _PublicEncoder:
             buf[self._discard_top + top] = 1
             if phase <= 1:  # DRAW or BUY: the top card is on offer
                 buf[self._offered + top] = 1
-            buf[self._discard_counts] = bytes(game.discard_counts)
-        pk = self._picked_up
-        k = NUM_CARD_KINDS
-        totals = game.picked_total
-        if any(totals):
-            cached = game.picked_bytes  # rows change far less often than every step
-            for r in range(n):
-                q = (base + r) % n
-                if totals[q]:
-                    row = cached[q]
-                    if row is None:
-                        row = cached[q] = bytes(game.picked_up[q])
-                    buf[pk + r * k : pk + (r + 1) * k] = row
+            buf[self._discard_counts] = bytearray(game.discard_counts)
+        if any(game.picked_total):
+            rows = game.picked_bytes  # rows change far less often than every step
+            if None in rows:  # the engine forgets a row's bytes when the row changes
+                picked = game.picked_up
+                for q in range(n):
+                    if rows[q] is None:
+                        rows[q] = bytes(bytearray(picked[q]))
+            buf[self._picked] = b"".join(rows[base:] + rows[:base]) if base else b"".join(rows)
         # hand sizes, buys left and down flags, rotated so that ``base`` comes first
         sizes, buys, down = game.hand_sizes, game.buys_left, game.down
         if max(sizes) > INT8_MAX:
             sizes = [min(h, INT8_MAX) for h in sizes]
-        seat_counts = sizes[base:] + sizes[:base] + buys[base:] + buys[:base]
-        seat_counts += down[base:] + down[:base]  # bools are 0/1 ints
-        buf[self._seat_counts] = bytes(seat_counts)
-        if game.upcard_from >= 0:
-            buf[self._upcard_from + (game.upcard_from - base) % n] = 1
-        if game.offer:
-            for q in game.offer:
-                buf[self._to_be_asked + (q - base) % n] = 1
-        if game.to_act >= 0:
-            buf[self._to_act + (game.to_act - base) % n] = 1
+        if base:
+            seat_counts = sizes[base:] + sizes[:base] + buys[base:] + buys[:base] + down[base:] + down[:base]
+        else:
+            seat_counts = sizes + buys + down  # bools are 0/1 ints
+        buf[self._seat_counts] = bytearray(seat_counts)
+        upcard_from = game.upcard_from
+        if upcard_from >= 0:
+            buf[self._upcard_from + (upcard_from - base) % n] = 1
+        offer = game.offer
+        if offer:
+            asked = self._to_be_asked
+            for q in offer:
+                buf[asked + (q - base) % n] = 1
+        to_act = game.to_act
+        if to_act >= 0:
+            buf[self._to_act + (to_act - base) % n] = 1
         buf[self._turn + (game.turn_player - base) % n] = 1
         buf[self._phase + phase] = 1
         stock_size = len(game.stock)
-        buf[self._stock_size] = stock_size if stock_size < INT8_MAX else INT8_MAX
         discard_size = len(discard)
-        buf[self._discard_size] = discard_size if discard_size < INT8_MAX else INT8_MAX
-        if game.went_down_this_turn:
-            buf[self._went_down] = 1
-        if game.joker_in_down:
-            buf[self._joker_in_down] = 1
+        buf[self._sizes] = bytes(
+            (
+                stock_size if stock_size < INT8_MAX else INT8_MAX,
+                discard_size if discard_size < INT8_MAX else INT8_MAX,
+                game.went_down_this_turn,
+                game.joker_in_down,
+            )
+        )
 
 
 def _finish(buf: bytearray, out: np.ndarray | None) -> np.ndarray:
@@ -314,7 +318,7 @@ class ObservationEncoder(_PublicEncoder):
         ``table``, if given, must be :meth:`table_bytes` of this very state.
         """
         buf = self._template(game, player, table)
-        buf[self._hand] = bytes(game.hands[player])
+        buf[self._hand] = bytearray(game.hands[player])
         self._write_public(game, player, buf)
         return _finish(buf, out)
 
@@ -344,14 +348,14 @@ class StateEncoder(_PublicEncoder):
         k = NUM_CARD_KINDS
         h = self._hands
         for p in range(self.n):
-            buf[h + p * k : h + (p + 1) * k] = bytes(game.hands[p])
+            buf[h + p * k : h + (p + 1) * k] = bytearray(game.hands[p])
         self._write_public(game, 0, buf)
         stock = game.stock
         if stock:
             counts = [0] * k
             for c in stock:
                 counts[c] += 1
-            buf[self._stock_counts : self._stock_counts + k] = bytes(counts)
+            buf[self._stock_counts : self._stock_counts + k] = bytearray(counts)
             buf[self._stock_top + stock[-1]] = 1  # the stock's top is the list's end
         return _finish(buf, out)
 

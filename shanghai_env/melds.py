@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
+
 from .cards import (
     ACE_HIGH_BASE,
     JOKER,
@@ -347,48 +349,63 @@ def _set_jokers(counts: bytes, sets: int) -> int:
 
 
 _HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
-_SUIT_BEST: dict[tuple[int, int, int, int, int], tuple[int, ...]] = {}  # memo of _suit_best
 
 
 def _run_jokers(b: bytes, shape: _Shape, gap: int) -> int:
-    """Fewest jokers the contract's runs need on their own (``_NO_FIT`` if none), ignoring that two
-    runs of one suit, one with the ace low and one with it high, would need two aces."""
+    """Fewest jokers the contract's runs need on their own (at least ``_NO_RUN`` if none), ignoring
+    that two runs of one suit, one with the ace low and one with it high, would need two aces."""
     held = int(b[51::-1].translate(_HELD), 2)  # bit c: card c is in hand
-    runs = shape.runs
-    best = [0] + [_NO_FIT] * runs  # best[k]: fewest jokers for k runs in the suits so far
+    key = (shape.run_len, shape.run_jokers, gap)
+    tables = _RUN_TABLES.get(key)
+    if tables is None:
+        tables = _RUN_TABLES[key] = _run_tables(*key)
+    one = tables[1]
+    masks = []
     for base in (0, 13, 26, 39):
         m = (held >> base) & 0x1FFF
-        key = (m | (m & 1) << 13, shape.run_len, gap, shape.run_jokers, runs)
-        per_suit = _SUIT_BEST.get(key)
-        if per_suit is None:
-            per_suit = _SUIT_BEST[key] = _suit_best(*key)
+        masks.append(m | (m & 1) << 13)  # the ace stands high too
+    runs = shape.runs
+    if runs == 1:
+        return min(one[masks[0]], one[masks[1]], one[masks[2]], one[masks[3]])
+    best = [0] + [_NO_RUN] * runs  # best[k]: fewest jokers for k runs in the suits so far
+    for m in masks:
         for k in range(runs, 0, -1):  # in place, most runs first: best[k - i] is still old
             low = best[k]
             for i in range(1, k + 1):
-                v = best[k - i] + per_suit[i]
+                v = best[k - i] + tables[i][m]
                 if v < low:
                     low = v
             best[k] = low
     return best[runs]
 
 
-def _suit_best(mask: int, length: int, gap: int, limit: int, runs: int) -> tuple[int, ...]:
-    """For one suit's 14-bit presence mask: the fewest jokers that complete k = 0..runs runs of
-    ``length`` there, the runs ``gap`` ranks apart, each within its joker ``limit``."""
-    full = (1 << length) - 1
+_NO_RUN = 255  # in the run tables: no fit
+_RUN_TABLES: dict[tuple[int, int, int], tuple[bytes, ...]] = {}
+
+
+def _run_tables(length: int, limit: int, gap: int) -> tuple[bytes, ...]:
+    """Per k = 0..3, a table over every 14-bit presence mask of a suit (bit 13: the high ace): the
+    fewest jokers that complete k runs of ``length`` in that suit, the runs ``gap`` ranks apart,
+    each within its joker ``limit`` (``_NO_RUN`` if they cannot). Built once per run spec, for all
+    16,384 masks at once."""
+    masks = np.arange(1 << 14)
+    held_below = [np.zeros_like(masks)]  # held_below[i]: positions held below i
+    for pos in range(14):
+        held_below.append(held_below[-1] + ((masks >> pos) & 1))
     starts = 15 - length
-    missing = [length - ((mask >> lo) & full).bit_count() for lo in range(starts)]
-    # fewest[i]: for k-1 runs (then k runs) starting at or after window start i
-    fewest = [0] * (starts + length + gap + 1)
-    out = [0]
-    for _ in range(runs):
-        more = [_NO_FIT] * len(fewest)
+    missing = [length - (held_below[lo + length] - held_below[lo]) for lo in range(starts)]
+    no_run = np.full_like(masks, _NO_RUN)
+    # fewest[i]: the fewest jokers for k runs (k = 0, 1, ...) that start at i or later
+    fewest = [np.zeros_like(masks)] * (starts + length + gap + 1)
+    tables = [bytes(1 << 14)]
+    for _ in range(3):
+        more = [no_run] * len(fewest)
         for lo in range(starts - 1, -1, -1):
-            here = missing[lo] + fewest[lo + length + gap] if missing[lo] <= limit else _NO_FIT
-            more[lo] = here if here < more[lo + 1] else more[lo + 1]
+            here = np.where(missing[lo] <= limit, missing[lo] + fewest[lo + length + gap], _NO_RUN)
+            more[lo] = np.minimum(here, more[lo + 1])
         fewest = more
-        out.append(fewest[0])
-    return tuple(out)
+        tables.append(np.minimum(fewest[0], _NO_RUN).astype(np.uint8).tobytes())
+    return tuple(tables)
 
 
 def arrangements(

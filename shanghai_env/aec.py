@@ -153,8 +153,9 @@ from .checks import (
 )
 from .engine import DEFAULT_MAX_MOVES_PER_DEAL, DealResult, Game
 from .fast_wrappers import wrap_classic
+from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .melds import CONTRACTS
-from .moves import MoveKind
+from .moves import Move, MoveKind
 from .observation import ObservationEncoder, StateEncoder, layout_markdown
 from .render import render_text
 from .rules import ALL_CONTRACTS, Rules
@@ -262,6 +263,8 @@ class raw_env(AECEnv):
         self.action_table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
+        self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
+        self._buy_mask = self._mask_of(BUY_PHASE_MOVES)
         size = self.action_table.size
         self._no_actions = frozen(bytes(size))
         self.action_spaces = {a: ActionSpace(size) for a in self.possible_agents}
@@ -363,12 +366,21 @@ class raw_env(AECEnv):
         return info
 
     def _build_mask(self) -> np.ndarray:
+        legal = self.game._legal_now()
+        # the draw and buy phases always offer the same two moves: one shared mask each
+        if legal is DRAW_PHASE_MOVES:
+            return self._draw_mask
+        if legal is BUY_PHASE_MOVES:
+            return self._buy_mask
+        return self._mask_of(legal)
+
+    def _mask_of(self, moves: Sequence[Move]) -> np.ndarray:
         # Built in a bytearray (item writes there are cheaper than numpy's fancy indexing for
         # the dozen or so legal actions), handed out read-only: a caller writing into a mask
         # would otherwise change infos and later observations of this state.
         buf = bytearray(self.action_table.size)
         action_of = self.action_table.action_of
-        for move in self.game.legal_moves():
+        for move in moves:
             buf[action_of[move]] = 1
         return np.frombuffer(bytes(buf), dtype=np.int8)  # frozen(buf), inlined on this hot path
 
@@ -442,7 +454,9 @@ class raw_env(AECEnv):
         else:  # numpy ints, 0-d arrays; anything else raises naming what is allowed
             move = table.moves[action_id(action, table.size)]
         game = self.game
-        game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
+        # the table's moves are plain: the engine checks legality only (ValueError if illegal,
+        # the game unchanged)
+        game._apply_plain(move)
         if len(game.deal_results) == self._deals_seen and (
             game.move_count - self._deal_start >= self.max_moves_per_deal
         ):  # the safety net (see "Episode end"): the deal ends as if the stock had run out
@@ -545,6 +559,8 @@ class raw_env(AECEnv):
         self.action_table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
+        self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
+        self._buy_mask = self._mask_of(BUY_PHASE_MOVES)
         self._table = None
         self._obs_cache = {}
         # copied masks come back writable: make them read-only again, shared as before
@@ -562,7 +578,7 @@ class raw_env(AECEnv):
         }
 
 
-_REBUILT = ("action_table", "encoder", "state_encoder", "_table", "_obs_cache")
+_REBUILT = ("action_table", "encoder", "state_encoder", "_draw_mask", "_buy_mask", "_table", "_obs_cache")
 
 
 def _fix_streams(space_list: Sequence[spaces.Space[Any]]) -> None:

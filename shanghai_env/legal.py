@@ -48,21 +48,27 @@ class Game(Protocol):
 _DISCARDS = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_NATURALS + 1))
 
 
-def legal_moves(game: Game) -> list[Move]:
+# The moves of the two phases whose moves never vary, as shared tuples: a caller may recognise
+# them by identity (the env keeps one read-only mask for each).
+DRAW_PHASE_MOVES: tuple[Move, ...] = (TAKE, DRAW)
+BUY_PHASE_MOVES: tuple[Move, ...] = (BUY, PASS)
+
+
+def legal_moves(game: Game) -> tuple[Move, ...]:
     phase = int(game.phase)
     if phase == 0:  # DRAW
-        return [TAKE, DRAW]
+        return DRAW_PHASE_MOVES
     if phase == 1:  # BUY
-        return [BUY, PASS]
+        return BUY_PHASE_MOVES
     if phase == 2:  # PLAY
-        return _play_moves(game)
+        return tuple(_play_moves(game))
     if phase == 3:  # GOING_DOWN
         p = game.turn_player
         moves = _placements(game, game.hands[p], game.table[p])
         if not game.rules.exact_contract_melds and all(m.is_complete(False) for m in game.table[p]):
             moves.append(FINISH)
-        return moves
-    return []
+        return tuple(moves)
+    return ()
 
 
 def _play_moves(game: Game) -> list[Move]:

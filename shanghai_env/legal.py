@@ -125,12 +125,34 @@ def _placements(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
     if not rules.exact_contract_melds:
         return placements_by_search(game, hand, melds)
     options = placement_options(hand, melds, gap=rules.same_suit_run_gap)
+    # Every option is one of _candidates(meld, hand); listed here in that order (by card for an
+    # empty meld, by place in a set, by run position in a run; a natural before a joker).
+    per_meld: list[list[tuple[int, int]]] = [[] for _ in melds]
+    for i, card, place in options:
+        per_meld[i].append((card, place))
     moves: list[Move] = []
     for i, meld in enumerate(melds):
-        for card, place in _candidates(meld, hand):
-            if (i, card, place) in options and meld.fits_building(card, place, True):
+        mine = per_meld[i]
+        if not mine:
+            continue
+        if not meld.places:
+            mine.sort()
+        elif meld.spec.kind == SET:
+            mine.sort(key=_by_place)
+        else:
+            mine.sort(key=_by_position)
+        for card, place in mine:
+            if meld.fits_building(card, place, True):
                 moves.append(Move(MoveKind.MELD, card, place, 0, i))
     return moves
+
+
+def _by_place(option: tuple[int, int]) -> tuple[int, int]:
+    return option[1], option[0]
+
+
+def _by_position(option: tuple[int, int]) -> tuple[int, int]:
+    return pos_of(option[1]), option[0]
 
 
 def placements_by_search(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:

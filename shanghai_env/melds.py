@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -456,8 +457,7 @@ def placement_options(
     so their options are shared among them afterwards.
     """
     out: set[tuple[int, int, int]] = set()
-    for _ in _complete(list(hand), list(melds), gap, True, reserve, True, out):
-        pass
+    _collect_completions(list(hand), list(melds), gap, reserve, out)
     groups: dict[MeldSpec, list[int]] = {}
     for i, m in enumerate(melds):
         if not m.places:
@@ -476,13 +476,11 @@ def _complete(
     exact: bool,
     reserve: int,
     detail: bool,
-    collect: set[tuple[int, int, int]] | None = None,
 ) -> Iterator[Arrangement]:
     """Depth-first search over the runs' windows, then the sets' ranks.
 
     The hand is mutated and restored. Runs go first because they pin exact cards; sets then
     only need counts per rank. Yields arrangements (empty lists when ``detail`` is false).
-    With ``collect``, every completion's placements are added to it (see placement_options).
     """
     need_total = 0
     for m in melds:
@@ -496,59 +494,6 @@ def _complete(
     set_idx = [i for i, m in enumerate(melds) if m.spec.kind == SET]
     chosen: list[list[tuple[int, int]]] = [[] for _ in melds]
     windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
-    set_meta: list[tuple[int, int, int]] = [(0, 0, 0)] * len(melds)  # (rank, naturals, jokers)
-    after_runs: list[int] = []
-
-    def run_options(meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
-        """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
-
-        Presence of each run position in the hand is a 14-bit mask per suit, so a window's
-        missing cards are one popcount; only windows that the jokers can complete are expanded.
-        """
-        size = meld.spec.size
-        jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
-        if meld.places:
-            suits: Sequence[int] = (meld.suit,)
-            lo0, hi0 = meld.span()
-            length = max(size, hi0 - lo0 + 1)
-            filled = 0
-            for p in meld.places:
-                filled |= 1 << pos_of(p)
-            first, last = max(0, hi0 - length + 1), min(14 - length, lo0)
-        else:
-            suits = (0, 1, 2, 3)
-            length = size
-            filled = 0
-            first, last = 0, 14 - length
-        to_fill = length - filled.bit_count()
-        full = (1 << length) - 1
-        for suit in suits:
-            base = suit * 13
-            present = 0
-            for r in range(13):
-                if hand[base + r]:
-                    present |= 1 << r
-            if present & 1:
-                present |= 1 << 13  # the ace also stands high
-            present &= ~filled
-            if present.bit_count() + jokers_left < to_fill:
-                continue
-            for lo in range(first, last + 1):
-                window = (full << lo) & ~filled
-                absent = window & ~present
-                if absent.bit_count() > jokers_left:
-                    continue
-                have = [pos for pos in range(lo, lo + length) if (window & present) >> pos & 1]
-                missing = [pos for pos in range(lo, lo + length) if absent >> pos & 1]
-                hi = lo + length - 1
-                yield suit, lo, hi, have, missing
-                # Also try jokers on places whose natural is in hand: that natural may be
-                # needed by a set, and the run may have joker room the set lacks.
-                spare = jokers_left - len(missing)
-                for extra in range(1, min(spare, len(have)) + 1):
-                    for subst in combinations(have, extra):
-                        nat = [p for p in have if p not in subst]
-                        yield suit, lo, hi, nat, missing + list(subst)
 
     # Empty runs of one spec are alike: take them in increasing (suit, lo) order.
     alike_prev = [
@@ -561,13 +506,11 @@ def _complete(
 
     def do_runs(k: int) -> Iterator[Arrangement]:
         if k == len(run_idx):
-            if collect is not None:
-                after_runs[:] = hand
             yield from do_sets(0, 0)
             return
         meld = melds[run_idx[k]]
         floor = windows[-1][:2] if alike_prev[k] else (-1, -1)
-        for suit, lo, hi, nat, jok in run_options(meld):
+        for suit, lo, hi, nat, jok in _run_options(hand, meld):
             if (suit, lo) <= floor:
                 continue
             if any(s == suit and not runs_separated((lo, hi), (a, b), gap) for s, a, b in windows):
@@ -578,7 +521,7 @@ def _complete(
                 hand[base + (pos % 13)] -= 1
             hand[JOKER] -= len(jok)
             windows.append((suit, lo, hi))
-            if detail or collect is not None:
+            if detail:
                 chosen[run_idx[k]] = [(base + pos % 13, make_place(suit, pos)) for pos in nat] + [
                     (JOKER, make_place(suit, pos)) for pos in jok
                 ]
@@ -593,8 +536,6 @@ def _complete(
 
     def do_sets(k: int, min_rank: int) -> Iterator[Arrangement]:
         if k == len(set_idx):
-            if collect is not None:
-                _collect(collect)
             yield [list(c) for c in chosen] if detail else []
             return
         meld = melds[set_idx[k]]
@@ -620,8 +561,6 @@ def _complete(
                     continue  # a meld needs a natural card to be laid down first
                 taken = _take_rank(hand, rank, naturals)
                 hand[JOKER] -= jokers
-                if collect is not None:
-                    set_meta[set_idx[k]] = (rank, naturals, jokers)
                 if detail:
                     used_suits = {p // 13 for p in meld.places} | {c // 13 for c in taken}
                     free = [s for s in range(4) if s not in used_suits] or [0]
@@ -633,20 +572,168 @@ def _complete(
                 for c in taken:
                     hand[c] += 1
 
-    def _collect(out: set[tuple[int, int, int]]) -> None:
-        for i in run_idx:
-            for card, place in chosen[i]:
-                out.add((i, card, place))
-        for i in set_idx:
-            rank, naturals, jokers = set_meta[i]
-            for s in range(4):
-                c = s * 13 + rank
-                if naturals and after_runs[c]:
-                    out.add((i, c, c))
-                if jokers:
-                    out.add((i, JOKER, c))
-
     yield from do_runs(0)
+
+
+def _collect_completions(
+    hand: list[int], melds: list[Meld], gap: int, reserve: int, out: set[tuple[int, int, int]]
+) -> None:
+    """Add to ``out`` the ``(meld index, card, place)`` of every completion of ``melds`` from
+    ``hand`` (exact sizes): the search of :func:`_complete`, each choice kept when some
+    completion lies below it, with plain recursion in place of generators and the sets' search
+    shared among the run choices that leave the same counts per rank."""
+    need_total = 0
+    for m in melds:
+        k = _needed(m, True)
+        if k < 0:
+            return
+        need_total += k
+    if sum(hand) - need_total < reserve:
+        return
+    run_idx = [i for i, m in enumerate(melds) if m.spec.kind == RUN]
+    # per set meld: (index, laid down already, its rank, cards still needed, joker room)
+    sets = [
+        (
+            i,
+            bool(m.places),
+            m.rank,
+            max(m.spec.size - len(m.places), 0) if m.places else m.spec.size,
+            m.spec.max_jokers - m.jokers,
+        )
+        for i, m in enumerate(melds)
+        if m.spec.kind == SET
+    ]
+    windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
+    alike_prev = [
+        k > 0
+        and not melds[run_idx[k]].places
+        and not melds[run_idx[k - 1]].places
+        and melds[run_idx[k]].spec == melds[run_idx[k - 1]].spec
+        for k in range(len(run_idx))
+    ]
+    # counts per rank and jokers left -> (any completion, {(meld, rank, naturals?, jokers?)})
+    set_memo: dict[tuple[int, ...], tuple[bool, set[tuple[int, int, bool, bool]]]] = {}
+
+    def sets_from(k: int, min_rank: int, counts: list[int], jokers: int, found: set[Any]) -> bool:
+        """As _complete's do_sets: whether the sets from k on complete; the choices that do go
+        into ``found``."""
+        if k == len(sets):
+            return True
+        i, placed, rank0, need, room = sets[k]
+        joker_room = min(jokers, room, need)
+        ranks: Sequence[int] = (rank0,) if placed else range(min_rank, 13)
+        any_ok = False
+        for rank in ranks:
+            avail = counts[rank]
+            if avail + joker_room < need:
+                continue
+            for used in range(0, joker_room + 1):
+                naturals = need - used
+                if naturals > avail or (not placed and naturals == 0):
+                    continue
+                counts[rank] -= naturals
+                if sets_from(k + 1, min_rank if placed else rank, counts, jokers - used, found):
+                    any_ok = True
+                    found.add((i, rank, naturals > 0, used > 0))
+                counts[rank] += naturals
+        return any_ok
+
+    def do_runs(k: int) -> bool:
+        if k == len(run_idx):
+            if not sets:
+                return True
+            counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
+            key = (*counts, hand[JOKER])
+            hit = set_memo.get(key)
+            if hit is None:
+                found: set[tuple[int, int, bool, bool]] = set()
+                hit = set_memo[key] = (sets_from(0, 0, counts, hand[JOKER], found), found)
+            ok, found = hit
+            for i, rank, naturals, jokers in found:
+                for c in range(rank, 52, 13):
+                    if naturals and hand[c]:  # the hand after the runs
+                        out.add((i, c, c))
+                    if jokers:
+                        out.add((i, JOKER, c))
+            return ok
+        i = run_idx[k]
+        floor = windows[-1][:2] if alike_prev[k] else (-1, -1)
+        any_ok = False
+        for suit, lo, hi, nat, jok in _run_options(hand, melds[i]):
+            if (suit, lo) <= floor:
+                continue
+            if any(s == suit and not runs_separated((lo, hi), (a, b), gap) for s, a, b in windows):
+                continue
+            base = suit * 13
+            for pos in nat:
+                hand[base + (pos % 13)] -= 1
+            hand[JOKER] -= len(jok)
+            windows.append((suit, lo, hi))
+            if do_runs(k + 1):
+                any_ok = True
+                for pos in nat:
+                    out.add((i, base + pos % 13, make_place(suit, pos)))
+                for pos in jok:
+                    out.add((i, JOKER, make_place(suit, pos)))
+            windows.pop()
+            hand[JOKER] += len(jok)
+            for pos in nat:
+                hand[base + (pos % 13)] += 1
+        return any_ok
+
+    do_runs(0)
+
+
+def _run_options(hand: Sequence[int], meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
+    """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
+
+    Presence of each run position in the hand is a 14-bit mask per suit, so a window's
+    missing cards are one popcount; only windows that the jokers can complete are expanded.
+    """
+    size = meld.spec.size
+    jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
+    if meld.places:
+        suits: Sequence[int] = (meld.suit,)
+        lo0, hi0 = meld.span()
+        length = max(size, hi0 - lo0 + 1)
+        filled = 0
+        for p in meld.places:
+            filled |= 1 << pos_of(p)
+        first, last = max(0, hi0 - length + 1), min(14 - length, lo0)
+    else:
+        suits = (0, 1, 2, 3)
+        length = size
+        filled = 0
+        first, last = 0, 14 - length
+    to_fill = length - filled.bit_count()
+    full = (1 << length) - 1
+    for suit in suits:
+        base = suit * 13
+        present = 0
+        for r in range(13):
+            if hand[base + r]:
+                present |= 1 << r
+        if present & 1:
+            present |= 1 << 13  # the ace also stands high
+        present &= ~filled
+        if present.bit_count() + jokers_left < to_fill:
+            continue
+        for lo in range(first, last + 1):
+            window = (full << lo) & ~filled
+            absent = window & ~present
+            if absent.bit_count() > jokers_left:
+                continue
+            have = [pos for pos in range(lo, lo + length) if (window & present) >> pos & 1]
+            missing = [pos for pos in range(lo, lo + length) if absent >> pos & 1]
+            hi = lo + length - 1
+            yield suit, lo, hi, have, missing
+            # Also try jokers on places whose natural is in hand: that natural may be
+            # needed by a set, and the run may have joker room the set lacks.
+            spare = jokers_left - len(missing)
+            for extra in range(1, min(spare, len(have)) + 1):
+                for subst in combinations(have, extra):
+                    nat = [p for p in have if p not in subst]
+                    yield suit, lo, hi, nat, missing + list(subst)
 
 
 def _take_rank(hand: list[int], rank: int, n: int) -> list[int]:

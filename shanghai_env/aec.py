@@ -156,7 +156,7 @@ from .fast_wrappers import wrap_classic
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .melds import CONTRACTS
 from .moves import Move, MoveKind
-from .observation import ObservationEncoder, StateEncoder, layout_markdown
+from .observation import INT8, ObservationEncoder, StateEncoder, layout_markdown
 from .render import render_text
 from .rules import ALL_CONTRACTS, Rules
 
@@ -382,7 +382,7 @@ class raw_env(AECEnv):
         action_of = self.action_table.action_of
         for move in moves:
             buf[action_of[move]] = 1
-        return np.frombuffer(bytes(buf), dtype=np.int8)  # frozen(buf), inlined on this hot path
+        return np.frombuffer(bytes(buf), INT8)  # frozen(buf), inlined on this hot path
 
     # --- observing --------------------------------------------------------------------------
 
@@ -398,8 +398,8 @@ class raw_env(AECEnv):
                 return self._unknown_agent(agent)
             if self._table is None:
                 self._table = self.encoder.table_bytes(self.game)
-            obs = self.encoder.encode(self.game, seat, table=self._table)
-            obs.flags.writeable = False  # cached for this state: callers share it
+            # read-only (an array over bytes): cached for this state, callers share it
+            obs = np.frombuffer(self.encoder.encode_bytes(self.game, seat, table=self._table), INT8)
             self._obs_cache[agent] = obs
         acting = (
             agent == self.agent_selection

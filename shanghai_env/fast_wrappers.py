@@ -201,14 +201,14 @@ class _AgentIterator(AECOrderEnforcingIterator[Any, Any, Any]):
 
     def __next__(self) -> Any:
         env = self.env
-        base = env._base  # type: ignore[attr-defined]
+        base = env._base
         if not base.agents or self.iters_til_term <= 0:
             raise StopIteration
         self.iters_til_term -= 1
-        if not env._has_updated:  # type: ignore[attr-defined]
+        if not env._has_updated:
             # PettingZoo's own check (an assert there), kept under python -O too
             raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
-        env._has_updated = False  # type: ignore[attr-defined]
+        env._has_updated = False
         return base.agent_selection
 
 

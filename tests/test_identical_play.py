@@ -171,7 +171,29 @@ def env_play() -> str:
     return _digest(out)
 
 
+def meter_answers() -> str:
+    """Distances and outs of the bots' contract meter on random hands of every contract and gap."""
+    from shanghai_env.agents.bots.contract import ContractMeter
+
+    rng = random.Random(7)
+    out = []
+    for contract in range(1, 11):
+        for gap in (0, 1, 2):
+            meter = ContractMeter(contract, gap)
+            for _ in range(150):
+                decks = rng.choice([2, 3])
+                ranks = rng.sample(range(13), rng.randint(4, 13))
+                suits = rng.sample(range(4), rng.randint(1, 4))
+                pool = [s * 13 + r for s in suits for r in ranks] * decks + [52] * rng.randint(0, decks)
+                hand = [0] * 53
+                for c in rng.sample(pool, min(len(pool), rng.randint(6, 16))):
+                    hand[c] += 1
+                out.append((meter.distance(hand), meter.analyse(hand)))
+    return _digest(out)
+
+
 FINGERPRINTS: dict[str, tuple[Callable[[], str], str]] = {
+    "meter": (meter_answers, "898c1d7436fcaffe"),
     "bot_games": (bot_games, "4f37c0c94f4aa587"),
     "planner_rollouts": (lambda: rollouts(PlannerBot), "ca0855cc871672b3"),
     "greedy_rollouts": (lambda: rollouts(GreedyBot), "0378267ed8128365"),

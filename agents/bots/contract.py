@@ -33,20 +33,17 @@ JOKER_BIT = 1 << JOKER
 _POP = bytes(bin(i).count("1") for i in range(1 << 14))
 
 
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+
+
 def suit_masks(hand: Sequence[int]) -> tuple[int, int, int, int]:
     """Per suit, a 14-bit mask of the run positions held (bit 13 is the high ace)."""
-    out = []
-    for base in (0, 13, 26, 39):
-        m = 0
-        bit = 1
-        for c in range(base, base + 13):
-            if hand[c]:
-                m |= bit
-            bit <<= 1
-        if m & 1:
-            m |= 1 << 13
-        out.append(m)
-    return out[0], out[1], out[2], out[3]
+    held = int(bytes(hand[:52])[::-1].translate(_HELD), 2)  # bit c: card c is held
+    m0 = held & 0x1FFF
+    m1 = (held >> 13) & 0x1FFF
+    m2 = (held >> 26) & 0x1FFF
+    m3 = held >> 39
+    return (m0 | (m0 & 1) << 13, m1 | (m1 & 1) << 13, m2 | (m2 & 1) << 13, m3 | (m3 & 1) << 13)
 
 
 def size_deficit(hand_size: int, contract: int) -> int:
@@ -75,6 +72,10 @@ class ContractMeter:
         self._full = (1 << self.run_len) - 1
         self._cache: dict[tuple[int, ...], tuple[int, int]] = {}
         self._dcache: dict[tuple[int, ...], int] = {}
+        # Runs alone depend only on which cards are held (the suits' masks), the jokers and
+        # which suits hold a single ace: many hands share those, so they share one answer.
+        self._runs_cache: dict[tuple[int, ...], tuple[int, int]] = {}
+        self._sets_cache: dict[tuple[int, ...], tuple[int, int, int]] = {}
 
     # --- public -----------------------------------------------------------------------------
 
@@ -103,28 +104,34 @@ class ContractMeter:
 
     # --- search -----------------------------------------------------------------------------
 
-    def _windows(self, hand: Sequence[int]) -> list[tuple[int, int, int]]:
-        """(missing, suit, lo) of every run window, cheapest first (bucketed by missing)."""
+    def _windows(self, masks: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
+        """(missing, suit, lo) of every run window, cheapest first (by missing, then suit, then lo)."""
         length = self.run_len
-        per_suit = [_suit_windows(length, mask) for mask in suit_masks(hand)]
-        out: list[tuple[int, int, int]] = []
-        for m in range(length + 1):
-            for suit in range(4):
-                for lo in per_suit[suit][m]:
-                    out.append((m, suit, lo))
+        out = [
+            *_suit_window_list(length, 0, masks[0]),
+            *_suit_window_list(length, 1, masks[1]),
+            *_suit_window_list(length, 2, masks[2]),
+            *_suit_window_list(length, 3, masks[3]),
+        ]
+        out.sort(key=_missing)  # stable: suits, then starts, in order within each count
         return out
 
-    def _window_outs(self, hand: Sequence[int], suit: int, lo: int) -> int:
-        outs = 0
-        base = suit * 13
-        for pos in range(lo, lo + self.run_len):
-            c = base + (pos % 13)
-            if not hand[c]:
-                outs |= 1 << c
-        return outs
+    def _window_outs(self, masks: tuple[int, int, int, int], suit: int, lo: int) -> int:
+        """The cards a window misses, as bits over card kinds (position 13 is the suit's ace)."""
+        need = (self._full << lo) & ~masks[suit]
+        return ((need & 0x1FFF) | (need >> 13)) << (13 * suit)
 
     def _sets(self, counts: list[int]) -> tuple[int, int, int]:
         """(missing cards, sets missing something, outs over ranks) of the cheapest sets."""
+        key = tuple(counts)
+        hit = self._sets_cache.get(key)
+        if hit is None:
+            if len(self._sets_cache) > 50_000:
+                self._sets_cache.clear()
+            hit = self._sets_cache[key] = self._cheapest_sets(counts)
+        return hit
+
+    def _cheapest_sets(self, counts: list[int]) -> tuple[int, int, int]:
         k = self.num_sets
         table = _MARGINAL[k]
         num = [0, 0, 0, 0]
@@ -154,83 +161,115 @@ class ContractMeter:
     def _solve(self, hand: tuple[int, ...], want_outs: bool) -> tuple[int, int]:
         """(distance, outs); without ``want_outs`` ties are not explored and outs is 0."""
         jokers = hand[JOKER]
-        counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
         if not self.num_runs:
+            counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
             missing, short, ranks = self._sets(counts)
             used = min(jokers, short)
             outs = _rank_outs(ranks) if missing else 0
             if short > jokers and missing:
                 outs |= JOKER_BIT
             return missing - used, outs
-        windows = self._windows(hand)
+        masks = suit_masks(hand)
         if not self.num_sets:
-            return self._runs_only(hand, windows, jokers, want_outs)
-        return self._run_and_sets(hand, windows, counts, jokers, want_outs)
+            single_aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+            key = (*masks, jokers, single_aces, want_outs)
+            hit = self._runs_cache.get(key)
+            if hit is None:
+                if len(self._runs_cache) > 50_000:
+                    self._runs_cache.clear()
+                windows = self._windows(masks)
+                hit = self._runs_cache[key] = self._runs_only(masks, windows, jokers, single_aces, want_outs)
+            return hit
+        counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
+        return self._run_and_sets(masks, self._windows(masks), counts, jokers, want_outs)
 
     def _runs_only(
-        self, hand: tuple[int, ...], windows: list[tuple[int, int, int]], jokers: int, want_outs: bool
+        self,
+        masks: tuple[int, int, int, int],
+        windows: list[tuple[int, int, int]],
+        jokers: int,
+        single_aces: int,
+        want_outs: bool,
     ) -> tuple[int, int]:
-        k, lim, length, gap = self.num_runs, self.run_jokers, self.run_len, self.gap
+        """The cheapest choice of ``num_runs`` windows (two or three: every contract of runs alone
+        has two or three), cheapest windows first with a lower bound; one loop per run."""
+        lim, length, gap, full = self.run_jokers, self.run_len, self.gap, self._full
+        top = 14 - length
+        three = self.num_runs == 3
+        k = 3 if three else 2
         best = 1 << 30
         outs = 0
         n = len(windows)
         slack = 0 if want_outs else 1  # without outs, equal-cost branches need no visit
-        chosen: list[tuple[int, int, int]] = []
 
-        def extra(suit: int, lo: int) -> int:
-            """-1 if the window clashes with a chosen one; 1 if both need the suit's single ace."""
-            penalty = 0
-            for _, s, a in chosen:
-                if s != suit:
-                    continue
-                if not (lo - (a + length - 1) - 1 >= gap or a - (lo + length - 1) - 1 >= gap):
-                    return -1
-                # one run low-ace, the other high-ace: the same card twice
-                top = 14 - length
-                if ((lo == 0 and a == top) or (a == 0 and lo == top)) and hand[suit * 13] == 1:
-                    penalty = 1
-            return penalty
+        def extra(s1: int, a1: int, s2: int, a2: int) -> int:
+            """Window (s2, a2) beside (s1, a1): -1 if they clash, 1 if both need the suit's single
+            ace (one run with the ace low, the other high), else 0."""
+            if s1 != s2:
+                return 0
+            if not (a2 - (a1 + length - 1) - 1 >= gap or a1 - (a2 + length - 1) - 1 >= gap):
+                return -1
+            if ((a2 == 0 and a1 == top) or (a1 == 0 and a2 == top)) and single_aces >> s2 & 1:
+                return 1
+            return 0
 
-        def visit(start: int, partial: int, ace_outs: int) -> None:
+        def leaf(chosen: tuple[tuple[int, int, int], ...], ace_outs: int) -> None:
+            """Score a full choice (missing counts include ace penalties)."""
             nonlocal best, outs
-            depth = len(chosen)
-            if depth == k:
-                cap = 0
-                for m, _, _ in chosen:
-                    cap += m if m < lim else lim
-                total = partial - (jokers if jokers < cap else cap)
-                if not want_outs:
-                    if total < best:
-                        best = total
-                elif total <= best:
-                    found = (JOKER_BIT if cap > jokers and total else 0) | ace_outs
-                    for m, s, a in chosen:
-                        if m:
-                            found |= self._window_outs(hand, s, a)
-                    if total < best:
-                        best, outs = total, found
-                    else:
-                        outs |= found
-                return
-            left = k - depth
-            for i in range(start, n):
-                m, s, a = windows[i]
-                if partial + left * m - jokers + slack > best:
-                    return
-                penalty = extra(s, a)
-                if penalty >= 0:
-                    chosen.append((m + penalty, s, a))
-                    visit(i + 1, partial + m + penalty, ace_outs | (penalty << (s * 13)))
-                    chosen.pop()
+            cards = cap = 0
+            for m, _, _ in chosen:
+                cards += m
+                cap += m if m < lim else lim
+            total = cards - (jokers if jokers < cap else cap)
+            if not want_outs:
+                if total < best:
+                    best = total
+            elif total <= best:
+                found = (JOKER_BIT if cap > jokers and total else 0) | ace_outs
+                for m, s, a in chosen:
+                    if m:  # the window's missing cards (position 13 is the ace)
+                        need = (full << a) & ~masks[s]
+                        found |= ((need & 0x1FFF) | (need >> 13)) << (13 * s)
+                if total < best:
+                    best, outs = total, found
+                else:
+                    outs |= found
 
-        visit(0, 0, 0)
+        for i in range(n):
+            m1, s1, a1 = windows[i]
+            if k * m1 - jokers + slack > best:
+                break
+            for j in range(i + 1, n):
+                m2, s2, a2 = windows[j]
+                if m1 + (k - 1) * m2 - jokers + slack > best:
+                    break
+                pen2 = extra(s1, a1, s2, a2)
+                if pen2 < 0:
+                    continue
+                if not three:
+                    leaf(((m1, s1, a1), (m2 + pen2, s2, a2)), pen2 << (s2 * 13))
+                    continue
+                partial = m1 + m2 + pen2
+                for x in range(j + 1, n):
+                    m3, s3, a3 = windows[x]
+                    if partial + m3 - jokers + slack > best:
+                        break
+                    pen3 = extra(s1, a1, s3, a3)
+                    if pen3 < 0:
+                        continue
+                    second = extra(s2, a2, s3, a3)
+                    if second < 0:
+                        continue
+                    pen3 |= second
+                    chosen = ((m1, s1, a1), (m2 + pen2, s2, a2), (m3 + pen3, s3, a3))
+                    leaf(chosen, pen2 << (s2 * 13) | pen3 << (s3 * 13))
         if best == 0:
             outs = 0
         return best, outs
 
     def _run_and_sets(
         self,
-        hand: tuple[int, ...],
+        masks: tuple[int, int, int, int],
         windows: list[tuple[int, int, int]],
         counts: list[int],
         jokers: int,
@@ -245,9 +284,9 @@ class ContractMeter:
             if m + base_sets - jokers + slack > best:
                 break
             left = counts[:]
-            b = suit * 13
+            held = masks[suit]
             for pos in range(lo, lo + length):
-                if hand[b + pos % 13]:
+                if held >> pos & 1:
                     left[pos % 13] -= 1
             missing, short, ranks = self._sets(left)
             cap = (m if m < lim else lim) + short
@@ -257,7 +296,7 @@ class ContractMeter:
             elif total <= best:
                 found = _rank_outs(ranks) if missing else 0
                 if m:
-                    found |= self._window_outs(hand, suit, lo)
+                    found |= self._window_outs(masks, suit, lo)
                 if cap > jokers and total:
                     found |= JOKER_BIT
                 if total < best:
@@ -296,6 +335,23 @@ def _suit_windows(length: int, mask: int) -> tuple[tuple[int, ...], ...]:
             groups[length - _POP[(mask >> lo) & full]].append(lo)
         hit = _WINDOWS[key] = tuple(tuple(g) for g in groups)
     return hit
+
+
+_WINDOW_LISTS: dict[tuple[int, int, int], tuple[tuple[int, int, int], ...]] = {}
+
+
+def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int, int], ...]:
+    """(missing, suit, lo) of one suit's windows, by missing then lo (memoised)."""
+    key = (length, suit, mask)
+    hit = _WINDOW_LISTS.get(key)
+    if hit is None:
+        groups = _suit_windows(length, mask)
+        hit = _WINDOW_LISTS[key] = tuple((m, suit, lo) for m in range(length + 1) for lo in groups[m])
+    return hit
+
+
+def _missing(window: tuple[int, int, int]) -> int:
+    return window[0]
 
 
 _RANK_OUTS = [sum(1 << (s * 13 + r) for s in range(4)) for r in range(13)]

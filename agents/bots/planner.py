@@ -45,6 +45,7 @@ from shanghai_env.agents.bots.handtools import (
     fits_meld,
     fits_table,
     hand_kinds,
+    layable_naturals,
     minus,
     moves_of,
     near_run_end,
@@ -117,16 +118,17 @@ class PlannerBot(HeuristicBot):
         n, me = view.num_players, view.player
         danger = [0.0] * 53
         danger[JOKER] = 10.0
-        melds = table_melds(view)
+        layable: list[int] | None = None  # the cards a down player could lay off
         for k in range(1, n):
             q = (me + k) % n
             weight = p.next_player_weight if k == 1 else p.other_player_weight
             if view.down[q]:
                 # a down player who takes it lays it off; others would have to buy it
                 w = weight * (1.0 if k == 1 else 0.3)
-                for c in range(52):
-                    if fits_table(c, melds):
-                        danger[c] += w
+                if layable is None:
+                    layable = layable_naturals(table_melds(view))
+                for c in layable:
+                    danger[c] += w
                 continue
             interest = [0.0] * 52
             for c in range(52):

@@ -25,6 +25,7 @@ whose arrival lowers the distance by one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from shanghai_env.cards import JOKER
 from shanghai_env.melds import CONTRACTS, RUN, SET, contract_size
@@ -113,7 +114,7 @@ class ContractMeter:
             *_suit_window_list(length, 2, masks[2]),
             *_suit_window_list(length, 3, masks[3]),
         ]
-        out.sort(key=_missing)  # stable: suits, then starts, in order within each count
+        out.sort(key=_MISSING)  # stable: suits, then starts, in order within each count
         return out
 
     def _window_outs(self, masks: tuple[int, int, int, int], suit: int, lo: int) -> int:
@@ -243,7 +244,7 @@ class ContractMeter:
                 m2, s2, a2 = windows[j]
                 if m1 + (k - 1) * m2 - jokers + slack > best:
                     break
-                pen2 = extra(s1, a1, s2, a2)
+                pen2 = extra(s1, a1, s2, a2) if s1 == s2 else 0
                 if pen2 < 0:
                     continue
                 if not three:
@@ -254,10 +255,10 @@ class ContractMeter:
                     m3, s3, a3 = windows[x]
                     if partial + m3 - jokers + slack > best:
                         break
-                    pen3 = extra(s1, a1, s3, a3)
+                    pen3 = extra(s1, a1, s3, a3) if s1 == s3 else 0
                     if pen3 < 0:
                         continue
-                    second = extra(s2, a2, s3, a3)
+                    second = extra(s2, a2, s3, a3) if s2 == s3 else 0
                     if second < 0:
                         continue
                     pen3 |= second
@@ -350,8 +351,7 @@ def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int
     return hit
 
 
-def _missing(window: tuple[int, int, int]) -> int:
-    return window[0]
+_MISSING = itemgetter(0)  # a window's missing count, the sort key of window lists
 
 
 _RANK_OUTS = [sum(1 << (s * 13 + r) for s in range(4)) for r in range(13)]

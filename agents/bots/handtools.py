@@ -51,8 +51,11 @@ class HeuristicBot:
 
     def act(self, decision: Decision) -> int:
         """Answer the decision's phase with a move and return its action id."""
-        view = decision.view
-        self.rules = decision.rules
+        return decision.table.encode(self.choose(decision.view, decision.rules))
+
+    def choose(self, view: PlayerView, rules: Rules) -> Move:
+        """The move :meth:`act` plays (its action id aside): rollouts ask for moves directly."""
+        self.rules = rules
         legal = view.legal_moves
         if not legal:
             raise ValueError(f"{self.name}: asked to act with no legal move")
@@ -70,7 +73,7 @@ class HeuristicBot:
         if move not in legal:  # a bot's bug must never become an illegal action
             self.fallbacks += 1
             move = legal[0]
-        return decision.table.encode(move)
+        return move
 
     def count_turn(self, view: PlayerView) -> int:
         """Count one more own turn in this deal; return how many so far."""

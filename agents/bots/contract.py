@@ -105,8 +105,9 @@ class ContractMeter:
 
     # --- search -----------------------------------------------------------------------------
 
-    def _windows(self, masks: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
-        """(missing, suit, lo) of every run window, cheapest first (by missing, then suit, then lo)."""
+    def _windows(self, masks: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+        """(missing, suit, lo, missing cards as bits) of every run window, cheapest first (by
+        missing, then suit, then lo)."""
         length = self.run_len
         out = [
             *_suit_window_list(length, 0, masks[0]),
@@ -116,11 +117,6 @@ class ContractMeter:
         ]
         out.sort(key=_MISSING)  # stable: suits, then starts, in order within each count
         return out
-
-    def _window_outs(self, masks: tuple[int, int, int, int], suit: int, lo: int) -> int:
-        """The cards a window misses, as bits over card kinds (position 13 is the suit's ace)."""
-        need = (self._full << lo) & ~masks[suit]
-        return ((need & 0x1FFF) | (need >> 13)) << (13 * suit)
 
     def _sets(self, counts: list[int]) -> tuple[int, int, int]:
         """(missing cards, sets missing something, outs over ranks) of the cheapest sets."""
@@ -187,14 +183,19 @@ class ContractMeter:
     def _runs_only(
         self,
         masks: tuple[int, int, int, int],
-        windows: list[tuple[int, int, int]],
+        windows: list[tuple[int, int, int, int]],
         jokers: int,
         single_aces: int,
         want_outs: bool,
     ) -> tuple[int, int]:
         """The cheapest choice of ``num_runs`` windows (two or three: every contract of runs alone
-        has two or three), cheapest windows first with a lower bound; one loop per run."""
-        lim, length, gap, full = self.run_jokers, self.run_len, self.gap, self._full
+        has two or three), cheapest windows first with a lower bound; one loop per run.
+
+        Two windows of one suit must be ``gap`` ranks apart; when one has the ace low and the
+        other high and the hand holds that ace once, the later one misses one card more (and
+        the ace is an out)."""
+        lim, length, gap = self.run_jokers, self.run_len, self.gap
+        apart = length + gap  # window starts at least this far apart in one suit
         top = 14 - length
         three = self.num_runs == 3
         k = 3 if three else 2
@@ -203,67 +204,64 @@ class ContractMeter:
         n = len(windows)
         slack = 0 if want_outs else 1  # without outs, equal-cost branches need no visit
 
-        def extra(s1: int, a1: int, s2: int, a2: int) -> int:
-            """Window (s2, a2) beside (s1, a1): -1 if they clash, 1 if both need the suit's single
-            ace (one run with the ace low, the other high), else 0."""
-            if s1 != s2:
-                return 0
-            if not (a2 - (a1 + length - 1) - 1 >= gap or a1 - (a2 + length - 1) - 1 >= gap):
-                return -1
-            if ((a2 == 0 and a1 == top) or (a1 == 0 and a2 == top)) and single_aces >> s2 & 1:
-                return 1
-            return 0
-
-        def leaf(chosen: tuple[tuple[int, int, int], ...], ace_outs: int) -> None:
-            """Score a full choice (missing counts include ace penalties)."""
-            nonlocal best, outs
-            cards = cap = 0
-            for m, _, _ in chosen:
-                cards += m
-                cap += m if m < lim else lim
-            total = cards - (jokers if jokers < cap else cap)
-            if not want_outs:
-                if total < best:
-                    best = total
-            elif total <= best:
-                found = (JOKER_BIT if cap > jokers and total else 0) | ace_outs
-                for m, s, a in chosen:
-                    if m:  # the window's missing cards (position 13 is the ace)
-                        need = (full << a) & ~masks[s]
-                        found |= ((need & 0x1FFF) | (need >> 13)) << (13 * s)
-                if total < best:
-                    best, outs = total, found
-                else:
-                    outs |= found
-
         for i in range(n):
-            m1, s1, a1 = windows[i]
+            m1, s1, a1, o1 = windows[i]
             if k * m1 - jokers + slack > best:
                 break
+            c1 = m1 if m1 < lim else lim
             for j in range(i + 1, n):
-                m2, s2, a2 = windows[j]
+                m2, s2, a2, o2 = windows[j]
                 if m1 + (k - 1) * m2 - jokers + slack > best:
                     break
-                pen2 = extra(s1, a1, s2, a2) if s1 == s2 else 0
-                if pen2 < 0:
-                    continue
+                pen2 = 0
+                if s1 == s2:
+                    if a2 - a1 < apart and a1 - a2 < apart:
+                        continue  # too close
+                    if ((a1 == 0 and a2 == top) or (a2 == 0 and a1 == top)) and single_aces >> s2 & 1:
+                        pen2 = 1
+                        m2 += 1
+                c2 = c1 + (m2 if m2 < lim else lim)
                 if not three:
-                    leaf(((m1, s1, a1), (m2 + pen2, s2, a2)), pen2 << (s2 * 13))
+                    total = m1 + m2 - (jokers if jokers < c2 else c2)
+                    if not want_outs:
+                        if total < best:
+                            best = total
+                    elif total <= best:
+                        found = (JOKER_BIT if c2 > jokers and total else 0) | pen2 << (s2 * 13) | o1 | o2
+                        if total < best:
+                            best, outs = total, found
+                        else:
+                            outs |= found
                     continue
-                partial = m1 + m2 + pen2
+                partial = m1 + m2
                 for x in range(j + 1, n):
-                    m3, s3, a3 = windows[x]
+                    m3, s3, a3, o3 = windows[x]
                     if partial + m3 - jokers + slack > best:
                         break
-                    pen3 = extra(s1, a1, s3, a3) if s1 == s3 else 0
-                    if pen3 < 0:
-                        continue
-                    second = extra(s2, a2, s3, a3) if s2 == s3 else 0
-                    if second < 0:
-                        continue
-                    pen3 |= second
-                    chosen = ((m1, s1, a1), (m2 + pen2, s2, a2), (m3 + pen3, s3, a3))
-                    leaf(chosen, pen2 << (s2 * 13) | pen3 << (s3 * 13))
+                    pen3 = 0
+                    if s3 == s1:
+                        if a3 - a1 < apart and a1 - a3 < apart:
+                            continue
+                        if ((a1 == 0 and a3 == top) or (a3 == 0 and a1 == top)) and single_aces >> s3 & 1:
+                            pen3 = 1
+                    if s3 == s2:
+                        if a3 - a2 < apart and a2 - a3 < apart:
+                            continue
+                        if ((a2 == 0 and a3 == top) or (a3 == 0 and a2 == top)) and single_aces >> s3 & 1:
+                            pen3 = 1
+                    m3 += pen3
+                    cap = c2 + (m3 if m3 < lim else lim)
+                    total = partial + m3 - (jokers if jokers < cap else cap)
+                    if not want_outs:
+                        if total < best:
+                            best = total
+                    elif total <= best:
+                        found = (JOKER_BIT if cap > jokers and total else 0) | o1 | o2 | o3
+                        found |= pen2 << (s2 * 13) | pen3 << (s3 * 13)
+                        if total < best:
+                            best, outs = total, found
+                        else:
+                            outs |= found
         if best == 0:
             outs = 0
         return best, outs
@@ -271,7 +269,7 @@ class ContractMeter:
     def _run_and_sets(
         self,
         masks: tuple[int, int, int, int],
-        windows: list[tuple[int, int, int]],
+        windows: list[tuple[int, int, int, int]],
         counts: list[int],
         jokers: int,
         want_outs: bool,
@@ -281,7 +279,7 @@ class ContractMeter:
         best = 1 << 30
         outs = 0
         slack = 0 if want_outs else 1
-        for m, suit, lo in windows:
+        for m, suit, lo, window_outs in windows:
             if m + base_sets - jokers + slack > best:
                 break
             left = counts[:]
@@ -296,8 +294,7 @@ class ContractMeter:
                 best = total if total < best else best
             elif total <= best:
                 found = _rank_outs(ranks) if missing else 0
-                if m:
-                    found |= self._window_outs(masks, suit, lo)
+                found |= window_outs  # nothing when m is 0
                 if cap > jokers and total:
                     found |= JOKER_BIT
                 if total < best:
@@ -338,16 +335,23 @@ def _suit_windows(length: int, mask: int) -> tuple[tuple[int, ...], ...]:
     return hit
 
 
-_WINDOW_LISTS: dict[tuple[int, int, int], tuple[tuple[int, int, int], ...]] = {}
+_WINDOW_LISTS: dict[tuple[int, int, int], tuple[tuple[int, int, int, int], ...]] = {}
 
 
-def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int, int], ...]:
-    """(missing, suit, lo) of one suit's windows, by missing then lo (memoised)."""
+def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int, int, int], ...]:
+    """(missing, suit, lo, missing cards as bits over card kinds) of one suit's windows, by
+    missing then lo (memoised)."""
     key = (length, suit, mask)
     hit = _WINDOW_LISTS.get(key)
     if hit is None:
         groups = _suit_windows(length, mask)
-        hit = _WINDOW_LISTS[key] = tuple((m, suit, lo) for m in range(length + 1) for lo in groups[m])
+        full = (1 << length) - 1
+        out = []
+        for m in range(length + 1):
+            for lo in groups[m]:
+                need = (full << lo) & ~mask  # positions missing; position 13 is the ace
+                out.append((m, suit, lo, ((need & 0x1FFF) | (need >> 13)) << (13 * suit)))
+        hit = _WINDOW_LISTS[key] = tuple(out)
     return hit
 
 

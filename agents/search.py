@@ -370,8 +370,8 @@ def play_out(
     moves = 0
     while len(results) == deal:
         p = game.to_act
-        view = _rollout_view(game, p)
-        _apply(game, table.decode(bots[p].act(Decision(view, table, rules))), draws, counters)
+        # the bot's move itself (what act() would encode and the loop decode again)
+        _apply(game, bots[p].choose(_rollout_view(game, p), rules), draws, counters)
         moves += 1
         if moves >= cap and len(results) == deal:
             game.abandon_deal()
@@ -380,9 +380,11 @@ def play_out(
 
 def _rollout_view(game: Game, p: int) -> PlayerView:
     """``game.view(p)`` for the player to act, sharing the table's melds instead of copying them
-    (rollout bots only read a view, and a fifth of a rollout went into those copies)."""
+    (rollout bots only read a view, and a fifth of a rollout went into those copies); the frozen
+    dataclass is filled in one dict update instead of field by field."""
     went_down = game.went_down_this_turn
-    return PlayerView(
+    view = object.__new__(PlayerView)
+    view.__dict__.update(
         player=p,
         num_players=game.num_players,
         deal=game.deal,
@@ -409,6 +411,7 @@ def _rollout_view(game: Game, p: int) -> PlayerView:
         turn_player_went_down=went_down,
         deal_moves=game.move_count - game.deal_start_move,
     )
+    return view
 
 
 def _beats(a: list[float], b: list[float], z: float) -> bool:
@@ -440,7 +443,7 @@ def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int]
     """
     kind = move.kind
     if draws is None or counters is None or kind not in _DRAWING or not game.stock:
-        game.apply(move)
+        game._apply_plain(move)  # a legal move or a candidate: plain fields, legality checked
         return
     drawers = (game.to_act, game.turn_player) if kind == MoveKind.BUY else (game.turn_player,)
     stock = game.stock
@@ -455,7 +458,7 @@ def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int]
         stock.remove(c)
     stock.extend(reversed(picks))  # the first drawer's card on top (the list's end)
     before, rebuilt = len(stock), game.reshuffles
-    game.apply(move)
+    game._apply_plain(move)
     drawn = before - len(game.stock) if game.reshuffles == rebuilt else len(picks)
     for q in drawers[:drawn]:
         counters[q] += 1

@@ -1,13 +1,19 @@
 """Steps per second of random legal play, against peer card-game environments in the same run.
 
-    python benchmarks/throughput.py            # about a minute
-    python benchmarks/throughput.py --quick    # a few seconds a figure (CI)
-    python benchmarks/throughput.py --json out.json
+    python benchmarks/throughput.py                      # 3, 4, 6 and 8 players, a few minutes
+    python benchmarks/throughput.py --players 4          # one table size
+    python benchmarks/throughput.py --quick              # a few seconds a figure (CI)
+    python benchmarks/throughput.py --json out.json --markdown out.md
 
 Every loop reads the acting player's observation and action mask at every step, as a learner
 would. Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Python bindings,
 ``observation_tensor()`` every step) and RLCard ``gin-rummy``. Ratios are ours / peer, all
-measured in this process, so the machine cancels out. Nothing here asserts on time.
+measured in this process with the loops of one table size and the peers interleaved: each
+figure is the sum of ``--rounds`` slices taken in turn (engine, raw_env, env(), OpenSpiel,
+RLCard, engine, ...), so a load that comes and goes on the machine hits every loop alike.
+Each ratio is printed with its range over the rounds. Time is this process's CPU time
+(``--clock wall`` for wall time): on a shared machine other programs' work does not count,
+and on an idle one the two agree. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -31,18 +37,45 @@ from shanghai_env import Game
 from shanghai_env.actions import ActionTable
 from shanghai_env.observation import ObservationEncoder
 
-Loop = Callable[[float], tuple[int, float]]
+
+class Slices:
+    """A loop (one episode per call, returns its steps) measured in slices taken in turn."""
+
+    clock: Callable[[], float] = time.process_time
+
+    def __init__(self, label: str, loop: Callable[[], int]) -> None:
+        self.label = label
+        self.loop = loop
+        self.steps = 0
+        self.elapsed = 0.0
+        self.rates: list[float] = []  # steps/s of each slice
+
+    def run(self, seconds: float) -> None:
+        """Play whole episodes for about ``seconds``."""
+        steps = 0
+        clock = Slices.clock
+        start = clock()
+        while True:
+            steps += self.loop()
+            elapsed = clock() - start
+            if elapsed >= seconds:
+                break
+        self.steps += steps
+        self.elapsed += elapsed
+        self.rates.append(steps / elapsed)
+
+    @property
+    def rate(self) -> float:
+        return self.steps / self.elapsed
 
 
-def timed(loop: Callable[[], int], seconds: float) -> tuple[int, float]:
-    """Run ``loop`` (one episode, returns its steps) until ``seconds`` have passed."""
-    steps = 0
-    start = time.perf_counter()
-    while True:
-        steps += loop()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps, elapsed
+def interleaved(group: list[Slices], seconds: float, rounds: int) -> None:
+    """Measure every loop of ``group`` for ``seconds`` in all, in ``rounds`` slices taken in turn."""
+    for s in group:
+        s.loop()  # warm up
+    for _ in range(rounds):
+        for s in group:
+            s.run(seconds / rounds)
 
 
 def engine_loop(num_players: int, with_obs: bool, cap: int) -> Callable[[], int]:
@@ -186,14 +219,14 @@ def cost_along_a_deal(windows: int, window: int = 2000) -> list[float]:
     rng = random.Random(0)
     out = []
     for _ in range(windows):
-        start = time.perf_counter()
+        start = Slices.clock()
         for _ in range(window):
             observation, _, terminated, _, _ = env.last()
             if terminated:
                 env.reset(seed=rng.randrange(10**6))
                 continue
             env.step(rng.choice(observation["action_mask"].view(np.bool_).nonzero()[0].tolist()))
-        out.append((time.perf_counter() - start) / window * 1e6)
+        out.append((Slices.clock() - start) / window * 1e6)
     return out
 
 
@@ -224,6 +257,7 @@ def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float
 def markdown(results: dict[str, Any], players: list[int]) -> str:
     """The figures as Markdown tables (docs/performance.md embeds them)."""
     sps = results["steps_per_second"]
+    ratios, ranges = results["ratios"], results["ratio_ranges"]
     lines = [
         "| players | engine, moves only | engine + obs + mask | raw_env | env() |",
         "|---:|---:|---:|---:|---:|",
@@ -234,17 +268,24 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
             for label in ("engine moves only", "engine + obs + mask", "raw_env", "env")
         ]
         lines.append(f"| {n} | " + " | ".join(f"{v:,.0f}" for v in row) + " |")
-    lines += ["", "| peer | steps/s | env() 4p / peer | raw_env 4p / peer |", "|---|---:|---:|---:|"]
-    for peer in ("openspiel gin_rummy", "rlcard gin-rummy"):
-        if peer in sps and 4 in players:
-            ratios = results["ratios"]
-            lines.append(
-                f"| {peer} | {sps[peer]:,.0f} | {ratios[f'env 4p / {peer}']:.2f}x | "
-                f"{ratios[f'raw_env 4p / {peer}']:.2f}x |"
-            )
-    mem = results["memory_kib_per_env"]
-    lines += ["", "| players | memory per env (KiB) |", "|---:|---:|"]
-    lines += [f"| {n} | {kib:,.0f} |" for n, kib in mem.items()]
+    peers = [peer for peer in PEERS if peer in sps]
+    if peers:
+        head = "| players | " + " | ".join(
+            f"{peer} steps/s | env() / {peer.split()[0]} | raw_env / {peer.split()[0]}" for peer in peers
+        )
+        lines += ["", head + " |", "|---:|" + "---:|" * (3 * len(peers))]
+        for n in players:
+            cells = []
+            for peer in peers:
+                cells.append(f"{sps[peer][f'{n}p']:,.0f}")
+                for ours in ("env", "raw_env"):
+                    key = f"{ours} {n}p / {peer}"
+                    lo, hi = ranges[key]
+                    cells.append(f"{ratios[key]:.2f}x ({lo:.2f}-{hi:.2f})")
+            lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    if "memory_kib_per_env" in results:
+        lines += ["", "| players | memory per env (KiB) |", "|---:|---:|"]
+        lines += [f"| {n} | {kib:,.0f} |" for n, kib in results["memory_kib_per_env"].items()]
     if "vec_env" in results:
         v = results["vec_env"]
         many = next(k for k in v if k.startswith("subproc"))
@@ -255,13 +296,16 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
             f"| one process | {v['one_process']:,.0f} |",
             f"| {many.replace('_', ' ')} workers | {v[many]:,.0f} ({v['ratio']:.2f}x) |",
         ]
-    along = results["us_per_step_along_one_deal"]
-    lines += [
-        "",
-        "raw_env microseconds per step in successive windows of 2000 steps of one deal: "
-        + ", ".join(f"{u:.0f}" for u in along),
-    ]
+    if "us_per_step_along_one_deal" in results:
+        lines += [
+            "",
+            "raw_env microseconds per step in successive windows of 2000 steps of one deal: "
+            + ", ".join(f"{u:.0f}" for u in results["us_per_step_along_one_deal"]),
+        ]
     return "\n".join(lines) + "\n"
+
+
+PEERS = ("openspiel gin_rummy", "rlcard gin-rummy")
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -269,43 +313,78 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="short runs (CI)")
-    parser.add_argument("--seconds", type=float, default=None, help="seconds per figure")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per figure (all its slices)")
+    parser.add_argument("--rounds", type=int, default=None, help="slices per figure, taken in turn")
     parser.add_argument("--players", default="3,4,6,8", help="player counts, e.g. 4 or 3,4,6,8")
     parser.add_argument("--cap", type=int, default=2000, help="steps per episode before a reset")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu: this process's CPU time (other programs on the machine do not count); wall: wall time",
+    )
+    parser.add_argument("--no-extras", action="store_true", help="only the step rates and ratios")
     parser.add_argument("--json", default=None, help="write the figures to this file")
     parser.add_argument("--markdown", default=None, help="write the figures as Markdown tables to this file")
     args = parser.parse_args(argv)
-    seconds = args.seconds or (0.5 if args.quick else 3.0)
+    seconds = args.seconds or (0.5 if args.quick else 6.0)
+    rounds = args.rounds or (1 if args.quick else 6)
     players = [int(p) for p in args.players.split(",")]
+    Slices.clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
-    results: dict[str, Any] = {"seconds_per_figure": seconds, "steps_per_second": {}, "ratios": {}}
+    results: dict[str, Any] = {
+        "clock": args.clock,
+        "seconds_per_figure": seconds,
+        "rounds": rounds,
+        "steps_per_second": {},
+        "ratios": {},
+        "ratio_ranges": {},
+    }
     sps = results["steps_per_second"]
-
-    def measure(label: str, loop: Callable[[], int] | None) -> None:
+    peers = {"openspiel gin_rummy": openspiel_loop(), "rlcard gin-rummy": rlcard_loop()}
+    for peer, loop in peers.items():
         if loop is None:
-            print(f"{label:<34} (not installed: pip install -e '.[bench]')")
-            return
-        loop()  # warm up
-        steps, elapsed = timed(loop, seconds)
-        sps[label] = steps / elapsed
-        print(f"{label:<34} {sps[label]:>10,.0f} steps/s")
+            print(f"{peer:<34} (not installed: pip install -e '.[bench]')")
 
     for n in players:
-        measure(f"engine moves only {n}p", engine_loop(n, False, args.cap))
-        measure(f"engine + obs + mask {n}p", engine_loop(n, True, args.cap))
-        measure(f"raw_env {n}p", aec_loop(n, False, args.cap))
-        measure(f"env {n}p", aec_loop(n, True, args.cap))
-    measure("openspiel gin_rummy", openspiel_loop())
-    measure("rlcard gin-rummy", rlcard_loop())
+        group = [
+            Slices(f"engine moves only {n}p", engine_loop(n, False, args.cap)),
+            Slices(f"engine + obs + mask {n}p", engine_loop(n, True, args.cap)),
+            Slices(f"raw_env {n}p", aec_loop(n, False, args.cap)),
+            Slices(f"env {n}p", aec_loop(n, True, args.cap)),
+        ]
+        ours = {s.label: s for s in group}
+        theirs = {peer: Slices(peer, loop) for peer, loop in peers.items() if loop is not None}
+        interleaved(group + list(theirs.values()), seconds, rounds)
+        for s in group:
+            sps[s.label] = s.rate
+            print(f"{s.label:<34} {s.rate:>10,.0f} steps/s")
+        for peer, s in theirs.items():
+            sps.setdefault(peer, {})[f"{n}p"] = s.rate
+            print(f"{peer + f' (with {n}p)':<34} {s.rate:>10,.0f} steps/s")
+            for label in (f"env {n}p", f"raw_env {n}p"):
+                key = f"{label} / {peer}"
+                per_round = [a / b for a, b in zip(ours[label].rates, s.rates)]
+                results["ratios"][key] = ours[label].rate / s.rate
+                results["ratio_ranges"][key] = (min(per_round), max(per_round))
+                print(
+                    f"{key:<44} {results['ratios'][key]:5.2f}x  "
+                    f"(rounds {min(per_round):.2f}-{max(per_round):.2f})"
+                )
 
-    for peer in ("openspiel gin_rummy", "rlcard gin-rummy"):
-        if peer in sps:
-            for n in players:
-                for ours in (f"env {n}p", f"raw_env {n}p"):
-                    key = f"{ours} / {peer}"
-                    results["ratios"][key] = sps[ours] / sps[peer]
-                    print(f"{key:<44} {results['ratios'][key]:5.2f}x")
+    if not args.no_extras:
+        extras(results, players, seconds, args.quick)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(results, players))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return results
 
+
+def extras(results: dict[str, Any], players: list[int], seconds: float, quick: bool) -> None:
+    """The vector-env figures, the cost along one long deal and the memory per env."""
     cores = os.cpu_count() or 1
     one = vec_env_rate(1, False, seconds)
     many = vec_env_rate(cores, True, seconds) if one is not None else None
@@ -316,7 +395,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"single-agent view, 1 process        {one:>10,.0f} learner steps/s")
         print(f"single-agent view, SubprocVecEnv({cores}) {many:>8,.0f} learner steps/s  ({many / one:.2f}x)")
 
-    along = cost_along_a_deal(4 if args.quick else 12)
+    along = cost_along_a_deal(4 if quick else 12)
     results["us_per_step_along_one_deal"] = along
     print("raw_env us/step along one deal      " + " ".join(f"{u:.0f}" for u in along))
 
@@ -324,14 +403,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["memory_kib_per_env"] = mem
     for n, kib in mem.items():
         print(f"memory per env {n}p                  {kib:10.1f} KiB")
-
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(markdown(results, players))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-    return results
 
 
 if __name__ == "__main__":

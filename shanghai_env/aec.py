@@ -152,9 +152,10 @@ from .checks import (
 )
 from .engine import DealResult, Game
 from .fast_wrappers import wrap_classic
+from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .melds import CONTRACTS
-from .moves import MoveKind
-from .observation import ObservationEncoder, StateEncoder, layout_markdown
+from .moves import Move, MoveKind
+from .observation import INT8, ObservationEncoder, StateEncoder, layout_markdown
 from .render import render_text
 from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
 
@@ -261,6 +262,8 @@ class raw_env(AECEnv):
         self.action_table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
+        self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
+        self._buy_mask = self._mask_of(BUY_PHASE_MOVES)
         size = self.action_table.size
         self._no_actions = frozen(bytes(size))
         self.action_spaces = {a: ActionSpace(size) for a in self.possible_agents}
@@ -366,14 +369,23 @@ class raw_env(AECEnv):
         return info
 
     def _build_mask(self) -> np.ndarray:
+        legal = self.game._legal_now()
+        # the draw and buy phases always offer the same two moves: one shared mask each
+        if legal is DRAW_PHASE_MOVES:
+            return self._draw_mask
+        if legal is BUY_PHASE_MOVES:
+            return self._buy_mask
+        return self._mask_of(legal)
+
+    def _mask_of(self, moves: Sequence[Move]) -> np.ndarray:
         # Built in a bytearray (item writes there are cheaper than numpy's fancy indexing for
         # the dozen or so legal actions), handed out read-only: a caller writing into a mask
         # would otherwise change infos and later observations of this state.
         buf = bytearray(self.action_table.size)
         action_of = self.action_table.action_of
-        for move in self.game.legal_moves():
+        for move in moves:
             buf[action_of[move]] = 1
-        return np.frombuffer(bytes(buf), dtype=np.int8)  # frozen(buf), inlined on this hot path
+        return np.frombuffer(bytes(buf), INT8)  # frozen(buf), inlined on this hot path
 
     # --- observing --------------------------------------------------------------------------
 
@@ -389,8 +401,8 @@ class raw_env(AECEnv):
                 return self._unknown_agent(agent)
             if self._table is None:
                 self._table = self.encoder.table_bytes(self.game)
-            obs = self.encoder.encode(self.game, seat, table=self._table)
-            obs.flags.writeable = False  # cached for this state: callers share it
+            # read-only (an array over bytes): cached for this state, callers share it
+            obs = np.frombuffer(self.encoder.encode_bytes(self.game, seat, table=self._table), INT8)
             self._obs_cache[agent] = obs
         acting = (
             agent == self.agent_selection
@@ -445,7 +457,9 @@ class raw_env(AECEnv):
         else:  # numpy ints, 0-d arrays; anything else raises naming what is allowed
             move = table.moves[action_id(action, table.size)]
         game = self.game
-        game.apply(move)  # raises ValueError on an illegal move, leaving the game unchanged
+        # the table's moves are plain: the engine checks legality only (ValueError if illegal,
+        # the game unchanged); it also ends a deal at the rule max_moves_per_deal
+        game._apply_plain(move)
         self.num_steps += 1
         self._obs_cache.clear()
         if move.kind in _TABLE_MOVES:
@@ -542,6 +556,8 @@ class raw_env(AECEnv):
         self.action_table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.state_encoder = StateEncoder(self.rules)
+        self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
+        self._buy_mask = self._mask_of(BUY_PHASE_MOVES)
         self._table = None
         self._obs_cache = {}
         # copied masks come back writable: make them read-only again, shared as before
@@ -559,7 +575,7 @@ class raw_env(AECEnv):
         }
 
 
-_REBUILT = ("action_table", "encoder", "state_encoder", "_table", "_obs_cache")
+_REBUILT = ("action_table", "encoder", "state_encoder", "_draw_mask", "_buy_mask", "_table", "_obs_cache")
 
 
 def _fix_streams(space_list: Sequence[spaces.Space[Any]]) -> None:

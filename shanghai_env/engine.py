@@ -246,7 +246,7 @@ class Game:
 
     def _legal_now(self) -> tuple[Move, ...]:
         if self._legal is None:
-            self._legal = tuple(legal.legal_moves(self))
+            self._legal = legal.legal_moves(self)
         return self._legal
 
     def is_legal(self, move: Move) -> bool:
@@ -303,6 +303,11 @@ class Game:
             move = parse_move(move)
         elif not _is_plain(move):
             move = checked_move(move)  # TypeError/ValueError for malformed fields, before any change
+        self._apply_plain(move)
+
+    def _apply_plain(self, move: Move) -> None:
+        """:meth:`apply` for a move whose fields are known to be plain ints (an action table's
+        move, or one of :meth:`legal_moves`): legality is still checked, as in :meth:`apply`."""
         if self.phase == Phase.GAME_OVER:
             raise ValueError(f"illegal move {move.name!r}: the game is over")
         legal_now = self._legal_now()

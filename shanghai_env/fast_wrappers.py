@@ -5,8 +5,10 @@ PettingZoo's ``BaseWrapper`` forwards every attribute it lacks (``agent_selectio
 failed lookup. Behind three wrappers a plain ``agent_iter``/``last``/``step`` loop pays for
 about 36 such failed lookups a step, a third of the time of a step. These subclasses change
 little but that: each hot attribute becomes a property that reads (or writes) the base env
-directly. Behaviour, checks and warnings are PettingZoo's own, with two exceptions, and
-``isinstance`` still holds:
+directly. The outer wrapper's ``last``, ``step`` and ``agent_iter`` go further: in the common
+case (the selected agent observed, then a plain int action its mask allows) they do at once
+what the three wrappers' calls would do, without the frames between. Behaviour, checks and
+warnings are PettingZoo's own, with two exceptions, and ``isinstance`` still holds:
 
 - actions are checked with explicit errors, not ``assert`` (which ``python -O`` strips, letting
   ``-1`` through as the last action): a value that is not one int (``True``, ``5.9``, an array
@@ -22,6 +24,11 @@ from typing import Any
 
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 from .checks import EPISODE_OVER, action_id
 
@@ -124,9 +131,35 @@ class AssertOutOfBoundsWrapper(_AssertOutOfBounds):  # type: ignore[misc,valid-t
 
 
 class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
+    # Set by wrap_classic: the two wrappers inside, and the size of the action table.
+    _terminate: TerminateIllegalWrapper
+    _num_actions: int
+
     def step(self, action: Any) -> None:
-        if self._has_reset and not self._base.agents:
-            raise RuntimeError(EPISODE_OVER)
+        if self._has_reset:
+            base = self._base
+            if not base.agents:
+                raise RuntimeError(EPISODE_OVER)
+            # The common case, a plain int in range that the live agent's last observed mask
+            # allows, ends as the three wrappers' step does (AssertOutOfBounds accepts it,
+            # TerminateIllegal forgets the observation): without the two frames between.
+            inner = self._terminate
+            prev = inner._prev_obs
+            if (
+                type(action) is int
+                and 0 <= action < self._num_actions
+                and type(prev) is dict
+                and not inner._terminated
+                and "action_mask" in prev
+                and prev["action_mask"][action]
+            ):
+                selected = base.agent_selection
+                if not base.terminations[selected] and not base.truncations[selected]:
+                    self._has_updated = True
+                    inner._prev_obs = None
+                    inner._prev_info = None
+                    base.step(action)
+                    return
         super().step(action)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -136,7 +169,14 @@ class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
         if not base.agents:
             raise RuntimeError(EPISODE_OVER)
         agent = base.agent_selection
-        observation = self.observe(agent) if observe else None
+        if observe:
+            # what observe(agent) does through the three wrappers for the selected agent
+            observation = base.observe(agent)
+            inner = self._terminate
+            inner._prev_obs = observation
+            inner._prev_info = base.infos.get(agent, {})
+        else:
+            observation = None
         return (
             observation,
             base._cumulative_rewards[agent],
@@ -145,15 +185,45 @@ class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
             base.infos[agent],
         )
 
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable[Any, Any, Any]:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable[Any, Any, Any]):
+    def __iter__(self) -> AECOrderEnforcingIterator[Any, Any, Any]:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator[Any, Any, Any]):
+    """PettingZoo's iterator over the agent to act, reading the base env directly."""
+
+    def __next__(self) -> Any:
+        env = self.env
+        base = env._base
+        if not base.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        if not env._has_updated:
+            # PettingZoo's own check (an assert there), kept under python -O too
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        env._has_updated = False
+        return base.agent_selection
+
 
 def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:
     """``env`` in TerminateIllegal -> AssertOutOfBounds -> OrderEnforcing, as PettingZoo's classic envs."""
     base = env.unwrapped
     wrapped: Any = TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
     wrapped._base = base
+    terminate = wrapped
+    num_actions = int(base.action_space(base.possible_agents[0]).n)
     wrapped = AssertOutOfBoundsWrapper(wrapped)
     wrapped._base = base
-    wrapped._num_actions = int(base.action_space(base.possible_agents[0]).n)
+    wrapped._num_actions = num_actions
     wrapped = OrderEnforcingWrapper(wrapped)
     wrapped._base = base
+    wrapped._terminate = terminate
+    wrapped._num_actions = num_actions
     return wrapped

@@ -48,21 +48,27 @@ class Game(Protocol):
 _DISCARDS = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_NATURALS + 1))
 
 
-def legal_moves(game: Game) -> list[Move]:
+# The moves of the two phases whose moves never vary, as shared tuples: a caller may recognise
+# them by identity (the env keeps one read-only mask for each).
+DRAW_PHASE_MOVES: tuple[Move, ...] = (TAKE, DRAW)
+BUY_PHASE_MOVES: tuple[Move, ...] = (BUY, PASS)
+
+
+def legal_moves(game: Game) -> tuple[Move, ...]:
     phase = int(game.phase)
     if phase == 0:  # DRAW
-        return [TAKE, DRAW]
+        return DRAW_PHASE_MOVES
     if phase == 1:  # BUY
-        return [BUY, PASS]
+        return BUY_PHASE_MOVES
     if phase == 2:  # PLAY
-        return _play_moves(game)
+        return tuple(_play_moves(game))
     if phase == 3:  # GOING_DOWN
         p = game.turn_player
         moves = _placements(game, game.hands[p], game.table[p])
         if not game.rules.exact_contract_melds and all(m.is_complete(False) for m in game.table[p]):
             moves.append(FINISH)
-        return moves
-    return []
+        return tuple(moves)
+    return ()
 
 
 def _play_moves(game: Game) -> list[Move]:
@@ -119,12 +125,34 @@ def _placements(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:
     if not rules.exact_contract_melds:
         return placements_by_search(game, hand, melds)
     options = placement_options(hand, melds, gap=rules.same_suit_run_gap)
+    # Every option is one of _candidates(meld, hand); listed here in that order (by card for an
+    # empty meld, by place in a set, by run position in a run; a natural before a joker).
+    per_meld: list[list[tuple[int, int]]] = [[] for _ in melds]
+    for i, card, place in options:
+        per_meld[i].append((card, place))
     moves: list[Move] = []
     for i, meld in enumerate(melds):
-        for card, place in _candidates(meld, hand):
-            if (i, card, place) in options and meld.fits_building(card, place, True):
+        mine = per_meld[i]
+        if not mine:
+            continue
+        if not meld.places:
+            mine.sort()
+        elif meld.spec.kind == SET:
+            mine.sort(key=_by_place)
+        else:
+            mine.sort(key=_by_position)
+        for card, place in mine:
+            if meld.fits_building(card, place, True):
                 moves.append(Move(MoveKind.MELD, card, place, 0, i))
     return moves
+
+
+def _by_place(option: tuple[int, int]) -> tuple[int, int]:
+    return option[1], option[0]
+
+
+def _by_position(option: tuple[int, int]) -> tuple[int, int]:
+    return pos_of(option[1]), option[0]
 
 
 def placements_by_search(game: Game, hand: list[int], melds: list[Meld]) -> list[Move]:

@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
+
+import numpy as np
 
 from .cards import (
     ACE_HIGH_BASE,
@@ -250,50 +253,160 @@ def can_fulfil(
     reserve: int = 1,
 ) -> bool:
     """Can this hand (a count vector) lay down this contract, keeping ``reserve`` cards?"""
-    specs = CONTRACTS[contract]
-    if sum(hand) - sum(s.size for s in specs) < reserve or _surely_short(hand, specs):
+    if sum(hand) - _CONTRACT_SIZE[contract] < reserve:
         return False
-    return next(_complete(list(hand), [Meld(s) for s in specs], gap, exact, reserve, False), None) is not None
+    shape = _SHAPES[contract]
+    b = bytes(hand)
+    jokers = b[JOKER]
+    if not shape.runs:  # sets only: the count is exact, no search needed
+        return _set_jokers(_rank_counts(b), shape.sets) <= jokers
+    need = _run_jokers(b, shape, gap)
+    if shape.sets and need <= jokers:
+        need += _set_jokers(_rank_counts(b), shape.sets)
+    if need > jokers:
+        return False  # even the cheapest runs and sets, each on its own, need more jokers
+    melds = [Meld(s) for s in CONTRACTS[contract]]
+    return next(_complete(list(hand), melds, gap, exact, reserve, False), None) is not None
 
 
-def _surely_short(hand: Sequence[int], specs: tuple[MeldSpec, ...]) -> bool:
-    """A cheap necessary test: True when the hand clearly cannot hold the contract's melds.
+# --- counting bounds for can_fulfil ---------------------------------------------------------------
+#
+# Feasibility is a question of jokers: a contract fits when the missing cards of some choice of
+# sets and runs can be covered by the jokers held, within each meld's joker limit. Sets alone
+# reduce to counts per rank (exact, below). With runs, the jokers the cheapest runs need on their
+# own plus those the cheapest sets need from the whole hand (ignoring that the runs take some of
+# its naturals) are a lower bound: above the jokers held, the hand surely cannot fit, and only
+# hands within the bound are searched (:func:`_complete`).
 
-    Sets: ``n`` sets of one rank with ``j`` jokers need ``3n - j`` naturals, so that rank gives
-    at most ``c // 3 + j`` sets, and all ranks at most ``sum(c // 3) + jokers``. Runs: each run
-    needs some window of its length that the jokers it may hold can complete.
+
+@dataclass(frozen=True)
+class _Shape:
+    sets: int  # sets of three, one joker at most each (every contract set is SET3)
+    runs: int
+    run_len: int  # every run of one contract has one length and joker limit
+    run_jokers: int
+
+
+_SHAPES = {
+    c: _Shape(
+        sum(1 for s in specs if s.kind == SET),
+        sum(1 for s in specs if s.kind == RUN),
+        next((s.size for s in specs if s.kind == RUN), 0),
+        next((s.max_jokers for s in specs if s.kind == RUN), 0),
+    )
+    for c, specs in CONTRACTS.items()
+}
+_CONTRACT_SIZE = {c: sum(s.size for s in specs) for c, specs in CONTRACTS.items()}
+if any(s.kind == SET and s != SET3 for specs in CONTRACTS.values() for s in specs):
+    raise RuntimeError("the set count of can_fulfil assumes every contract set is a set of three")
+
+
+def _set_cost_tables() -> tuple[bytes, ...]:
+    """For each joker cost k (0..3): bytes mapping a rank's count to how many sets of that rank
+    have marginal cost k.
+
+    The t-th set of a rank held c times needs ``max(0, 3t - c)`` jokers in all, and it exists
+    only while ``2t <= c`` (a set takes one joker at most, so two naturals at least). The
+    marginal costs of successive sets of a rank never decrease, so the cheapest ``s`` sets of a
+    hand are its ``s`` smallest marginal costs over all ranks.
     """
-    jokers = hand[JOKER]
-    sets = sum(1 for s in specs if s.kind == SET)
-    if sets:
-        full = 0
-        for r in range(13):
-            full += (hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r]) // 3
-        if full + jokers < sets:
-            return True
-    masks = None
-    for spec in specs:
-        if spec.kind != RUN:
-            continue
-        if masks is None:
-            masks = []
-            for suit in range(4):
-                base = suit * 13
-                m = 0
-                for r in range(13):
-                    if hand[base + r]:
-                        m |= 1 << r
-                masks.append(m | ((m & 1) << 13))
-        room = min(jokers, spec.max_jokers)
-        full_window = (1 << spec.size) - 1
-        if not any(
-            ((full_window << lo) & m).bit_count() + room >= spec.size
-            for m in masks
-            if m.bit_count() + room >= spec.size
-            for lo in range(15 - spec.size)
-        ):
-            return True
-    return False
+    tables = [bytearray(256) for _ in range(4)]
+    for c in range(256):
+        t = 1
+        while 2 * t <= c:
+            tables[max(0, 3 * t - c) - max(0, 3 * t - 3 - c)][c] += 1
+            t += 1
+    return tuple(bytes(t) for t in tables)
+
+
+_SET_COSTS = _set_cost_tables()
+_NO_FIT = 1 << 20  # more jokers than any deck holds
+
+
+def _rank_counts(b: bytes) -> bytes:
+    """Naturals held of each rank (13 bytes) from a hand's bytes: the four suits' bytes added as
+    little-endian integers (a count never reaches 256, so no carry crosses ranks)."""
+    total = (
+        int.from_bytes(b[0:13], "little")
+        + int.from_bytes(b[13:26], "little")
+        + int.from_bytes(b[26:39], "little")
+        + int.from_bytes(b[39:52], "little")
+    )
+    return total.to_bytes(13, "little")
+
+
+def _set_jokers(counts: bytes, sets: int) -> int:
+    """Fewest jokers that make ``sets`` sets of three from these rank counts (``_NO_FIT`` if none)."""
+    need = sets - sum(counts.translate(_SET_COSTS[0]))
+    cost = 0
+    for k in (1, 2, 3):
+        if need <= 0:
+            return cost
+        avail = sum(counts.translate(_SET_COSTS[k]))
+        take = avail if avail < need else need
+        cost += k * take
+        need -= take
+    return cost if need <= 0 else _NO_FIT
+
+
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+
+
+def _run_jokers(b: bytes, shape: _Shape, gap: int) -> int:
+    """Fewest jokers the contract's runs need on their own (at least ``_NO_RUN`` if none), ignoring
+    that two runs of one suit, one with the ace low and one with it high, would need two aces."""
+    held = int(b[51::-1].translate(_HELD), 2)  # bit c: card c is in hand
+    key = (shape.run_len, shape.run_jokers, gap)
+    tables = _RUN_TABLES.get(key)
+    if tables is None:
+        tables = _RUN_TABLES[key] = _run_tables(*key)
+    one = tables[1]
+    masks = []
+    for base in (0, 13, 26, 39):
+        m = (held >> base) & 0x1FFF
+        masks.append(m | (m & 1) << 13)  # the ace stands high too
+    runs = shape.runs
+    if runs == 1:
+        return min(one[masks[0]], one[masks[1]], one[masks[2]], one[masks[3]])
+    best = [0] + [_NO_RUN] * runs  # best[k]: fewest jokers for k runs in the suits so far
+    for m in masks:
+        for k in range(runs, 0, -1):  # in place, most runs first: best[k - i] is still old
+            low = best[k]
+            for i in range(1, k + 1):
+                v = best[k - i] + tables[i][m]
+                if v < low:
+                    low = v
+            best[k] = low
+    return best[runs]
+
+
+_NO_RUN = 255  # in the run tables: no fit
+_RUN_TABLES: dict[tuple[int, int, int], tuple[bytes, ...]] = {}
+
+
+def _run_tables(length: int, limit: int, gap: int) -> tuple[bytes, ...]:
+    """Per k = 0..3, a table over every 14-bit presence mask of a suit (bit 13: the high ace): the
+    fewest jokers that complete k runs of ``length`` in that suit, the runs ``gap`` ranks apart,
+    each within its joker ``limit`` (``_NO_RUN`` if they cannot). Built once per run spec, for all
+    16,384 masks at once."""
+    masks = np.arange(1 << 14)
+    held_below = [np.zeros_like(masks)]  # held_below[i]: positions held below i
+    for pos in range(14):
+        held_below.append(held_below[-1] + ((masks >> pos) & 1))
+    starts = 15 - length
+    missing = [length - (held_below[lo + length] - held_below[lo]) for lo in range(starts)]
+    no_run = np.full_like(masks, _NO_RUN)
+    # fewest[i]: the fewest jokers for k runs (k = 0, 1, ...) that start at i or later
+    fewest = [np.zeros_like(masks)] * (starts + length + gap + 1)
+    tables = [bytes(1 << 14)]
+    for _ in range(3):
+        more = [no_run] * len(fewest)
+        for lo in range(starts - 1, -1, -1):
+            here = np.where(missing[lo] <= limit, missing[lo] + fewest[lo + length + gap], _NO_RUN)
+            more[lo] = np.minimum(here, more[lo + 1])
+        fewest = more
+        tables.append(np.minimum(fewest[0], _NO_RUN).astype(np.uint8).tobytes())
+    return tuple(tables)
 
 
 def arrangements(
@@ -344,8 +457,7 @@ def placement_options(
     so their options are shared among them afterwards.
     """
     out: set[tuple[int, int, int]] = set()
-    for _ in _complete(list(hand), list(melds), gap, True, reserve, True, out):
-        pass
+    _collect_completions(list(hand), list(melds), gap, reserve, out)
     groups: dict[MeldSpec, list[int]] = {}
     for i, m in enumerate(melds):
         if not m.places:
@@ -364,13 +476,11 @@ def _complete(
     exact: bool,
     reserve: int,
     detail: bool,
-    collect: set[tuple[int, int, int]] | None = None,
 ) -> Iterator[Arrangement]:
     """Depth-first search over the runs' windows, then the sets' ranks.
 
     The hand is mutated and restored. Runs go first because they pin exact cards; sets then
     only need counts per rank. Yields arrangements (empty lists when ``detail`` is false).
-    With ``collect``, every completion's placements are added to it (see placement_options).
     """
     need_total = 0
     for m in melds:
@@ -384,59 +494,6 @@ def _complete(
     set_idx = [i for i, m in enumerate(melds) if m.spec.kind == SET]
     chosen: list[list[tuple[int, int]]] = [[] for _ in melds]
     windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
-    set_meta: list[tuple[int, int, int]] = [(0, 0, 0)] * len(melds)  # (rank, naturals, jokers)
-    after_runs: list[int] = []
-
-    def run_options(meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
-        """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
-
-        Presence of each run position in the hand is a 14-bit mask per suit, so a window's
-        missing cards are one popcount; only windows that the jokers can complete are expanded.
-        """
-        size = meld.spec.size
-        jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
-        if meld.places:
-            suits: Sequence[int] = (meld.suit,)
-            lo0, hi0 = meld.span()
-            length = max(size, hi0 - lo0 + 1)
-            filled = 0
-            for p in meld.places:
-                filled |= 1 << pos_of(p)
-            first, last = max(0, hi0 - length + 1), min(14 - length, lo0)
-        else:
-            suits = (0, 1, 2, 3)
-            length = size
-            filled = 0
-            first, last = 0, 14 - length
-        to_fill = length - filled.bit_count()
-        full = (1 << length) - 1
-        for suit in suits:
-            base = suit * 13
-            present = 0
-            for r in range(13):
-                if hand[base + r]:
-                    present |= 1 << r
-            if present & 1:
-                present |= 1 << 13  # the ace also stands high
-            present &= ~filled
-            if present.bit_count() + jokers_left < to_fill:
-                continue
-            for lo in range(first, last + 1):
-                window = (full << lo) & ~filled
-                absent = window & ~present
-                if absent.bit_count() > jokers_left:
-                    continue
-                have = [pos for pos in range(lo, lo + length) if (window & present) >> pos & 1]
-                missing = [pos for pos in range(lo, lo + length) if absent >> pos & 1]
-                hi = lo + length - 1
-                yield suit, lo, hi, have, missing
-                # Also try jokers on places whose natural is in hand: that natural may be
-                # needed by a set, and the run may have joker room the set lacks.
-                spare = jokers_left - len(missing)
-                for extra in range(1, min(spare, len(have)) + 1):
-                    for subst in combinations(have, extra):
-                        nat = [p for p in have if p not in subst]
-                        yield suit, lo, hi, nat, missing + list(subst)
 
     # Empty runs of one spec are alike: take them in increasing (suit, lo) order.
     alike_prev = [
@@ -449,13 +506,11 @@ def _complete(
 
     def do_runs(k: int) -> Iterator[Arrangement]:
         if k == len(run_idx):
-            if collect is not None:
-                after_runs[:] = hand
             yield from do_sets(0, 0)
             return
         meld = melds[run_idx[k]]
         floor = windows[-1][:2] if alike_prev[k] else (-1, -1)
-        for suit, lo, hi, nat, jok in run_options(meld):
+        for suit, lo, hi, nat, jok in _run_options(hand, meld):
             if (suit, lo) <= floor:
                 continue
             if any(s == suit and not runs_separated((lo, hi), (a, b), gap) for s, a, b in windows):
@@ -466,7 +521,7 @@ def _complete(
                 hand[base + (pos % 13)] -= 1
             hand[JOKER] -= len(jok)
             windows.append((suit, lo, hi))
-            if detail or collect is not None:
+            if detail:
                 chosen[run_idx[k]] = [(base + pos % 13, make_place(suit, pos)) for pos in nat] + [
                     (JOKER, make_place(suit, pos)) for pos in jok
                 ]
@@ -481,8 +536,6 @@ def _complete(
 
     def do_sets(k: int, min_rank: int) -> Iterator[Arrangement]:
         if k == len(set_idx):
-            if collect is not None:
-                _collect(collect)
             yield [list(c) for c in chosen] if detail else []
             return
         meld = melds[set_idx[k]]
@@ -508,8 +561,6 @@ def _complete(
                     continue  # a meld needs a natural card to be laid down first
                 taken = _take_rank(hand, rank, naturals)
                 hand[JOKER] -= jokers
-                if collect is not None:
-                    set_meta[set_idx[k]] = (rank, naturals, jokers)
                 if detail:
                     used_suits = {p // 13 for p in meld.places} | {c // 13 for c in taken}
                     free = [s for s in range(4) if s not in used_suits] or [0]
@@ -521,20 +572,168 @@ def _complete(
                 for c in taken:
                     hand[c] += 1
 
-    def _collect(out: set[tuple[int, int, int]]) -> None:
-        for i in run_idx:
-            for card, place in chosen[i]:
-                out.add((i, card, place))
-        for i in set_idx:
-            rank, naturals, jokers = set_meta[i]
-            for s in range(4):
-                c = s * 13 + rank
-                if naturals and after_runs[c]:
-                    out.add((i, c, c))
-                if jokers:
-                    out.add((i, JOKER, c))
-
     yield from do_runs(0)
+
+
+def _collect_completions(
+    hand: list[int], melds: list[Meld], gap: int, reserve: int, out: set[tuple[int, int, int]]
+) -> None:
+    """Add to ``out`` the ``(meld index, card, place)`` of every completion of ``melds`` from
+    ``hand`` (exact sizes): the search of :func:`_complete`, each choice kept when some
+    completion lies below it, with plain recursion in place of generators and the sets' search
+    shared among the run choices that leave the same counts per rank."""
+    need_total = 0
+    for m in melds:
+        k = _needed(m, True)
+        if k < 0:
+            return
+        need_total += k
+    if sum(hand) - need_total < reserve:
+        return
+    run_idx = [i for i, m in enumerate(melds) if m.spec.kind == RUN]
+    # per set meld: (index, laid down already, its rank, cards still needed, joker room)
+    sets = [
+        (
+            i,
+            bool(m.places),
+            m.rank,
+            max(m.spec.size - len(m.places), 0) if m.places else m.spec.size,
+            m.spec.max_jokers - m.jokers,
+        )
+        for i, m in enumerate(melds)
+        if m.spec.kind == SET
+    ]
+    windows: list[tuple[int, int, int]] = []  # (suit, lo, hi) of runs already placed
+    alike_prev = [
+        k > 0
+        and not melds[run_idx[k]].places
+        and not melds[run_idx[k - 1]].places
+        and melds[run_idx[k]].spec == melds[run_idx[k - 1]].spec
+        for k in range(len(run_idx))
+    ]
+    # counts per rank and jokers left -> (any completion, {(meld, rank, naturals?, jokers?)})
+    set_memo: dict[tuple[int, ...], tuple[bool, set[tuple[int, int, bool, bool]]]] = {}
+
+    def sets_from(k: int, min_rank: int, counts: list[int], jokers: int, found: set[Any]) -> bool:
+        """As _complete's do_sets: whether the sets from k on complete; the choices that do go
+        into ``found``."""
+        if k == len(sets):
+            return True
+        i, placed, rank0, need, room = sets[k]
+        joker_room = min(jokers, room, need)
+        ranks: Sequence[int] = (rank0,) if placed else range(min_rank, 13)
+        any_ok = False
+        for rank in ranks:
+            avail = counts[rank]
+            if avail + joker_room < need:
+                continue
+            for used in range(0, joker_room + 1):
+                naturals = need - used
+                if naturals > avail or (not placed and naturals == 0):
+                    continue
+                counts[rank] -= naturals
+                if sets_from(k + 1, min_rank if placed else rank, counts, jokers - used, found):
+                    any_ok = True
+                    found.add((i, rank, naturals > 0, used > 0))
+                counts[rank] += naturals
+        return any_ok
+
+    def do_runs(k: int) -> bool:
+        if k == len(run_idx):
+            if not sets:
+                return True
+            counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
+            key = (*counts, hand[JOKER])
+            hit = set_memo.get(key)
+            if hit is None:
+                found: set[tuple[int, int, bool, bool]] = set()
+                hit = set_memo[key] = (sets_from(0, 0, counts, hand[JOKER], found), found)
+            ok, found = hit
+            for i, rank, naturals, jokers in found:
+                for c in range(rank, 52, 13):
+                    if naturals and hand[c]:  # the hand after the runs
+                        out.add((i, c, c))
+                    if jokers:
+                        out.add((i, JOKER, c))
+            return ok
+        i = run_idx[k]
+        floor = windows[-1][:2] if alike_prev[k] else (-1, -1)
+        any_ok = False
+        for suit, lo, hi, nat, jok in _run_options(hand, melds[i]):
+            if (suit, lo) <= floor:
+                continue
+            if any(s == suit and not runs_separated((lo, hi), (a, b), gap) for s, a, b in windows):
+                continue
+            base = suit * 13
+            for pos in nat:
+                hand[base + (pos % 13)] -= 1
+            hand[JOKER] -= len(jok)
+            windows.append((suit, lo, hi))
+            if do_runs(k + 1):
+                any_ok = True
+                for pos in nat:
+                    out.add((i, base + pos % 13, make_place(suit, pos)))
+                for pos in jok:
+                    out.add((i, JOKER, make_place(suit, pos)))
+            windows.pop()
+            hand[JOKER] += len(jok)
+            for pos in nat:
+                hand[base + (pos % 13)] += 1
+        return any_ok
+
+    do_runs(0)
+
+
+def _run_options(hand: Sequence[int], meld: Meld) -> Iterator[tuple[int, int, int, list[int], list[int]]]:
+    """(suit, lo, hi, positions to fill with naturals, positions to fill with jokers).
+
+    Presence of each run position in the hand is a 14-bit mask per suit, so a window's
+    missing cards are one popcount; only windows that the jokers can complete are expanded.
+    """
+    size = meld.spec.size
+    jokers_left = min(hand[JOKER], meld.spec.max_jokers - meld.jokers)
+    if meld.places:
+        suits: Sequence[int] = (meld.suit,)
+        lo0, hi0 = meld.span()
+        length = max(size, hi0 - lo0 + 1)
+        filled = 0
+        for p in meld.places:
+            filled |= 1 << pos_of(p)
+        first, last = max(0, hi0 - length + 1), min(14 - length, lo0)
+    else:
+        suits = (0, 1, 2, 3)
+        length = size
+        filled = 0
+        first, last = 0, 14 - length
+    to_fill = length - filled.bit_count()
+    full = (1 << length) - 1
+    for suit in suits:
+        base = suit * 13
+        present = 0
+        for r in range(13):
+            if hand[base + r]:
+                present |= 1 << r
+        if present & 1:
+            present |= 1 << 13  # the ace also stands high
+        present &= ~filled
+        if present.bit_count() + jokers_left < to_fill:
+            continue
+        for lo in range(first, last + 1):
+            window = (full << lo) & ~filled
+            absent = window & ~present
+            if absent.bit_count() > jokers_left:
+                continue
+            have = [pos for pos in range(lo, lo + length) if (window & present) >> pos & 1]
+            missing = [pos for pos in range(lo, lo + length) if absent >> pos & 1]
+            hi = lo + length - 1
+            yield suit, lo, hi, have, missing
+            # Also try jokers on places whose natural is in hand: that natural may be
+            # needed by a set, and the run may have joker room the set lacks.
+            spare = jokers_left - len(missing)
+            for extra in range(1, min(spare, len(have)) + 1):
+                for subst in combinations(have, extra):
+                    nat = [p for p in have if p not in subst]
+                    yield suit, lo, hi, nat, missing + list(subst)
 
 
 def _take_rank(hand: list[int], rank: int, n: int) -> list[int]:

@@ -20,6 +20,7 @@ generated from :func:`layout_markdown`.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,7 @@ NUM_CONTRACTS = 10
 PER_MELD = 2 * NUM_PLACES  # natural cards per place, then jokers per declared place
 SCORE_SCALE = 10
 INT8_MAX = 127
+INT8 = np.dtype(np.int8)  # passing the dtype itself saves numpy a lookup per array
 
 # (name, length, low, high, description)
 _Entry = tuple[str, int, int, int, str]
@@ -129,45 +131,61 @@ class _Layout:
 
 
 class _PublicEncoder:
-    """Writes the public slices of a game, seats rotated so that ``base`` is index 0."""
+    """The public slices of a game, seats rotated so that ``base`` is index 0, as bytes.
+
+    A vector is put together as one ``b"".join`` of pieces, most of them shared bytes that are
+    looked up rather than built: one-hot rows, the rotated table (kept per observing seat until
+    the table changes), the rotated scores and the per-deal slices (kept until a deal ends).
+    Only the lists that change every step (a hand, the discard counts, the seat counts) are
+    converted, each with one ``bytearray(list)``.
+    """
 
     def __init__(self, rules: Rules, layout: _Layout) -> None:
         self.rules = rules
-        self.n = rules.num_players
+        n = self.n = rules.num_players
         self.max_melds = rules.max_melds
         s = layout.slices
         self.size = layout.size
         self.slices = layout.slices
         self.low = layout.low
         self.high = layout.high
-        self._table = s["table"].start
-        self._table_end = s["table"].stop
-        self._discard_top = s["discard_top"].start
-        self._offered = s["upcard_offered"].start
-        self._discard_counts = s["discard_counts"]
-        self._upcard_from = s["upcard_from"].start
-        self._picked_up = s["picked_up"].start
-        # hand_sizes, buys_left and down lie side by side: written in one assignment
-        self._seat_counts = slice(s["hand_sizes"].start, s["down"].stop)
-        if self._seat_counts.stop - self._seat_counts.start != 3 * self.n:
-            raise RuntimeError("layout: hand_sizes, buys_left, down must be adjacent")
-        self._scores = s["scores"].start
-        # per observing seat: (key, table bytes, template) of the latest template
-        self._templates: dict[int, tuple[tuple[Any, ...], bytes, bytes]] = {}
-        self._to_be_asked = s["to_be_asked"].start
-        self._to_act = s["to_act"].start
-        self._turn = s["turn_player"].start
-        self._dealer = s["dealer"].start
-        self._contract = s["contract"].start
-        self._deal = s["deal"].start
-        self._phase = s["phase"].start
-        self._stock_size = s["stock_size"].start
-        self._discard_size = s["discard_size"].start
-        self._went_down = s["went_down_this_turn"].start
-        self._joker_in_down = s["joker_in_down"].start
-        # Contract meld descriptions never change: one row per contract, written as a block.
+        # The per-step pieces below follow the layout in this order; any change to the layout
+        # must keep them adjacent (checked here, and the tests compare with the slices).
+        order = [
+            "table",
+            "discard_top",
+            "upcard_offered",
+            "discard_counts",
+            "upcard_from",
+            "picked_up",
+            "hand_sizes",
+            "buys_left",
+            "down",
+            "scores",
+            "to_be_asked",
+            "to_act",
+            "turn_player",
+            "dealer",
+            "contract",
+            "contract_melds",
+            "deal",
+            "phase",
+            "stock_size",
+            "discard_size",
+            "went_down_this_turn",
+            "joker_in_down",
+        ]
+        if any(s[a].stop != s[b].start for a, b in pairwise(order)):
+            raise RuntimeError("layout: the public slices must lie side by side in this order")
+        self._zero_cards = bytes(NUM_CARD_KINDS)
+        self._card = tuple(
+            bytes(1 if i == c else 0 for i in range(NUM_CARD_KINDS)) for c in range(NUM_CARD_KINDS)
+        )
+        self._zero_seats = bytes(n)
+        self._seat = tuple(bytes(1 if i == q else 0 for i in range(n)) for q in range(n))
+        self._phase = tuple(bytes(1 if i == ph else 0 for i in range(NUM_PHASES)) for ph in range(NUM_PHASES))
+        self._zero_picked = bytes(n * NUM_CARD_KINDS)
         cm = s["contract_melds"]
-        self._contract_melds = cm
         self._contract_rows: dict[int, bytes] = {}
         for c in set(rules.contracts):
             row = [0] * (cm.stop - cm.start)
@@ -175,6 +193,12 @@ class _PublicEncoder:
                 row[3 * j + (0 if spec.kind == SET else 1)] = 1
                 row[3 * j + 2] = spec.size
             self._contract_rows[c] = bytes(row)
+        self._deals = s["deal"].stop - s["deal"].start
+        # per observing seat: (table bytes, rotated table); (scores, bytes); (deal key, bytes)
+        self._rotated_tables: dict[int, tuple[bytes, bytes]] = {}
+        self._scores: dict[int, tuple[list[int], bytes]] = {}
+        self._deal_pieces: dict[int, tuple[tuple[int, int, int], bytes]] = {}
+        self._asked: dict[tuple[int, ...], bytes] = {}  # (base, *offer) -> to_be_asked row
 
     def table_bytes(self, game: Game) -> bytes:
         """The ``table`` slice with absolute seats (seat ``i``'s melds first at ``i``), as bytes.
@@ -184,107 +208,123 @@ class _PublicEncoder:
         every card on the table.
         """
         per_seat = self.max_melds * PER_MELD
-        idx: list[int] = []
+        buf = bytearray(self.n * per_seat)
         for q, melds in enumerate(game.table):
             off = q * per_seat
             for meld in melds:
                 if meld.jokers:
-                    idx += [off + p + (c == JOKER) * NUM_PLACES for c, p in zip(meld.cards, meld.places)]
+                    for c, p in zip(meld.cards, meld.places):
+                        buf[off + p + (NUM_PLACES if c == JOKER else 0)] += 1
                 else:
-                    idx += [off + p for p in meld.places]
+                    for p in meld.places:
+                        buf[off + p] += 1
                 off += PER_MELD
-        size = self.n * per_seat
-        if not idx:
-            return bytes(size)
-        return np.bincount(idx, minlength=size).astype(np.int8).tobytes()
+        return bytes(buf)
 
-    def _template(self, game: Game, base: int, table: bytes | None) -> bytearray:
-        """A fresh buffer holding the slices that change at most once a deal or per table state.
-
-        The table, the dealer, the contract, the deal and the scores change far less often
-        than every step; they are written once into a template per (seat, deal, scores, table)
-        and each observation starts as a copy of it.
-        """
+    def _public(self, game: Game, base: int, table: bytes | None, out: list[Any]) -> None:
+        """Append the public slices seen from seat ``base``, in layout order, to ``out`` (bytes
+        and bytearrays)."""
+        n = self.n
+        # table, rotated (kept per seat until the table changes)
         if table is None:
             table = self.table_bytes(game)
-        key = (base, game.deal, game.dealer, game.contract, tuple(game.scores))
-        cached = self._templates.get(base)
-        if cached is not None and cached[0] == key and cached[1] == table:
-            return bytearray(cached[2])
-        n = self.n
-        buf = bytearray(self.size)
-        if base:
-            split = base * self.max_melds * PER_MELD
-            buf[self._table : self._table_end] = table[split:] + table[:split]
+        cached = self._rotated_tables.get(base)
+        if cached is not None and (cached[0] is table or cached[0] == table):
+            out.append(cached[1])
         else:
-            buf[self._table : self._table_end] = table
-        half = SCORE_SCALE // 2
-        scores = [max(-128, min(INT8_MAX, (v + half) // SCORE_SCALE)) & 255 for v in game.scores]
-        buf[self._scores : self._scores + n] = bytes(scores[base:] + scores[:base])
-        buf[self._dealer + (game.dealer - base) % n] = 1
-        buf[self._contract + game.contract - 1] = 1
-        buf[self._contract_melds] = self._contract_rows[game.contract]
-        buf[self._deal + game.deal] = 1
-        self._templates[base] = (key, table, bytes(buf))
-        return buf
-
-    def _write_public(self, game: Game, base: int, buf: bytearray) -> None:
-        """Fill the per-step public slices of ``buf`` (a copy of the template) from seat ``base``.
-
-        The vector is built in a bytearray (int8 values stored as bytes, negatives as
-        ``v & 255``): slice and item writes there cost a fraction of numpy's.
-        """
-        n = self.n
+            split = base * self.max_melds * PER_MELD
+            rotated = table[split:] + table[:split] if split else table
+            self._rotated_tables[base] = (table, rotated)
+            out.append(rotated)
+        # discard_top, upcard_offered, discard_counts
         discard = game.discard
-        phase = int(game.phase)
+        phase = game.phase
         if discard:
-            top = discard[-1]
-            buf[self._discard_top + top] = 1
-            if phase <= 1:  # DRAW or BUY: the top card is on offer
-                buf[self._offered + top] = 1
-            buf[self._discard_counts] = bytes(game.discard_counts)
-        pk = self._picked_up
-        k = NUM_CARD_KINDS
-        totals = game.picked_total
-        if any(totals):
-            cached = game.picked_bytes  # rows change far less often than every step
-            for r in range(n):
-                q = (base + r) % n
-                if totals[q]:
-                    row = cached[q]
-                    if row is None:
-                        row = cached[q] = bytes(game.picked_up[q])
-                    buf[pk + r * k : pk + (r + 1) * k] = row
-        # hand sizes, buys left and down flags, rotated so that ``base`` comes first
+            top = self._card[discard[-1]]
+            out += (top, top if phase <= 1 else self._zero_cards, bytearray(game.discard_counts))
+        else:
+            zero = self._zero_cards
+            out += (zero, zero, zero)
+        seat = self._seat
+        upcard_from = game.upcard_from
+        out.append(seat[(upcard_from - base) % n] if upcard_from >= 0 else self._zero_seats)
+        # picked_up: rows kept as bytes by the game until they change
+        if any(game.picked_total):
+            rows = game.picked_bytes
+            if None in rows:  # the engine forgets a row's bytes when the row changes
+                picked = game.picked_up
+                for q in range(n):
+                    if rows[q] is None:
+                        rows[q] = bytes(bytearray(picked[q]))
+            out += rows[base:]
+            out += rows[:base]
+        else:
+            out.append(self._zero_picked)
+        # hand_sizes, buys_left, down (bools are 0/1 ints)
         sizes, buys, down = game.hand_sizes, game.buys_left, game.down
         if max(sizes) > INT8_MAX:
             sizes = [min(h, INT8_MAX) for h in sizes]
-        seat_counts = sizes[base:] + sizes[:base] + buys[base:] + buys[:base]
-        seat_counts += down[base:] + down[:base]  # bools are 0/1 ints
-        buf[self._seat_counts] = bytes(seat_counts)
-        if game.upcard_from >= 0:
-            buf[self._upcard_from + (game.upcard_from - base) % n] = 1
-        if game.offer:
-            for q in game.offer:
-                buf[self._to_be_asked + (q - base) % n] = 1
-        if game.to_act >= 0:
-            buf[self._to_act + (game.to_act - base) % n] = 1
-        buf[self._turn + (game.turn_player - base) % n] = 1
-        buf[self._phase + phase] = 1
+        if base:
+            seats = [*sizes[base:], *sizes[:base], *buys[base:], *buys[:base], *down[base:], *down[:base]]
+            out.append(bytearray(seats))
+        else:
+            out.append(bytearray([*sizes, *buys, *down]))
+        # scores (kept per seat until they change)
+        scores = game.scores
+        cached_scores = self._scores.get(base)
+        if cached_scores is None or cached_scores[0] != scores:
+            half = SCORE_SCALE // 2
+            scaled = [max(-128, min(INT8_MAX, (v + half) // SCORE_SCALE)) & 255 for v in scores]
+            cached_scores = self._scores[base] = (scores[:], bytes(scaled[base:] + scaled[:base]))
+        out.append(cached_scores[1])
+        # to_be_asked
+        offer = game.offer
+        if offer:
+            key = (base, *offer)
+            asked = self._asked.get(key)
+            if asked is None:
+                row = bytearray(n)
+                for q in offer:
+                    row[(q - base) % n] = 1
+                asked = self._asked[key] = bytes(row)
+            out.append(asked)
+        else:
+            out.append(self._zero_seats)
+        to_act = game.to_act
+        out += (
+            seat[(to_act - base) % n] if to_act >= 0 else self._zero_seats,
+            seat[(game.turn_player - base) % n],
+        )
+        # dealer, contract, contract_melds, deal (kept per seat until the deal changes)
+        deal_key = (game.deal, game.dealer, game.contract)
+        cached_deal = self._deal_pieces.get(base)
+        if cached_deal is None or cached_deal[0] != deal_key:
+            contract = bytearray(NUM_CONTRACTS)
+            contract[game.contract - 1] = 1
+            deal = bytearray(self._deals)
+            deal[game.deal] = 1
+            piece = seat[(game.dealer - base) % n] + contract + self._contract_rows[game.contract] + deal
+            cached_deal = self._deal_pieces[base] = (deal_key, bytes(piece))
+        out.append(cached_deal[1])
         stock_size = len(game.stock)
-        buf[self._stock_size] = stock_size if stock_size < INT8_MAX else INT8_MAX
         discard_size = len(discard)
-        buf[self._discard_size] = discard_size if discard_size < INT8_MAX else INT8_MAX
-        if game.went_down_this_turn:
-            buf[self._went_down] = 1
-        if game.joker_in_down:
-            buf[self._joker_in_down] = 1
+        out += (
+            self._phase[phase],
+            bytes(
+                (
+                    stock_size if stock_size < INT8_MAX else INT8_MAX,
+                    discard_size if discard_size < INT8_MAX else INT8_MAX,
+                    game.went_down_this_turn,
+                    game.joker_in_down,
+                )
+            ),
+        )
 
 
-def _finish(buf: bytearray, out: np.ndarray | None) -> np.ndarray:
-    arr = np.frombuffer(buf, dtype=np.int8)
+def _finish(data: bytes, out: np.ndarray | None) -> np.ndarray:
+    arr = np.frombuffer(bytearray(data), dtype=INT8)  # a fresh, writable array
     if out is None:
-        return arr  # owns its bytearray: a fresh, writable array
+        return arr
     out[:] = arr
     return out
 
@@ -302,9 +342,10 @@ class ObservationEncoder(_PublicEncoder):
             *_public_entries(n, m, d),
         ]
         layout = _Layout(entries)
+        if layout.slices["hand"].stop != layout.slices["table"].start:
+            raise RuntimeError("layout: the hand comes right before the public slices")
         super().__init__(rules, layout)
         self.descriptions = layout.descriptions
-        self._hand = layout.slices["hand"]
 
     def encode(
         self, game: Game, player: int, out: np.ndarray | None = None, *, table: bytes | None = None
@@ -313,10 +354,14 @@ class ObservationEncoder(_PublicEncoder):
 
         ``table``, if given, must be :meth:`table_bytes` of this very state.
         """
-        buf = self._template(game, player, table)
-        buf[self._hand] = bytes(game.hands[player])
-        self._write_public(game, player, buf)
-        return _finish(buf, out)
+        return _finish(self.encode_bytes(game, player, table=table), out)
+
+    def encode_bytes(self, game: Game, player: int, *, table: bytes | None = None) -> bytes:
+        """The observation of seat ``player`` as bytes (int8 values; ``np.frombuffer`` of them
+        is a read-only array, what the env hands out)."""
+        pieces: list[Any] = [bytearray(game.hands[player])]
+        self._public(game, player, table, pieces)
+        return b"".join(pieces)
 
 
 class StateEncoder(_PublicEncoder):
@@ -332,28 +377,25 @@ class StateEncoder(_PublicEncoder):
             _entry("stock_top", k, 0, 1),
         ]
         layout = _Layout(entries)
+        sl = layout.slices
+        if sl["hands"].stop != sl["table"].start or sl["joker_in_down"].stop != sl["stock_counts"].start:
+            raise RuntimeError("layout: the hands, the public slices and the stock lie side by side")
         super().__init__(rules, layout)
         self.descriptions = layout.descriptions
-        self._hands = layout.slices["hands"].start
-        self._stock_counts = layout.slices["stock_counts"].start
-        self._stock_top = layout.slices["stock_top"].start
 
     def encode(self, game: Game, out: np.ndarray | None = None, *, table: bytes | None = None) -> np.ndarray:
         """The full state of ``game``: written into ``out`` if given, else a new array."""
-        buf = self._template(game, 0, table)
-        k = NUM_CARD_KINDS
-        h = self._hands
-        for p in range(self.n):
-            buf[h + p * k : h + (p + 1) * k] = bytes(game.hands[p])
-        self._write_public(game, 0, buf)
+        pieces: list[Any] = [bytearray(hand) for hand in game.hands]
+        self._public(game, 0, table, pieces)
         stock = game.stock
         if stock:
-            counts = [0] * k
+            counts = bytearray(NUM_CARD_KINDS)
             for c in stock:
                 counts[c] += 1
-            buf[self._stock_counts : self._stock_counts + k] = bytes(counts)
-            buf[self._stock_top + stock[-1]] = 1  # the stock's top is the list's end
-        return _finish(buf, out)
+            pieces += (counts, self._card[stock[-1]])  # the stock's top is the list's end
+        else:
+            pieces += (self._zero_cards, self._zero_cards)
+        return _finish(b"".join(pieces), out)
 
 
 def _layout_table(title: str, enc: _PublicEncoder, descriptions: dict[str, str]) -> list[str]:

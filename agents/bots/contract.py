@@ -25,6 +25,7 @@ whose arrival lowers the distance by one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from shanghai_env.cards import JOKER
 from shanghai_env.melds import CONTRACTS, RUN, SET, contract_size
@@ -33,20 +34,17 @@ JOKER_BIT = 1 << JOKER
 _POP = bytes(bin(i).count("1") for i in range(1 << 14))
 
 
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+
+
 def suit_masks(hand: Sequence[int]) -> tuple[int, int, int, int]:
     """Per suit, a 14-bit mask of the run positions held (bit 13 is the high ace)."""
-    out = []
-    for base in (0, 13, 26, 39):
-        m = 0
-        bit = 1
-        for c in range(base, base + 13):
-            if hand[c]:
-                m |= bit
-            bit <<= 1
-        if m & 1:
-            m |= 1 << 13
-        out.append(m)
-    return out[0], out[1], out[2], out[3]
+    held = int(bytes(hand[:52])[::-1].translate(_HELD), 2)  # bit c: card c is held
+    m0 = held & 0x1FFF
+    m1 = (held >> 13) & 0x1FFF
+    m2 = (held >> 26) & 0x1FFF
+    m3 = held >> 39
+    return (m0 | (m0 & 1) << 13, m1 | (m1 & 1) << 13, m2 | (m2 & 1) << 13, m3 | (m3 & 1) << 13)
 
 
 def size_deficit(hand_size: int, contract: int) -> int:
@@ -75,6 +73,10 @@ class ContractMeter:
         self._full = (1 << self.run_len) - 1
         self._cache: dict[tuple[int, ...], tuple[int, int]] = {}
         self._dcache: dict[tuple[int, ...], int] = {}
+        # Runs alone depend only on which cards are held (the suits' masks), the jokers and
+        # which suits hold a single ace: many hands share those, so they share one answer.
+        self._runs_cache: dict[tuple[int, ...], tuple[int, int]] = {}
+        self._sets_cache: dict[tuple[int, ...], tuple[int, int, int]] = {}
 
     # --- public -----------------------------------------------------------------------------
 
@@ -103,28 +105,30 @@ class ContractMeter:
 
     # --- search -----------------------------------------------------------------------------
 
-    def _windows(self, hand: Sequence[int]) -> list[tuple[int, int, int]]:
-        """(missing, suit, lo) of every run window, cheapest first (bucketed by missing)."""
+    def _windows(self, masks: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+        """(missing, suit, lo, missing cards as bits) of every run window, cheapest first (by
+        missing, then suit, then lo)."""
         length = self.run_len
-        per_suit = [_suit_windows(length, mask) for mask in suit_masks(hand)]
-        out: list[tuple[int, int, int]] = []
-        for m in range(length + 1):
-            for suit in range(4):
-                for lo in per_suit[suit][m]:
-                    out.append((m, suit, lo))
+        out = [
+            *_suit_window_list(length, 0, masks[0]),
+            *_suit_window_list(length, 1, masks[1]),
+            *_suit_window_list(length, 2, masks[2]),
+            *_suit_window_list(length, 3, masks[3]),
+        ]
+        out.sort(key=_MISSING)  # stable: suits, then starts, in order within each count
         return out
-
-    def _window_outs(self, hand: Sequence[int], suit: int, lo: int) -> int:
-        outs = 0
-        base = suit * 13
-        for pos in range(lo, lo + self.run_len):
-            c = base + (pos % 13)
-            if not hand[c]:
-                outs |= 1 << c
-        return outs
 
     def _sets(self, counts: list[int]) -> tuple[int, int, int]:
         """(missing cards, sets missing something, outs over ranks) of the cheapest sets."""
+        key = tuple(counts)
+        hit = self._sets_cache.get(key)
+        if hit is None:
+            if len(self._sets_cache) > 50_000:
+                self._sets_cache.clear()
+            hit = self._sets_cache[key] = self._cheapest_sets(counts)
+        return hit
+
+    def _cheapest_sets(self, counts: list[int]) -> tuple[int, int, int]:
         k = self.num_sets
         table = _MARGINAL[k]
         num = [0, 0, 0, 0]
@@ -154,84 +158,118 @@ class ContractMeter:
     def _solve(self, hand: tuple[int, ...], want_outs: bool) -> tuple[int, int]:
         """(distance, outs); without ``want_outs`` ties are not explored and outs is 0."""
         jokers = hand[JOKER]
-        counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
         if not self.num_runs:
+            counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
             missing, short, ranks = self._sets(counts)
             used = min(jokers, short)
             outs = _rank_outs(ranks) if missing else 0
             if short > jokers and missing:
                 outs |= JOKER_BIT
             return missing - used, outs
-        windows = self._windows(hand)
+        masks = suit_masks(hand)
         if not self.num_sets:
-            return self._runs_only(hand, windows, jokers, want_outs)
-        return self._run_and_sets(hand, windows, counts, jokers, want_outs)
+            single_aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+            key = (*masks, jokers, single_aces, want_outs)
+            hit = self._runs_cache.get(key)
+            if hit is None:
+                if len(self._runs_cache) > 50_000:
+                    self._runs_cache.clear()
+                windows = self._windows(masks)
+                hit = self._runs_cache[key] = self._runs_only(masks, windows, jokers, single_aces, want_outs)
+            return hit
+        counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
+        return self._run_and_sets(masks, self._windows(masks), counts, jokers, want_outs)
 
     def _runs_only(
-        self, hand: tuple[int, ...], windows: list[tuple[int, int, int]], jokers: int, want_outs: bool
+        self,
+        masks: tuple[int, int, int, int],
+        windows: list[tuple[int, int, int, int]],
+        jokers: int,
+        single_aces: int,
+        want_outs: bool,
     ) -> tuple[int, int]:
-        k, lim, length, gap = self.num_runs, self.run_jokers, self.run_len, self.gap
+        """The cheapest choice of ``num_runs`` windows (two or three: every contract of runs alone
+        has two or three), cheapest windows first with a lower bound; one loop per run.
+
+        Two windows of one suit must be ``gap`` ranks apart; when one has the ace low and the
+        other high and the hand holds that ace once, the later one misses one card more (and
+        the ace is an out)."""
+        lim, length, gap = self.run_jokers, self.run_len, self.gap
+        apart = length + gap  # window starts at least this far apart in one suit
+        top = 14 - length
+        three = self.num_runs == 3
+        k = 3 if three else 2
         best = 1 << 30
         outs = 0
         n = len(windows)
         slack = 0 if want_outs else 1  # without outs, equal-cost branches need no visit
-        chosen: list[tuple[int, int, int]] = []
 
-        def extra(suit: int, lo: int) -> int:
-            """-1 if the window clashes with a chosen one; 1 if both need the suit's single ace."""
-            penalty = 0
-            for _, s, a in chosen:
-                if s != suit:
+        for i in range(n):
+            m1, s1, a1, o1 = windows[i]
+            if k * m1 - jokers + slack > best:
+                break
+            c1 = m1 if m1 < lim else lim
+            for j in range(i + 1, n):
+                m2, s2, a2, o2 = windows[j]
+                if m1 + (k - 1) * m2 - jokers + slack > best:
+                    break
+                pen2 = 0
+                if s1 == s2:
+                    if a2 - a1 < apart and a1 - a2 < apart:
+                        continue  # too close
+                    if ((a1 == 0 and a2 == top) or (a2 == 0 and a1 == top)) and single_aces >> s2 & 1:
+                        pen2 = 1
+                        m2 += 1
+                c2 = c1 + (m2 if m2 < lim else lim)
+                if not three:
+                    total = m1 + m2 - (jokers if jokers < c2 else c2)
+                    if not want_outs:
+                        if total < best:
+                            best = total
+                    elif total <= best:
+                        found = (JOKER_BIT if c2 > jokers and total else 0) | pen2 << (s2 * 13) | o1 | o2
+                        if total < best:
+                            best, outs = total, found
+                        else:
+                            outs |= found
                     continue
-                if not (lo - (a + length - 1) - 1 >= gap or a - (lo + length - 1) - 1 >= gap):
-                    return -1
-                # one run low-ace, the other high-ace: the same card twice
-                top = 14 - length
-                if ((lo == 0 and a == top) or (a == 0 and lo == top)) and hand[suit * 13] == 1:
-                    penalty = 1
-            return penalty
-
-        def visit(start: int, partial: int, ace_outs: int) -> None:
-            nonlocal best, outs
-            depth = len(chosen)
-            if depth == k:
-                cap = 0
-                for m, _, _ in chosen:
-                    cap += m if m < lim else lim
-                total = partial - (jokers if jokers < cap else cap)
-                if not want_outs:
-                    if total < best:
-                        best = total
-                elif total <= best:
-                    found = (JOKER_BIT if cap > jokers and total else 0) | ace_outs
-                    for m, s, a in chosen:
-                        if m:
-                            found |= self._window_outs(hand, s, a)
-                    if total < best:
-                        best, outs = total, found
-                    else:
-                        outs |= found
-                return
-            left = k - depth
-            for i in range(start, n):
-                m, s, a = windows[i]
-                if partial + left * m - jokers + slack > best:
-                    return
-                penalty = extra(s, a)
-                if penalty >= 0:
-                    chosen.append((m + penalty, s, a))
-                    visit(i + 1, partial + m + penalty, ace_outs | (penalty << (s * 13)))
-                    chosen.pop()
-
-        visit(0, 0, 0)
+                partial = m1 + m2
+                for x in range(j + 1, n):
+                    m3, s3, a3, o3 = windows[x]
+                    if partial + m3 - jokers + slack > best:
+                        break
+                    pen3 = 0
+                    if s3 == s1:
+                        if a3 - a1 < apart and a1 - a3 < apart:
+                            continue
+                        if ((a1 == 0 and a3 == top) or (a3 == 0 and a1 == top)) and single_aces >> s3 & 1:
+                            pen3 = 1
+                    if s3 == s2:
+                        if a3 - a2 < apart and a2 - a3 < apart:
+                            continue
+                        if ((a2 == 0 and a3 == top) or (a3 == 0 and a2 == top)) and single_aces >> s3 & 1:
+                            pen3 = 1
+                    m3 += pen3
+                    cap = c2 + (m3 if m3 < lim else lim)
+                    total = partial + m3 - (jokers if jokers < cap else cap)
+                    if not want_outs:
+                        if total < best:
+                            best = total
+                    elif total <= best:
+                        found = (JOKER_BIT if cap > jokers and total else 0) | o1 | o2 | o3
+                        found |= pen2 << (s2 * 13) | pen3 << (s3 * 13)
+                        if total < best:
+                            best, outs = total, found
+                        else:
+                            outs |= found
         if best == 0:
             outs = 0
         return best, outs
 
     def _run_and_sets(
         self,
-        hand: tuple[int, ...],
-        windows: list[tuple[int, int, int]],
+        masks: tuple[int, int, int, int],
+        windows: list[tuple[int, int, int, int]],
         counts: list[int],
         jokers: int,
         want_outs: bool,
@@ -241,13 +279,13 @@ class ContractMeter:
         best = 1 << 30
         outs = 0
         slack = 0 if want_outs else 1
-        for m, suit, lo in windows:
+        for m, suit, lo, window_outs in windows:
             if m + base_sets - jokers + slack > best:
                 break
             left = counts[:]
-            b = suit * 13
+            held = masks[suit]
             for pos in range(lo, lo + length):
-                if hand[b + pos % 13]:
+                if held >> pos & 1:
                     left[pos % 13] -= 1
             missing, short, ranks = self._sets(left)
             cap = (m if m < lim else lim) + short
@@ -256,8 +294,7 @@ class ContractMeter:
                 best = total if total < best else best
             elif total <= best:
                 found = _rank_outs(ranks) if missing else 0
-                if m:
-                    found |= self._window_outs(hand, suit, lo)
+                found |= window_outs  # nothing when m is 0
                 if cap > jokers and total:
                     found |= JOKER_BIT
                 if total < best:
@@ -296,6 +333,29 @@ def _suit_windows(length: int, mask: int) -> tuple[tuple[int, ...], ...]:
             groups[length - _POP[(mask >> lo) & full]].append(lo)
         hit = _WINDOWS[key] = tuple(tuple(g) for g in groups)
     return hit
+
+
+_WINDOW_LISTS: dict[tuple[int, int, int], tuple[tuple[int, int, int, int], ...]] = {}
+
+
+def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int, int, int], ...]:
+    """(missing, suit, lo, missing cards as bits over card kinds) of one suit's windows, by
+    missing then lo (memoised)."""
+    key = (length, suit, mask)
+    hit = _WINDOW_LISTS.get(key)
+    if hit is None:
+        groups = _suit_windows(length, mask)
+        full = (1 << length) - 1
+        out = []
+        for m in range(length + 1):
+            for lo in groups[m]:
+                need = (full << lo) & ~mask  # positions missing; position 13 is the ace
+                out.append((m, suit, lo, ((need & 0x1FFF) | (need >> 13)) << (13 * suit)))
+        hit = _WINDOW_LISTS[key] = tuple(out)
+    return hit
+
+
+_MISSING = itemgetter(0)  # a window's missing count, the sort key of window lists
 
 
 _RANK_OUTS = [sum(1 << (s * 13 + r) for s in range(4)) for r in range(13)]

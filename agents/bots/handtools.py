@@ -51,8 +51,11 @@ class HeuristicBot:
 
     def act(self, decision: Decision) -> int:
         """Answer the decision's phase with a move and return its action id."""
-        view = decision.view
-        self.rules = decision.rules
+        return decision.table.encode(self.choose(decision.view, decision.rules))
+
+    def choose(self, view: PlayerView, rules: Rules) -> Move:
+        """The move :meth:`act` plays (its action id aside): rollouts ask for moves directly."""
+        self.rules = rules
         legal = view.legal_moves
         if not legal:
             raise ValueError(f"{self.name}: asked to act with no legal move")
@@ -70,7 +73,7 @@ class HeuristicBot:
         if move not in legal:  # a bot's bug must never become an illegal action
             self.fallbacks += 1
             move = legal[0]
-        return decision.table.encode(move)
+        return move
 
     def count_turn(self, view: PlayerView) -> int:
         """Count one more own turn in this deal; return how many so far."""
@@ -200,6 +203,28 @@ def fits_meld(card: int, meld: Meld) -> bool:
 def fits_table(card: int, melds: Iterable[Meld]) -> bool:
     """Could ``card`` be laid off on any of these melds now?"""
     return any(fits_meld(card, m) for m in melds)
+
+
+def layable_naturals(melds: Iterable[Meld]) -> list[int]:
+    """The natural cards (0..51, ascending) that :func:`fits_table` accepts on these melds, from
+    each meld's ends instead of asking every card of every meld."""
+    fits = [False] * 52
+    for m in melds:
+        if m.spec.kind == SET:
+            for c in range(m.rank, 52, 13):
+                fits[c] = True
+            continue
+        lo, hi = pos_of(m.places[0]), pos_of(m.places[-1])
+        if hi - lo + 1 >= 13:
+            continue
+        base = m.suit * 13
+        if lo > 0:
+            fits[base + lo - 1] = True
+        if hi < 12:
+            fits[base + hi + 1] = True
+        elif hi == 12:
+            fits[base] = True  # the ace, high
+    return [c for c in range(52) if fits[c]]
 
 
 def near_run_end(card: int, melds: Iterable[Meld], reach: int = 2) -> bool:

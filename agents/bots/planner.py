@@ -35,6 +35,7 @@ seen, i.e. that may still come from the stock or an opponent's discard):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shanghai_env.agents.bots.contract import bits, size_deficit
@@ -45,6 +46,7 @@ from shanghai_env.agents.bots.handtools import (
     fits_meld,
     fits_table,
     hand_kinds,
+    layable_naturals,
     minus,
     moves_of,
     near_run_end,
@@ -111,22 +113,43 @@ class PlannerBot(HeuristicBot):
             total += unseen[c]
         return min(total, self.params.live_cap)
 
+    def _live_counter(self, unseen: list[int]) -> Callable[[int], int]:
+        """``_live(outs, unseen)`` as a function of ``outs`` alone: the unseen counts (0..3: at
+        most three decks) split into two bit planes, so that a sum over outs is two popcounts."""
+        ones = twos = 0
+        for c, k in enumerate(unseen):
+            if k:
+                if k > 3:
+                    return lambda outs: self._live(outs, unseen)
+                if k & 1:
+                    ones |= 1 << c
+                if k & 2:
+                    twos |= 1 << c
+        cap = self.params.live_cap
+
+        def live(outs: int) -> int:
+            total = (outs & ones).bit_count() + 2 * (outs & twos).bit_count()
+            return total if total < cap else cap
+
+        return live
+
     def _danger(self, view: PlayerView) -> list[float]:
         """Per card kind: how much discarding it would help the players after this one."""
         p = self.params
         n, me = view.num_players, view.player
         danger = [0.0] * 53
         danger[JOKER] = 10.0
-        melds = table_melds(view)
+        layable: list[int] | None = None  # the cards a down player could lay off
         for k in range(1, n):
             q = (me + k) % n
             weight = p.next_player_weight if k == 1 else p.other_player_weight
             if view.down[q]:
                 # a down player who takes it lays it off; others would have to buy it
                 w = weight * (1.0 if k == 1 else 0.3)
-                for c in range(52):
-                    if fits_table(c, melds):
-                        danger[c] += w
+                if layable is None:
+                    layable = layable_naturals(table_melds(view))
+                for c in layable:
+                    danger[c] += w
                 continue
             interest = [0.0] * 52
             for c in range(52):
@@ -210,14 +233,14 @@ class PlannerBot(HeuristicBot):
         hand = view.hand
         kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
         meter = self.meter(view.contract)
-        unseen = unseen_counts(view)
+        live_of = self._live_counter(unseen_counts(view))
         weight_pts = p.w_points * (1.0 + p.risk_scale * self._risk(view))
         if danger is None:
             danger = self._danger(view)
         terms = {}
         for c in kinds:
             d, outs = meter.analyse(minus(hand, c))
-            live = self._live(outs, unseen)
+            live = live_of(outs)
             pts = points(c, self.rules)
             terms[c] = (
                 p.w_distance * d - p.w_live * live - weight_pts * pts + p.w_danger * danger[c],

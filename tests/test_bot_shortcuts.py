@@ -1,0 +1,35 @@
+"""The bots' shortcuts answer exactly as the definitions they replace."""
+
+from __future__ import annotations
+
+import random
+
+from shanghai_env.agents.bots.handtools import fits_table, layable_naturals
+from shanghai_env.cards import make_place
+from shanghai_env.melds import RUN4, RUN5, RUN7, SET3, Meld
+
+
+def random_meld(rng: random.Random) -> Meld:
+    """A complete table meld: a set, or a run of any length up to 13, aces low or high."""
+    spec = rng.choice([SET3, RUN4, RUN5, RUN7])
+    meld = Meld(spec)
+    if spec is SET3:
+        rank = rng.randrange(13)
+        for _ in range(rng.randint(3, 6)):
+            card = rng.randrange(4) * 13 + rank
+            meld.add(card, card)
+        return meld
+    suit = rng.randrange(4)
+    length = rng.randint(spec.size, 13)
+    lo = rng.randint(0, 14 - length)
+    for pos in range(lo, lo + length):
+        place = make_place(suit, pos)
+        meld.add(suit * 13 + pos % 13, place)
+    return meld
+
+
+def test_layable_naturals_is_fits_table() -> None:
+    rng = random.Random(3)
+    for _ in range(3000):
+        melds = [random_meld(rng) for _ in range(rng.randint(0, 6))]
+        assert layable_naturals(melds) == [c for c in range(52) if fits_table(c, melds)], melds

@@ -195,8 +195,8 @@ def meter_answers() -> str:
 FINGERPRINTS: dict[str, tuple[Callable[[], str], str]] = {
     "meter": (meter_answers, "898c1d7436fcaffe"),
     "bot_games": (bot_games, "4f37c0c94f4aa587"),
-    "planner_rollouts": (lambda: rollouts(PlannerBot), "ca0855cc871672b3"),
-    "greedy_rollouts": (lambda: rollouts(GreedyBot), "0378267ed8128365"),
+    "planner_rollouts": (lambda: rollouts(PlannerBot), "0c4b107726d7bb9d"),
+    "greedy_rollouts": (lambda: rollouts(GreedyBot), "195408cc7ce08be2"),
     "search_games": (search_games, "3d6bf59801bf2aa6"),
     "search_decisions": (search_decisions, "a53bea85bf30144d"),
     "env_play": (env_play, "14f7fa94520648c8"),

@@ -116,7 +116,7 @@ class ModelAgent:
     def _model_input(model: Any, decision: Decision) -> Any:
         """The observation vector (followed by the derived inputs for a model trained on them), or a
         dict of it and the mask if the model was trained on one."""
-        if getattr(model.policy, "derived", False):
+        if getattr(getattr(model, "policy", None), "derived", False):
             from shanghai_env.agents.learned.derived import derived_input
 
             return derived_input(decision.observation, decision.view, decision.rules)

@@ -91,7 +91,8 @@ class ContractMeter:
         # Runs alone depend only on which cards are held (the suits' masks), the jokers and
         # which suits hold a single ace: many hands share those, so they share one answer.
         self._runs_cache: dict[tuple[int, ...], tuple[int, int]] = {}
-        self._sets_cache: dict[tuple[int, ...], tuple[int, int, int]] = {}
+        self._sets_cache: dict[int, tuple[int, int, int]] = {}
+        self._suit_lists: tuple[dict[int, tuple[Window, ...]], ...] = ({}, {}, {}, {})
 
     # --- public -----------------------------------------------------------------------------
 
@@ -122,13 +123,22 @@ class ContractMeter:
 
     def _windows(self, masks: tuple[int, int, int, int]) -> list[Window]:
         """Every run window (see ``Window``), cheapest first (by missing, then suit, then lo)."""
-        length = self.run_len
-        out = [
-            *_suit_window_list(length, 0, masks[0]),
-            *_suit_window_list(length, 1, masks[1]),
-            *_suit_window_list(length, 2, masks[2]),
-            *_suit_window_list(length, 3, masks[3]),
-        ]
+        # per suit, the windows of each mask seen (the global memo, read without a call)
+        l0, l1, l2, l3 = self._suit_lists
+        m0, m1, m2, m3 = masks
+        w0 = l0.get(m0)
+        if w0 is None:
+            w0 = l0[m0] = _suit_window_list(self.run_len, 0, m0)
+        w1 = l1.get(m1)
+        if w1 is None:
+            w1 = l1[m1] = _suit_window_list(self.run_len, 1, m1)
+        w2 = l2.get(m2)
+        if w2 is None:
+            w2 = l2[m2] = _suit_window_list(self.run_len, 2, m2)
+        w3 = l3.get(m3)
+        if w3 is None:
+            w3 = l3[m3] = _suit_window_list(self.run_len, 3, m3)
+        out = [*w0, *w1, *w2, *w3]
         out.sort(key=_MISSING)  # stable: suits, then starts, in order within each count
         return out
 

@@ -244,19 +244,25 @@ def near_run_end(card: int, melds: Iterable[Meld], reach: int = 2) -> bool:
 
 def seen_counts(view: PlayerView) -> list[int]:
     """Cards this player has seen and knows are out of the stock and other hands' unknown part."""
-    seen = list(view.hand)
-    for c, k in enumerate(view.discard_counts):
-        seen[c] += k
+    # count vectors added as integers with a byte per card (no count reaches 256)
+    total = int.from_bytes(bytes(view.hand), "little") + int.from_bytes(bytes(view.discard_counts), "little")
+    for q, picked in enumerate(view.picked_up):
+        if q != view.player:
+            total += int.from_bytes(bytes(picked), "little")
+    seen = list(total.to_bytes(NUM_CARD_KINDS, "little"))
     for melds in view.table:
         for m in melds:
             for c in m.cards:
                 seen[c] += 1
-    for q, picked in enumerate(view.picked_up):
-        if q != view.player:
-            for c, k in enumerate(picked):
-                if k:
-                    seen[c] += k
     return seen
+
+
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+
+
+def naturals_held(counts: Sequence[int]) -> int:
+    """The natural cards (0..51) of a count vector, as bits (bit c: card c)."""
+    return int(bytes(counts[51::-1]).translate(_HELD), 2)
 
 
 def unseen_counts(view: PlayerView) -> list[int]:

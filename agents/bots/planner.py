@@ -49,6 +49,7 @@ from shanghai_env.agents.bots.handtools import (
     layable_naturals,
     minus,
     moves_of,
+    naturals_held,
     near_run_end,
     plus,
     points,
@@ -151,23 +152,23 @@ class PlannerBot(HeuristicBot):
                 for c in layable:
                     danger[c] += w
                 continue
-            interest = [0.0] * 52
-            for c in range(52):
-                if not view.picked_up[q][c]:
-                    continue
+            picked = naturals_held(view.picked_up[q])
+            if not picked:
+                continue  # nothing picked up: no interest shown
+            interest: dict[int, float] = {}  # card -> interest, where there is any
+            for c in bits(picked):
                 rank, suit = c % 13, c // 13
                 for s in range(4):
                     x = s * 13 + rank
-                    interest[x] = max(interest[x], 0.7)
+                    interest[x] = max(interest.get(x, 0.0), 0.7)
                 for dr in (-2, -1, 1, 2):
                     r = rank + dr
                     if 0 <= r < 13:
                         x = suit * 13 + r
-                        interest[x] = max(interest[x], 0.5)
+                        interest[x] = max(interest.get(x, 0.0), 0.5)
                 interest[c] = 1.0
-            for c in range(52):
-                if interest[c]:
-                    danger[c] += weight * interest[c]
+            for c, v in interest.items():  # one addition per card and player, as before
+                danger[c] += weight * v
         return danger
 
     # --- draw and buy ----------------------------------------------------------------------

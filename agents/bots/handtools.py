@@ -277,6 +277,23 @@ def hand_kinds(hand: Sequence[int]) -> list[int]:
     return [c for c in range(NUM_CARD_KINDS) if hand[c]]
 
 
+def cheapest_loss(meter: ContractMeter, hand: Sequence[int], cards: Sequence[int], rules: Rules) -> int:
+    """``min(cards, key=lambda c: (meter.distance(minus(hand, c)), -points(c, rules), c))``,
+    asking the meter less: losing a card never lowers a hand's distance, so the first card in
+    (-points, card) order whose loss keeps the hand's own distance is that minimum, and the
+    cards after it need no look."""
+    order = sorted(cards, key=lambda c: (-points(c, rules), c))
+    if len(order) == 1:
+        return order[0]
+    keep = meter.distance(hand)
+    after: dict[int, int] = {}
+    for c in order:
+        d = after[c] = meter.distance(minus(hand, c))
+        if d <= keep:
+            return c
+    return min(order, key=lambda c: (after[c], -points(c, rules), c))
+
+
 def minus(hand: Sequence[int], card: int) -> tuple[int, ...]:
     """The hand (as a tuple) with one ``card`` fewer."""
     h = list(hand)

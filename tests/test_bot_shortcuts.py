@@ -54,3 +54,24 @@ def test_cheapest_loss_is_the_minimum_over_every_card() -> None:
             assert cheapest_loss(meter, hand, kinds, rules) == expected, (contract, hand)
             # losing a card never lowers the distance (what the shortcut relies on)
             assert all(meter.distance(minus(hand, c)) >= meter.distance(hand) for c in kinds)
+
+
+def test_analyse_losses_is_analyse_of_each_loss() -> None:
+    from shanghai_env.agents.bots.contract import ContractMeter
+    from shanghai_env.agents.bots.handtools import minus
+
+    rng = random.Random(6)
+    for contract in range(1, 11):
+        for gap in (0, 1, 2):
+            fresh, reference = ContractMeter(contract, gap), ContractMeter(contract, gap)
+            for _ in range(60):
+                hand = [0] * 53
+                suits = rng.sample(range(4), rng.randint(1, 4))
+                for _ in range(rng.randint(6, 16)):
+                    hand[rng.choice(suits) * 13 + rng.randrange(13)] += 1
+                hand[52] = rng.choice([0, 0, 1, 2])
+                if rng.random() < 0.3:
+                    hand[suits[0] * 13] = rng.choice([1, 2])  # aces held once or twice
+                cards = [c for c in range(53) if hand[c]]
+                expected = [reference.analyse(minus(hand, c)) for c in cards]
+                assert fresh.analyse_losses(hand, cards) == expected, (contract, gap, hand)

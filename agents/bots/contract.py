@@ -174,20 +174,49 @@ class ContractMeter:
             ranks |= int(reversed_ranks.translate(marks[cost]), 2)
         return total, short, ranks
 
+    def analyse_losses(self, hand: Sequence[int], cards: Sequence[int]) -> list[tuple[int, int]]:
+        """``[analyse(minus(hand, c)) for c in cards]``, reading the hand once: each loss changes
+        one count per rank, at most one suit's mask and the single aces (or the jokers)."""
+        b = bytes(hand)
+        masks = _suit_masks(b)
+        counts = _rank_counts(b)
+        jokers = hand[JOKER]
+        aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+        out = []
+        for c in cards:
+            if c == JOKER:
+                out.append(self._solve_parts(masks, counts, jokers - 1, aces, True))
+                continue
+            rank, suit = c % 13, c // 13
+            lost_masks = masks
+            lost_aces = aces
+            if hand[c] == 1:  # the last copy: its position leaves the suit's mask
+                gone = 1 << rank | (1 << 13 if rank == 0 else 0)
+                lost_masks = (*masks[:suit], masks[suit] & ~gone, *masks[suit + 1 :])
+            if rank == 0:  # an ace: held once now (two before), or no more
+                lost_aces = aces | 1 << suit if hand[c] == 2 else aces & ~(1 << suit)
+            out.append(self._solve_parts(lost_masks, counts - (1 << 8 * rank), jokers, lost_aces, True))
+        return out
+
     def _solve(self, hand: tuple[int, ...], want_outs: bool) -> tuple[int, int]:
         """(distance, outs); without ``want_outs`` ties are not explored and outs is 0."""
-        jokers = hand[JOKER]
         b = bytes(hand)
+        aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+        return self._solve_parts(_suit_masks(b), _rank_counts(b), hand[JOKER], aces, want_outs)
+
+    def _solve_parts(
+        self, masks: tuple[int, int, int, int], counts: int, jokers: int, single_aces: int, want_outs: bool
+    ) -> tuple[int, int]:
+        """_solve from what the answer depends on: the suits' masks, the counts per rank (see
+        _rank_counts), the jokers and the suits holding a single ace."""
         if not self.num_runs:
-            missing, short, ranks = self._sets(_rank_counts(b))
+            missing, short, ranks = self._sets(counts)
             used = min(jokers, short)
             outs = _rank_outs(ranks) if missing else 0
             if short > jokers and missing:
                 outs |= JOKER_BIT
             return missing - used, outs
-        masks = _suit_masks(b)
         if not self.num_sets:
-            single_aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
             key = (*masks, jokers, single_aces, want_outs)
             hit = self._runs_cache.get(key)
             if hit is None:
@@ -196,7 +225,7 @@ class ContractMeter:
                 windows = self._windows(masks)
                 hit = self._runs_cache[key] = self._runs_only(masks, windows, jokers, single_aces, want_outs)
             return hit
-        return self._run_and_sets(self._windows(masks), _rank_counts(b), jokers, want_outs)
+        return self._run_and_sets(self._windows(masks), counts, jokers, want_outs)
 
     def _runs_only(
         self,

@@ -47,7 +47,6 @@ from shanghai_env.agents.bots.handtools import (
     fits_table,
     hand_kinds,
     layable_naturals,
-    minus,
     moves_of,
     naturals_held,
     near_run_end,
@@ -239,8 +238,7 @@ class PlannerBot(HeuristicBot):
         if danger is None:
             danger = self._danger(view)
         terms = {}
-        for c in kinds:
-            d, outs = meter.analyse(minus(hand, c))
+        for c, (d, outs) in zip(kinds, meter.analyse_losses(hand, kinds)):
             live = live_of(outs)
             pts = points(c, self.rules)
             terms[c] = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import islice
+from operator import sub
 
 import numpy as np
 
@@ -269,7 +270,10 @@ def unseen_counts(view: PlayerView) -> list[int]:
     """Copies of each card kind that may still be drawn or held unseen by others."""
     total = deck_counts(view.num_players)
     seen = seen_counts(view)
-    return [max(0, total[c] - seen[c]) for c in range(NUM_CARD_KINDS)]
+    return list(map(max, _ZEROS, map(sub, total, seen)))  # max(0, total - seen), card by card
+
+
+_ZEROS = (0,) * NUM_CARD_KINDS
 
 
 def hand_kinds(hand: Sequence[int]) -> list[int]:

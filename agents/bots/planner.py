@@ -61,6 +61,8 @@ from shanghai_env.melds import CONTRACTS, Arrangement, Meld, contract_size
 from shanghai_env.moves import BUY, PASS, Move, MoveKind
 
 BLIND_CONTRACT_BUYS = {6: 0, 8: 1, 10: 2}  # buys after which going down is going out blind
+# bit b of a count 0..255 as the binary digit b"0" or b"1"
+_BIT_PLANES = tuple(bytes(48 + (k >> b & 1) for k in range(256)) for b in range(2))
 
 
 @dataclass(frozen=True)
@@ -116,15 +118,11 @@ class PlannerBot(HeuristicBot):
     def _live_counter(self, unseen: list[int]) -> Callable[[int], int]:
         """``_live(outs, unseen)`` as a function of ``outs`` alone: the unseen counts (0..3: at
         most three decks) split into two bit planes, so that a sum over outs is two popcounts."""
-        ones = twos = 0
-        for c, k in enumerate(unseen):
-            if k:
-                if k > 3:
-                    return lambda outs: self._live(outs, unseen)
-                if k & 1:
-                    ones |= 1 << c
-                if k & 2:
-                    twos |= 1 << c
+        if max(unseen) > 3:
+            return lambda outs: self._live(outs, unseen)
+        counts = bytes(unseen[::-1])  # read as binary digits: card c is bit c
+        ones = int(counts.translate(_BIT_PLANES[0]), 2)
+        twos = int(counts.translate(_BIT_PLANES[1]), 2)
         cap = self.params.live_cap
 
         def live(outs: int) -> int:

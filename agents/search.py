@@ -47,9 +47,8 @@ from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     HeuristicBot,
+    cheapest_loss,
     fits_table,
-    minus,
-    points,
     table_melds,
 )
 from shanghai_env.agents.bots.planner import PlannerBot
@@ -318,7 +317,7 @@ class SearchBot:
                 c = stock[j]
                 hand[c] += 1
                 free = [x for x in range(JOKER) if hand[x] > known[x]] or [c]
-                x = min(free, key=lambda x: (meter.distance(minus(hand, x)), -points(x, world.rules), x))
+                x = cheapest_loss(meter, hand, free, world.rules)
                 hand[x] -= 1
                 stock[j] = x
 

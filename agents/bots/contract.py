@@ -39,12 +39,27 @@ _HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" 
 
 def suit_masks(hand: Sequence[int]) -> tuple[int, int, int, int]:
     """Per suit, a 14-bit mask of the run positions held (bit 13 is the high ace)."""
-    held = int(bytes(hand[:52])[::-1].translate(_HELD), 2)  # bit c: card c is held
+    return _suit_masks(bytes(hand[:52]))
+
+
+def _suit_masks(b: bytes) -> tuple[int, int, int, int]:
+    held = int(b[51::-1].translate(_HELD), 2)  # bit c: card c is held
     m0 = held & 0x1FFF
     m1 = (held >> 13) & 0x1FFF
     m2 = (held >> 26) & 0x1FFF
     m3 = held >> 39
     return (m0 | (m0 & 1) << 13, m1 | (m1 & 1) << 13, m2 | (m2 & 1) << 13, m3 | (m3 & 1) << 13)
+
+
+def _rank_counts(b: bytes) -> int:
+    """Naturals held per rank, one byte each (rank r in bits 8r..8r+7): the four suits' bytes
+    added as little-endian integers (a count never reaches 256, so no carry crosses ranks)."""
+    return (
+        int.from_bytes(b[0:13], "little")
+        + int.from_bytes(b[13:26], "little")
+        + int.from_bytes(b[26:39], "little")
+        + int.from_bytes(b[39:52], "little")
+    )
 
 
 def size_deficit(hand_size: int, contract: int) -> int:
@@ -76,7 +91,8 @@ class ContractMeter:
         # Runs alone depend only on which cards are held (the suits' masks), the jokers and
         # which suits hold a single ace: many hands share those, so they share one answer.
         self._runs_cache: dict[tuple[int, ...], tuple[int, int]] = {}
-        self._sets_cache: dict[tuple[int, ...], tuple[int, int, int]] = {}
+        self._sets_cache: dict[int, tuple[int, int, int]] = {}
+        self._suit_lists: tuple[dict[int, tuple[Window, ...]], ...] = ({}, {}, {}, {})
 
     # --- public -----------------------------------------------------------------------------
 
@@ -105,44 +121,46 @@ class ContractMeter:
 
     # --- search -----------------------------------------------------------------------------
 
-    def _windows(self, masks: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
-        """(missing, suit, lo, missing cards as bits) of every run window, cheapest first (by
-        missing, then suit, then lo)."""
-        length = self.run_len
-        out = [
-            *_suit_window_list(length, 0, masks[0]),
-            *_suit_window_list(length, 1, masks[1]),
-            *_suit_window_list(length, 2, masks[2]),
-            *_suit_window_list(length, 3, masks[3]),
-        ]
+    def _windows(self, masks: tuple[int, int, int, int]) -> list[Window]:
+        """Every run window (see ``Window``), cheapest first (by missing, then suit, then lo)."""
+        # per suit, the windows of each mask seen (the global memo, read without a call)
+        l0, l1, l2, l3 = self._suit_lists
+        m0, m1, m2, m3 = masks
+        w0 = l0.get(m0)
+        if w0 is None:
+            w0 = l0[m0] = _suit_window_list(self.run_len, 0, m0)
+        w1 = l1.get(m1)
+        if w1 is None:
+            w1 = l1[m1] = _suit_window_list(self.run_len, 1, m1)
+        w2 = l2.get(m2)
+        if w2 is None:
+            w2 = l2[m2] = _suit_window_list(self.run_len, 2, m2)
+        w3 = l3.get(m3)
+        if w3 is None:
+            w3 = l3[m3] = _suit_window_list(self.run_len, 3, m3)
+        out = [*w0, *w1, *w2, *w3]
         out.sort(key=_MISSING)  # stable: suits, then starts, in order within each count
         return out
 
-    def _sets(self, counts: list[int]) -> tuple[int, int, int]:
-        """(missing cards, sets missing something, outs over ranks) of the cheapest sets."""
-        key = tuple(counts)
-        hit = self._sets_cache.get(key)
+    def _sets(self, counts: int) -> tuple[int, int, int]:
+        """(missing cards, sets missing something, outs over ranks) of the cheapest sets, for
+        the counts per rank of :func:`_rank_counts`."""
+        hit = self._sets_cache.get(counts)
         if hit is None:
             if len(self._sets_cache) > 50_000:
                 self._sets_cache.clear()
-            hit = self._sets_cache[key] = self._cheapest_sets(counts)
+            hit = self._sets_cache[counts] = self._cheapest_sets(counts)
         return hit
 
-    def _cheapest_sets(self, counts: list[int]) -> tuple[int, int, int]:
+    def _cheapest_sets(self, counts: int) -> tuple[int, int, int]:
         k = self.num_sets
-        table = _MARGINAL[k]
-        num = [0, 0, 0, 0]
-        ranks_at = [0, 0, 0, 0]
-        bit = 1
-        for n in counts:
-            for cost in table[n]:
-                num[cost] += 1
-                ranks_at[cost] |= bit
-            bit <<= 1
+        per_rank = counts.to_bytes(13, "little")
+        takes, marks = _SET_TABLES[k]
         left = k
         total = short = threshold = 0
         for cost in range(4):
-            take = num[cost] if num[cost] < left else left
+            have = sum(per_rank.translate(takes[cost]))  # sets of this marginal cost
+            take = have if have < left else left
             total += cost * take
             if cost:
                 short += take
@@ -151,24 +169,54 @@ class ContractMeter:
                 threshold = cost
                 break
         ranks = 0
-        for cost in range(1, threshold + 1):
-            ranks |= ranks_at[cost]
+        reversed_ranks = per_rank[::-1]
+        for cost in range(1, threshold + 1):  # ranks offering a set of this cost, as bits
+            ranks |= int(reversed_ranks.translate(marks[cost]), 2)
         return total, short, ranks
+
+    def analyse_losses(self, hand: Sequence[int], cards: Sequence[int]) -> list[tuple[int, int]]:
+        """``[analyse(minus(hand, c)) for c in cards]``, reading the hand once: each loss changes
+        one count per rank, at most one suit's mask and the single aces (or the jokers)."""
+        b = bytes(hand)
+        masks = _suit_masks(b)
+        counts = _rank_counts(b)
+        jokers = hand[JOKER]
+        aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+        out = []
+        for c in cards:
+            if c == JOKER:
+                out.append(self._solve_parts(masks, counts, jokers - 1, aces, True))
+                continue
+            rank, suit = c % 13, c // 13
+            lost_masks = masks
+            lost_aces = aces
+            if hand[c] == 1:  # the last copy: its position leaves the suit's mask
+                gone = 1 << rank | (1 << 13 if rank == 0 else 0)
+                lost_masks = (*masks[:suit], masks[suit] & ~gone, *masks[suit + 1 :])
+            if rank == 0:  # an ace: held once now (two before), or no more
+                lost_aces = aces | 1 << suit if hand[c] == 2 else aces & ~(1 << suit)
+            out.append(self._solve_parts(lost_masks, counts - (1 << 8 * rank), jokers, lost_aces, True))
+        return out
 
     def _solve(self, hand: tuple[int, ...], want_outs: bool) -> tuple[int, int]:
         """(distance, outs); without ``want_outs`` ties are not explored and outs is 0."""
-        jokers = hand[JOKER]
+        b = bytes(hand)
+        aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+        return self._solve_parts(_suit_masks(b), _rank_counts(b), hand[JOKER], aces, want_outs)
+
+    def _solve_parts(
+        self, masks: tuple[int, int, int, int], counts: int, jokers: int, single_aces: int, want_outs: bool
+    ) -> tuple[int, int]:
+        """_solve from what the answer depends on: the suits' masks, the counts per rank (see
+        _rank_counts), the jokers and the suits holding a single ace."""
         if not self.num_runs:
-            counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
             missing, short, ranks = self._sets(counts)
             used = min(jokers, short)
             outs = _rank_outs(ranks) if missing else 0
             if short > jokers and missing:
                 outs |= JOKER_BIT
             return missing - used, outs
-        masks = suit_masks(hand)
         if not self.num_sets:
-            single_aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
             key = (*masks, jokers, single_aces, want_outs)
             hit = self._runs_cache.get(key)
             if hit is None:
@@ -177,13 +225,12 @@ class ContractMeter:
                 windows = self._windows(masks)
                 hit = self._runs_cache[key] = self._runs_only(masks, windows, jokers, single_aces, want_outs)
             return hit
-        counts = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
-        return self._run_and_sets(masks, self._windows(masks), counts, jokers, want_outs)
+        return self._run_and_sets(self._windows(masks), counts, jokers, want_outs)
 
     def _runs_only(
         self,
         masks: tuple[int, int, int, int],
-        windows: list[tuple[int, int, int, int]],
+        windows: list[Window],
         jokers: int,
         single_aces: int,
         want_outs: bool,
@@ -205,12 +252,12 @@ class ContractMeter:
         slack = 0 if want_outs else 1  # without outs, equal-cost branches need no visit
 
         for i in range(n):
-            m1, s1, a1, o1 = windows[i]
+            m1, s1, a1, o1, _ = windows[i]
             if k * m1 - jokers + slack > best:
                 break
             c1 = m1 if m1 < lim else lim
             for j in range(i + 1, n):
-                m2, s2, a2, o2 = windows[j]
+                m2, s2, a2, o2, _ = windows[j]
                 if m1 + (k - 1) * m2 - jokers + slack > best:
                     break
                 pen2 = 0
@@ -235,7 +282,7 @@ class ContractMeter:
                     continue
                 partial = m1 + m2
                 for x in range(j + 1, n):
-                    m3, s3, a3, o3 = windows[x]
+                    m3, s3, a3, o3, _ = windows[x]
                     if partial + m3 - jokers + slack > best:
                         break
                     pen3 = 0
@@ -267,27 +314,18 @@ class ContractMeter:
         return best, outs
 
     def _run_and_sets(
-        self,
-        masks: tuple[int, int, int, int],
-        windows: list[tuple[int, int, int, int]],
-        counts: list[int],
-        jokers: int,
-        want_outs: bool,
+        self, windows: list[Window], counts: int, jokers: int, want_outs: bool
     ) -> tuple[int, int]:
-        lim, length = self.run_jokers, self.run_len
+        lim = self.run_jokers
         base_sets = self._sets(counts)[0]
         best = 1 << 30
         outs = 0
         slack = 0 if want_outs else 1
-        for m, suit, lo, window_outs in windows:
+        sets = self._sets
+        for m, _, _, window_outs, used in windows:
             if m + base_sets - jokers + slack > best:
                 break
-            left = counts[:]
-            held = masks[suit]
-            for pos in range(lo, lo + length):
-                if held >> pos & 1:
-                    left[pos % 13] -= 1
-            missing, short, ranks = self._sets(left)
+            missing, short, ranks = sets(counts - used)  # the sets from what the run leaves
             cap = (m if m < lim else lim) + short
             total = m + missing - (jokers if jokers < cap else cap)
             if not want_outs:
@@ -319,6 +357,20 @@ def _marginal_costs(sets: int, count: int) -> tuple[int, ...]:
 
 # _MARGINAL[sets][count]: up to 4 sets per contract, up to 12 copies of a rank (3 decks)
 _MARGINAL = [tuple(_marginal_costs(k, n) for n in range(13)) for k in range(5)]
+
+
+def _set_tables(k: int) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    """For k sets, per marginal cost 0..3: bytes mapping a rank's count to its sets of that cost
+    (to sum with ``translate``), and to b"1" if it has one, else b"0" (to read as bits)."""
+    takes, marks = [], []
+    for cost in range(4):
+        per_count = [_MARGINAL[k][n].count(cost) if n < 13 else 0 for n in range(256)]
+        takes.append(bytes(per_count))
+        marks.append(bytes(49 if t else 48 for t in per_count))
+    return tuple(takes), tuple(marks)
+
+
+_SET_TABLES = [_set_tables(k) for k in range(5)]
 _WINDOWS: dict[tuple[int, int], tuple[tuple[int, ...], ...]] = {}
 
 
@@ -335,12 +387,14 @@ def _suit_windows(length: int, mask: int) -> tuple[tuple[int, ...], ...]:
     return hit
 
 
-_WINDOW_LISTS: dict[tuple[int, int, int], tuple[tuple[int, int, int, int], ...]] = {}
+# A run window: (cards missing, suit, lo, the missing cards as bits over card kinds, the naturals
+# it uses as counts per rank in the byte lanes of _rank_counts).
+Window = tuple[int, int, int, int, int]
+_WINDOW_LISTS: dict[tuple[int, int, int], tuple[Window, ...]] = {}
 
 
-def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int, int, int], ...]:
-    """(missing, suit, lo, missing cards as bits over card kinds) of one suit's windows, by
-    missing then lo (memoised)."""
+def _suit_window_list(length: int, suit: int, mask: int) -> tuple[Window, ...]:
+    """One suit's windows, by missing then lo (memoised per suit mask)."""
     key = (length, suit, mask)
     hit = _WINDOW_LISTS.get(key)
     if hit is None:
@@ -350,7 +404,9 @@ def _suit_window_list(length: int, suit: int, mask: int) -> tuple[tuple[int, int
         for m in range(length + 1):
             for lo in groups[m]:
                 need = (full << lo) & ~mask  # positions missing; position 13 is the ace
-                out.append((m, suit, lo, ((need & 0x1FFF) | (need >> 13)) << (13 * suit)))
+                outs = ((need & 0x1FFF) | (need >> 13)) << (13 * suit)
+                used = sum(1 << (8 * (pos % 13)) for pos in range(lo, lo + length) if mask >> pos & 1)
+                out.append((m, suit, lo, outs, used))
         hit = _WINDOW_LISTS[key] = tuple(out)
     return hit
 
@@ -361,15 +417,23 @@ _MISSING = itemgetter(0)  # a window's missing count, the sort key of window lis
 _RANK_OUTS = [sum(1 << (s * 13 + r) for s in range(4)) for r in range(13)]
 
 
+_RANK_OUTS_OF: dict[int, int] = {}
+
+
 def _rank_outs(ranks: int) -> int:
-    outs = 0
-    r = 0
-    while ranks:
-        if ranks & 1:
-            outs |= _RANK_OUTS[r]
-        ranks >>= 1
-        r += 1
-    return outs
+    """Every card of the ranks whose bits are set (memoised)."""
+    hit = _RANK_OUTS_OF.get(ranks)
+    if hit is None:
+        hit = 0
+        r = 0
+        rest = ranks
+        while rest:
+            if rest & 1:
+                hit |= _RANK_OUTS[r]
+            rest >>= 1
+            r += 1
+        _RANK_OUTS_OF[ranks] = hit
+    return hit
 
 
 def bits(mask: int) -> list[int]:

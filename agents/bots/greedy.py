@@ -22,9 +22,9 @@ from shanghai_env.agents.bots.contract import size_deficit
 from shanghai_env.agents.bots.handtools import (
     DISCARDS,
     HeuristicBot,
+    cheapest_loss,
     fits_table,
     hand_kinds,
-    minus,
     moves_of,
     plus,
     points,
@@ -71,11 +71,10 @@ class GreedyBot(HeuristicBot):
                 return first
         if view.went_down_this_turn:
             return self._costliest(view)
-        meter = self.meter(view.contract)
         hand = view.hand
         kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
-        best = min(kinds, key=lambda c: (meter.distance(minus(hand, c)), -points(c, self.rules), c))
-        return DISCARDS[best]
+        # the card whose loss raises the distance least, then the costliest
+        return DISCARDS[cheapest_loss(self.meter(view.contract), hand, kinds, self.rules)]
 
     def play_down(self, view: PlayerView) -> Move:
         layoffs = moves_of(view, MoveKind.LAYOFF)

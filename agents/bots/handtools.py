@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import islice
+from operator import sub
 
 import numpy as np
 
@@ -244,31 +245,57 @@ def near_run_end(card: int, melds: Iterable[Meld], reach: int = 2) -> bool:
 
 def seen_counts(view: PlayerView) -> list[int]:
     """Cards this player has seen and knows are out of the stock and other hands' unknown part."""
-    seen = list(view.hand)
-    for c, k in enumerate(view.discard_counts):
-        seen[c] += k
+    # count vectors added as integers with a byte per card (no count reaches 256)
+    total = int.from_bytes(bytes(view.hand), "little") + int.from_bytes(bytes(view.discard_counts), "little")
+    for q, picked in enumerate(view.picked_up):
+        if q != view.player:
+            total += int.from_bytes(bytes(picked), "little")
+    seen = list(total.to_bytes(NUM_CARD_KINDS, "little"))
     for melds in view.table:
         for m in melds:
             for c in m.cards:
                 seen[c] += 1
-    for q, picked in enumerate(view.picked_up):
-        if q != view.player:
-            for c, k in enumerate(picked):
-                if k:
-                    seen[c] += k
     return seen
+
+
+_HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+
+
+def naturals_held(counts: Sequence[int]) -> int:
+    """The natural cards (0..51) of a count vector, as bits (bit c: card c)."""
+    return int(bytes(counts[51::-1]).translate(_HELD), 2)
 
 
 def unseen_counts(view: PlayerView) -> list[int]:
     """Copies of each card kind that may still be drawn or held unseen by others."""
     total = deck_counts(view.num_players)
     seen = seen_counts(view)
-    return [max(0, total[c] - seen[c]) for c in range(NUM_CARD_KINDS)]
+    return list(map(max, _ZEROS, map(sub, total, seen)))  # max(0, total - seen), card by card
+
+
+_ZEROS = (0,) * NUM_CARD_KINDS
 
 
 def hand_kinds(hand: Sequence[int]) -> list[int]:
     """The card kinds a count vector holds, ascending."""
     return [c for c in range(NUM_CARD_KINDS) if hand[c]]
+
+
+def cheapest_loss(meter: ContractMeter, hand: Sequence[int], cards: Sequence[int], rules: Rules) -> int:
+    """``min(cards, key=lambda c: (meter.distance(minus(hand, c)), -points(c, rules), c))``,
+    asking the meter less: losing a card never lowers a hand's distance, so the first card in
+    (-points, card) order whose loss keeps the hand's own distance is that minimum, and the
+    cards after it need no look."""
+    order = sorted(cards, key=lambda c: (-points(c, rules), c))
+    if len(order) == 1:
+        return order[0]
+    keep = meter.distance(hand)
+    after: dict[int, int] = {}
+    for c in order:
+        d = after[c] = meter.distance(minus(hand, c))
+        if d <= keep:
+            return c
+    return min(order, key=lambda c: (after[c], -points(c, rules), c))
 
 
 def minus(hand: Sequence[int], card: int) -> tuple[int, ...]:

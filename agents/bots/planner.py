@@ -47,8 +47,8 @@ from shanghai_env.agents.bots.handtools import (
     fits_table,
     hand_kinds,
     layable_naturals,
-    minus,
     moves_of,
+    naturals_held,
     near_run_end,
     plus,
     points,
@@ -61,6 +61,8 @@ from shanghai_env.melds import CONTRACTS, Arrangement, Meld, contract_size
 from shanghai_env.moves import BUY, PASS, Move, MoveKind
 
 BLIND_CONTRACT_BUYS = {6: 0, 8: 1, 10: 2}  # buys after which going down is going out blind
+# bit b of a count 0..255 as the binary digit b"0" or b"1"
+_BIT_PLANES = tuple(bytes(48 + (k >> b & 1) for k in range(256)) for b in range(2))
 
 
 @dataclass(frozen=True)
@@ -116,15 +118,11 @@ class PlannerBot(HeuristicBot):
     def _live_counter(self, unseen: list[int]) -> Callable[[int], int]:
         """``_live(outs, unseen)`` as a function of ``outs`` alone: the unseen counts (0..3: at
         most three decks) split into two bit planes, so that a sum over outs is two popcounts."""
-        ones = twos = 0
-        for c, k in enumerate(unseen):
-            if k:
-                if k > 3:
-                    return lambda outs: self._live(outs, unseen)
-                if k & 1:
-                    ones |= 1 << c
-                if k & 2:
-                    twos |= 1 << c
+        if max(unseen) > 3:
+            return lambda outs: self._live(outs, unseen)
+        counts = bytes(unseen[::-1])  # read as binary digits: card c is bit c
+        ones = int(counts.translate(_BIT_PLANES[0]), 2)
+        twos = int(counts.translate(_BIT_PLANES[1]), 2)
         cap = self.params.live_cap
 
         def live(outs: int) -> int:
@@ -151,23 +149,23 @@ class PlannerBot(HeuristicBot):
                 for c in layable:
                     danger[c] += w
                 continue
-            interest = [0.0] * 52
-            for c in range(52):
-                if not view.picked_up[q][c]:
-                    continue
+            picked = naturals_held(view.picked_up[q])
+            if not picked:
+                continue  # nothing picked up: no interest shown
+            interest: dict[int, float] = {}  # card -> interest, where there is any
+            for c in bits(picked):
                 rank, suit = c % 13, c // 13
                 for s in range(4):
                     x = s * 13 + rank
-                    interest[x] = max(interest[x], 0.7)
+                    interest[x] = max(interest.get(x, 0.0), 0.7)
                 for dr in (-2, -1, 1, 2):
                     r = rank + dr
                     if 0 <= r < 13:
                         x = suit * 13 + r
-                        interest[x] = max(interest[x], 0.5)
+                        interest[x] = max(interest.get(x, 0.0), 0.5)
                 interest[c] = 1.0
-            for c in range(52):
-                if interest[c]:
-                    danger[c] += weight * interest[c]
+            for c, v in interest.items():  # one addition per card and player, as before
+                danger[c] += weight * v
         return danger
 
     # --- draw and buy ----------------------------------------------------------------------
@@ -238,8 +236,7 @@ class PlannerBot(HeuristicBot):
         if danger is None:
             danger = self._danger(view)
         terms = {}
-        for c in kinds:
-            d, outs = meter.analyse(minus(hand, c))
+        for c, (d, outs) in zip(kinds, meter.analyse_losses(hand, kinds)):
             live = live_of(outs)
             pts = points(c, self.rules)
             terms[c] = (

@@ -123,6 +123,7 @@ def test_a_structured_model_plays_in_the_tournament(tmp_path: Path) -> None:
     results = run_tournament(config, workers=1)
     assert len(results) == config.total_games == 24  # one round of the 4-player seat design
 
+
 def test_derived_inputs_depend_only_on_the_players_view() -> None:
     """The derived block is the same in every world consistent with what the player knows, and it
     changes with the player's own hand (it is not constant)."""

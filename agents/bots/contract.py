@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
+from typing import cast
 
 from shanghai_env.cards import JOKER
 from shanghai_env.melds import CONTRACTS, RUN, SET, contract_size
@@ -192,7 +193,9 @@ class ContractMeter:
             lost_aces = aces
             if hand[c] == 1:  # the last copy: its position leaves the suit's mask
                 gone = 1 << rank | (1 << 13 if rank == 0 else 0)
-                lost_masks = (*masks[:suit], masks[suit] & ~gone, *masks[suit + 1 :])
+                lost_masks = cast(  # still four suits
+                    "tuple[int, int, int, int]", (*masks[:suit], masks[suit] & ~gone, *masks[suit + 1 :])
+                )
             if rank == 0:  # an ace: held once now (two before), or no more
                 lost_aces = aces | 1 << suit if hand[c] == 2 else aces & ~(1 << suit)
             out.append(self._solve_parts(lost_masks, counts - (1 << 8 * rank), jokers, lost_aces, True))

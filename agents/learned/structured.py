@@ -28,7 +28,7 @@ one player count and contract list (its ``num_players`` and ``contracts`` keywor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -282,7 +282,7 @@ class StructuredNet(nn.Module):
         joker: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Scores [batch, melds, 56] of placing each place's card (or a joker declared as it) in each meld."""
-        head = self.heads[name]
+        head = cast(nn.ModuleDict, self.heads[name])
         card = head["card"](cards)
         if joker is not None:
             card = card + head["joker"](joker)[:, None]
@@ -340,7 +340,9 @@ class StructuredPolicy(MaskableActorCriticPolicy):
             raise ValueError("the action space does not match the policy's players and contracts")
         self.action_net = nn.Identity()  # the extractor's first output already is the logits
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

@@ -357,12 +357,10 @@ def plot_curve(csv_path: str, png_path: str, title: str = "") -> None:
 # --- training ----------------------------------------------------------------------------------
 
 
-def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
-    """A fresh MaskablePPO for ``config`` on ``env``."""
-    from sb3_contrib import MaskablePPO
-
-    arch = list(config.net_arch)
-    common: dict[str, Any] = {
+def ppo_settings(config: TrainConfig) -> dict[str, Any]:
+    """MaskablePPO's learning-rate, rollout and update settings of ``config`` (a fresh model's and
+    the ones a loaded model is given)."""
+    return {
         "learning_rate": config.learning_rate,
         "n_steps": config.n_steps,
         "batch_size": config.batch_size,
@@ -370,6 +368,16 @@ def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = Non
         "gamma": config.gamma,
         "gae_lambda": config.gae_lambda,
         "ent_coef": config.ent_coef,
+    }
+
+
+def build_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None) -> Any:
+    """A fresh MaskablePPO for ``config`` on ``env``."""
+    from sb3_contrib import MaskablePPO
+
+    arch = list(config.net_arch)
+    common: dict[str, Any] = {
+        **ppo_settings(config),
         "tensorboard_log": tensorboard_log,
         "seed": config.seed,
         "device": "cpu",
@@ -411,15 +419,7 @@ def load_model(config: TrainConfig, env: Any, tensorboard_log: str | None = None
     """
     from shanghai_env.agents.learned.model import load_maskable
 
-    settings = {
-        "learning_rate": config.learning_rate,
-        "n_steps": config.n_steps,
-        "batch_size": config.batch_size,
-        "n_epochs": config.n_epochs,
-        "gamma": config.gamma,
-        "gae_lambda": config.gae_lambda,
-        "ent_coef": config.ent_coef,
-    }
+    settings = ppo_settings(config)
     try:
         model = load_maskable(
             config.init, env=env, device="cpu", custom_objects=settings, tensorboard_log=tensorboard_log

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import cast
 
 from shanghai_env.cards import JOKER
 from shanghai_env.melds import CONTRACTS, RUN, SET, contract_size
@@ -36,6 +35,7 @@ _POP = bytes(bin(i).count("1") for i in range(1 << 14))
 
 
 _HELD = bytes([48] + [49] * 255)  # a count as the binary digit of "held": b"0" or b"1"
+_COUNT_BYTE = tuple(bytes((k,)) for k in range(256))
 
 
 def suit_masks(hand: Sequence[int]) -> tuple[int, int, int, int]:
@@ -87,8 +87,9 @@ class ContractMeter:
         self.run_jokers = runs[0].max_jokers if runs else 0
         self.set_jokers = 1
         self._full = (1 << self.run_len) - 1
-        self._cache: dict[tuple[int, ...], tuple[int, int]] = {}
-        self._dcache: dict[tuple[int, ...], int] = {}
+        # answers by hand (its bytes: one count per card kind)
+        self._cache: dict[bytes, tuple[int, int]] = {}
+        self._dcache: dict[bytes, int] = {}
         # Runs alone depend only on which cards are held (the suits' masks), the jokers and
         # which suits hold a single ace: many hands share those, so they share one answer.
         self._runs_cache: dict[tuple[int, ...], tuple[int, int]] = {}
@@ -99,7 +100,7 @@ class ContractMeter:
 
     def distance(self, hand: Sequence[int]) -> int:
         """Fewest cards the hand must still acquire to be able to lay the contract down."""
-        key = tuple(hand)
+        key = bytes(hand)  # a cheaper key to build and hash than a tuple
         hit = self._cache.get(key)
         if hit is not None:
             return hit[0]
@@ -112,7 +113,7 @@ class ContractMeter:
 
     def analyse(self, hand: Sequence[int]) -> tuple[int, int]:
         """(distance, outs) where outs is a bitmask over card kinds 0..52 (bit 52: a joker)."""
-        key = tuple(hand)
+        key = bytes(hand)
         hit = self._cache.get(key)
         if hit is None:
             if len(self._cache) > 50_000:
@@ -181,31 +182,39 @@ class ContractMeter:
         b = bytes(hand)
         masks = _suit_masks(b)
         counts = _rank_counts(b)
-        jokers = hand[JOKER]
-        aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
+        jokers = b[JOKER]
+        aces = (b[0] == 1) | (b[13] == 1) << 1 | (b[26] == 1) << 2 | (b[39] == 1) << 3
+        cache = self._cache
         out = []
         for c in cards:
-            if c == JOKER:
-                out.append(self._solve_parts(masks, counts, jokers - 1, aces, True))
-                continue
-            rank, suit = c % 13, c // 13
-            lost_masks = masks
-            lost_aces = aces
-            if hand[c] == 1:  # the last copy: its position leaves the suit's mask
-                gone = 1 << rank | (1 << 13 if rank == 0 else 0)
-                lost_masks = cast(  # still four suits
-                    "tuple[int, int, int, int]", (*masks[:suit], masks[suit] & ~gone, *masks[suit + 1 :])
-                )
-            if rank == 0:  # an ace: held once now (two before), or no more
-                lost_aces = aces | 1 << suit if hand[c] == 2 else aces & ~(1 << suit)
-            out.append(self._solve_parts(lost_masks, counts - (1 << 8 * rank), jokers, lost_aces, True))
+            key = b[:c] + _COUNT_BYTE[b[c] - 1] + b[c + 1 :]  # the hand after the loss
+            hit = cache.get(key)
+            if hit is None:
+                if c == JOKER:
+                    hit = self._solve_parts(masks, counts, jokers - 1, aces, True)
+                else:
+                    rank, suit = c % 13, c // 13
+                    lost_masks = masks
+                    lost_aces = aces
+                    if b[c] == 1:  # the last copy: its position leaves the suit's mask
+                        gone = 1 << rank | (1 << 13 if rank == 0 else 0)
+                        m = list(masks)
+                        m[suit] &= ~gone
+                        lost_masks = (m[0], m[1], m[2], m[3])
+                    if rank == 0:  # an ace: held once now (two before), or no more
+                        lost_aces = aces | 1 << suit if b[c] == 2 else aces & ~(1 << suit)
+                    hit = self._solve_parts(lost_masks, counts - (1 << 8 * rank), jokers, lost_aces, True)
+                if len(cache) > 50_000:
+                    cache.clear()
+                cache[key] = hit  # the hand after the chosen discard is asked again soon
+            out.append(hit)
         return out
 
-    def _solve(self, hand: tuple[int, ...], want_outs: bool) -> tuple[int, int]:
-        """(distance, outs); without ``want_outs`` ties are not explored and outs is 0."""
-        b = bytes(hand)
+    def _solve(self, hand: bytes, want_outs: bool) -> tuple[int, int]:
+        """(distance, outs) of a hand's bytes; without ``want_outs`` ties are not explored and
+        outs is 0."""
         aces = (hand[0] == 1) | (hand[13] == 1) << 1 | (hand[26] == 1) << 2 | (hand[39] == 1) << 3
-        return self._solve_parts(_suit_masks(b), _rank_counts(b), hand[JOKER], aces, want_outs)
+        return self._solve_parts(_suit_masks(hand), _rank_counts(hand), hand[JOKER], aces, want_outs)
 
     def _solve_parts(
         self, masks: tuple[int, int, int, int], counts: int, jokers: int, single_aces: int, want_outs: bool

@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--derived",
         action="store_true",
         help="add the derived inputs (hand analysis from the player's view, agents/learned/derived.py) "
-        "to the observation; needs --features structured",
+        "to the observation; needs --features structured, or an --init model trained with them",
     )
     a(
         "--resume",
@@ -209,7 +209,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     from shanghai_env.rules import Rules
 
     seen = given(args)
-    if args.derived and args.features != "structured":
+    if args.derived and args.features != "structured" and not args.init:
         parser.error("--derived: the derived inputs are read by --features structured only")
     if args.init and args.pretrain:
         parser.error("--init and --pretrain: start from a saved model or from cloning a bot, not both")

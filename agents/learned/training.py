@@ -107,7 +107,7 @@ class TrainConfig:
             raise ValueError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
         if self.timesteps < 0 or self.n_envs < 1:
             raise ValueError("timesteps must be >= 0 (0: cloning only) and n_envs positive")
-        if self.derived and self.features != "structured":
+        if self.derived and self.features != "structured" and not self.init:
             raise ValueError(
                 "the derived inputs are read by the structured policy only: features='structured'"
             )

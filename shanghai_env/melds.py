@@ -436,6 +436,18 @@ def completion_feasible(
     return next(_complete(list(hand), list(melds), gap, exact, reserve, False), None) is not None
 
 
+def _cannot_fill(melds: Sequence[Meld], hand: Sequence[int], exact: bool, reserve: int) -> bool:
+    """True when the melds cannot be completed from the hand by counting alone: a meld that can
+    take no more cards it needs, or fewer cards in hand than the melds need plus ``reserve``."""
+    need_total = 0
+    for m in melds:
+        k = _needed(m, exact)
+        if k < 0:
+            return True
+        need_total += k
+    return sum(hand) - need_total < reserve
+
+
 def _needed(meld: Meld, exact: bool) -> int:
     n = len(meld.places)
     if meld.spec.kind == RUN and n:
@@ -482,13 +494,7 @@ def _complete(
     The hand is mutated and restored. Runs go first because they pin exact cards; sets then
     only need counts per rank. Yields arrangements (empty lists when ``detail`` is false).
     """
-    need_total = 0
-    for m in melds:
-        k = _needed(m, exact)
-        if k < 0:
-            return
-        need_total += k
-    if sum(hand) - need_total < reserve:
+    if _cannot_fill(melds, hand, exact, reserve):
         return
     run_idx = [i for i, m in enumerate(melds) if m.spec.kind == RUN]
     set_idx = [i for i, m in enumerate(melds) if m.spec.kind == SET]
@@ -582,13 +588,7 @@ def _collect_completions(
     ``hand`` (exact sizes): the search of :func:`_complete`, each choice kept when some
     completion lies below it, with plain recursion in place of generators and the sets' search
     shared among the run choices that leave the same counts per rank."""
-    need_total = 0
-    for m in melds:
-        k = _needed(m, True)
-        if k < 0:
-            return
-        need_total += k
-    if sum(hand) - need_total < reserve:
+    if _cannot_fill(melds, hand, True, reserve):
         return
     run_idx = [i for i, m in enumerate(melds) if m.spec.kind == RUN]
     # per set meld: (index, laid down already, its rank, cards still needed, joker room)

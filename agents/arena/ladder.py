@@ -50,7 +50,14 @@ from shanghai_env.agents.arena.report import write_text_atomically
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import t_interval
-from shanghai_env.agents.arena.tournament import GameResult, GameTask, TournamentConfig, play_task, schedule
+from shanghai_env.agents.arena.tournament import (
+    GameResult,
+    GameTask,
+    TournamentConfig,
+    one_thread_per_worker,
+    play_task,
+    schedule,
+)
 from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
 from shanghai_env.cli import int_in, options_once, prepare_output, require_extra
 from shanghai_env.rules import ALL_CONTRACTS, Rules
@@ -320,6 +327,7 @@ def _worker_start(parent: int) -> None:
     group) ends the worker at once, silently, and a watcher ends it when its parent is gone, however
     the parent ended (killed outright, say), instead of playing on for nobody."""
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(1))
+    one_thread_per_worker()
 
     def watch() -> None:
         while os.getppid() == parent:

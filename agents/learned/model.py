@@ -2,9 +2,14 @@
 
 The model is loaded lazily (``MaskablePPO.load``) on the first decision, so naming a model costs
 nothing until it plays, and worker processes each load their own copy. At every decision it
-calls ``predict(observation, action_masks=mask, deterministic=True)`` on the acting player's
-observation from :class:`shanghai_env.observation.ObservationEncoder` (imported only here,
-only when a model plays), so a model sees exactly what the environment showed it in training.
+takes the mode of the masked policy on the acting player's observation from
+:class:`shanghai_env.observation.ObservationEncoder` (imported only here, only when a model
+plays), so a model sees exactly what the environment showed it in training. The choice is the
+one ``predict(observation, action_masks=mask, deterministic=True)`` makes, computed without its
+per-call overhead (switching every module to eval mode, building a distribution object): the
+policy is put in eval mode once, the logits come from one forward pass under
+``torch.inference_mode``, and the same masked softmax is maximised (tests/test_model_agent.py
+checks the two agree).
 
 :func:`check_model` tells, before any game, whether a saved file is a model at all and whether it
 plays a given table: the observation length and the number of actions depend on the player count,
@@ -106,11 +111,31 @@ class ModelAgent:
         """The model's deterministic, masked choice."""
         model = self.load()
         mask = decision.action_mask.astype(bool)
-        action, _ = model.predict(self._model_input(model, decision), action_masks=mask, deterministic=True)
+        observation = self._model_input(model, decision)
+        if isinstance(observation, dict):
+            action, _ = model.predict(observation, action_masks=mask, deterministic=True)
+        else:
+            action = self._mode(model.policy, observation, mask)
         a = int(np.asarray(action).reshape(-1)[0])
         if not 0 <= a < mask.size or not mask[a]:
             raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")
         return a
+
+    def _mode(self, policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
+        """The mode of the masked policy, as MaskableCategorical computes it (masked logits set to
+        -1e8, softmax, argmax), from one forward pass."""
+        import torch
+        from stable_baselines3.common.policies import BaseModel
+
+        if policy.training:  # once: predict() would switch every module on every call
+            policy.set_training_mode(False)
+        with torch.inference_mode():
+            obs = torch.as_tensor(observation, dtype=torch.float32, device=policy.device).reshape(1, -1)
+            features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0]
+            keep = torch.as_tensor(mask, device=logits.device)
+            masked = torch.where(keep, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
+            return int(torch.softmax(masked, dim=0).argmax())
 
     @staticmethod
     def _model_input(model: Any, decision: Decision) -> Any:

@@ -1,0 +1,54 @@
+"""ModelAgent's one-pass choice is the choice ``MaskablePPO.predict(..., deterministic=True)``
+makes, for a flat MLP model and for the structured, derived-input one, at every decision of games
+played to their end (agents/learned/model.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from shanghai_env.actions import action_table
+from shanghai_env.agents.base import decision_for
+from shanghai_env.agents.bots.greedy import GreedyBot
+from shanghai_env.agents.learned.model import ModelAgent, observation_encoder
+from shanghai_env.engine import Game
+from shanghai_env.rules import Rules
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+@pytest.mark.parametrize(
+    ("name", "contracts"), [("ppo_contract1", (1,)), ("ppo_full_4p", tuple(range(1, 11)))]
+)
+def test_one_pass_choice_is_predicts_choice(name: str, contracts: tuple[int, ...]) -> None:
+    agent = ModelAgent(str(MODELS / f"{name}.zip"))
+    model = agent.load()
+    rules = Rules(num_players=4, contracts=contracts)
+    table, encoder = action_table(rules), observation_encoder(rules)
+    game = Game(rules)
+    others = [GreedyBot() for _ in range(3)]
+    checked = 0
+    seed = 3
+    while checked < 400:
+        game.reset(seed)
+        for i, other in enumerate(others):
+            other.reset(seed + i)
+        seed += 1
+        while not game.game_over and checked < 400:
+            p = game.to_act
+            decision = decision_for(game, p, table, encoder)
+            if p == 0:
+                action = agent.act(decision)  # first: the agent puts the policy in eval mode itself
+                mask = decision.action_mask.astype(bool)
+                expected, _ = model.predict(
+                    agent._model_input(model, decision), action_masks=mask, deterministic=True
+                )
+                assert action == int(np.asarray(expected).reshape(-1)[0])
+                checked += 1
+            else:
+                action = others[p - 1].act(decision)
+            game.apply(table.decode(action))

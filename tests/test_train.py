@@ -125,6 +125,19 @@ def test_dagger_rounds_label_the_clones_own_states(tmp_path: Path) -> None:
     assert (tmp_path / "dagger" / "model.zip").exists() and model is not None
 
 
+def test_teacher_decisions_come_in_seeded_shards_one_per_worker(tmp_path: Path) -> None:
+    from shanghai_env.agents.learned.training import _collect_demos
+
+    config = _tiny(tmp_path, pretrain="greedy", opponents=("greedy",))
+    demos = _collect_demos(config, 60, seed=5)  # two worker processes, 30 decisions each at least
+    again = _collect_demos(config, 60, seed=5)
+    other = _collect_demos(config, 60, seed=6)
+    assert len(demos) >= 60 and len(demos) == len(again)
+    assert (demos.actions == again.actions).all() and (demos.obs == again.obs).all()
+    assert len(other) != len(demos) or (other.obs != demos.obs).any()
+    assert all(demos.masks[i, a] for i, a in enumerate(demos.actions))
+
+
 def test_clone_only_then_fine_tune_from_the_saved_model(tmp_path: Path) -> None:
     config = _tiny(tmp_path / "clone", timesteps=0, pretrain="greedy", pretrain_steps=60, pretrain_epochs=1)
     clone = train(config)

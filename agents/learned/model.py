@@ -115,27 +115,11 @@ class ModelAgent:
         if isinstance(observation, dict):
             action, _ = model.predict(observation, action_masks=mask, deterministic=True)
         else:
-            action = self._mode(model.policy, observation, mask)
+            action = policy_mode(model.policy, observation, mask)
         a = int(np.asarray(action).reshape(-1)[0])
         if not 0 <= a < mask.size or not mask[a]:
             raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")
         return a
-
-    def _mode(self, policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
-        """The mode of the masked policy, as MaskableCategorical computes it (masked logits set to
-        -1e8, softmax, argmax), from one forward pass."""
-        import torch
-        from stable_baselines3.common.policies import BaseModel
-
-        if policy.training:  # once: predict() would switch every module on every call
-            policy.set_training_mode(False)
-        with torch.inference_mode():
-            obs = torch.as_tensor(observation, dtype=torch.float32, device=policy.device).reshape(1, -1)
-            features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0]
-            keep = torch.as_tensor(mask, device=logits.device)
-            masked = torch.where(keep, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
-            return int(torch.softmax(masked, dim=0).argmax())
 
     @staticmethod
     def _model_input(model: Any, decision: Decision) -> Any:
@@ -150,6 +134,24 @@ class ModelAgent:
         if not keys:
             return decision.observation
         return {k: decision.action_mask if "mask" in k else decision.observation for k in keys}
+
+
+def policy_mode(policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
+    """The mode of a MaskablePPO policy masked by ``mask`` at one observation vector: the action
+    ``predict(observation, action_masks=mask, deterministic=True)`` returns, computed as
+    MaskableCategorical does (masked logits set to -1e8, softmax, argmax) from one forward pass."""
+    import torch
+    from stable_baselines3.common.policies import BaseModel
+
+    if policy.training:  # once: predict() would switch every module on every call
+        policy.set_training_mode(False)
+    with torch.inference_mode():
+        obs = torch.as_tensor(observation, dtype=torch.float32, device=policy.device).reshape(1, -1)
+        features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0]
+        keep = torch.as_tensor(mask, dtype=torch.bool, device=logits.device)
+        masked = torch.where(keep, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
+        return int(torch.softmax(masked, dim=0).argmax())
 
 
 def observation_encoder(rules: Any) -> Any:

@@ -300,8 +300,9 @@ def main(argv: Sequence[str] | None = None) -> Any:
     )
     model = train(config)
     print(f"saved {os.path.join(config.out, 'model.zip')} and model.json; try:")
+    seats = ",".join(["planner"] * (config.num_players - 1))
     print(
-        f"  python evaluate.py --players {os.path.join(config.out, 'model.zip')},greedy,greedy,greedy "
+        f"  python evaluate.py --players {os.path.join(config.out, 'model.zip')},{seats} "
         f"--contracts {','.join(map(str, config.contracts))}"
     )
     return model

@@ -444,28 +444,78 @@ def save_for_play(model: Any, path: str) -> None:
         policy.optimizer = trained
 
 
-def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
-    """Behaviour cloning of ``config.pretrain`` (a bot) against the non-self opponents."""
-    from shanghai_env.agents.learned.imitation import collect, pretrain
+def _collect_shard(config: TrainConfig, steps: int, seed: int, driver_path: str) -> Any:
+    """One shard of teacher decisions (in a worker process, or in this one): ``config.pretrain``
+    in the learner's seat against the non-self opponents; with ``driver_path`` (DAgger) that saved
+    model plays and the teacher only labels."""
+    from shanghai_env.agents.learned.imitation import collect
 
     bots = tuple(o for o in config.opponents if o != SELF) or (config.pretrain,)
     env = env_factory(TrainConfig(**{**asdict(config), "opponents": bots}))()
+    driver = None
+    if driver_path:
+        from shanghai_env.agents.learned.model import load_maskable, policy_mode
+
+        policy = load_maskable(driver_path, device="cpu").policy
+
+        def driver(obs: np.ndarray, mask: np.ndarray) -> int:
+            return policy_mode(policy, obs, mask)
+
+    return collect(env, config.pretrain, steps, config.gamma, seed, driver)
+
+
+def _collect_demos(config: TrainConfig, steps: int, seed: int, driver_path: str = "") -> Any:
+    """``steps`` teacher decisions in ``n_envs`` shards of whole episodes, one worker process each
+    (the teacher's and opponents' moves dominate the time, and shards are independent); shard ``k``
+    is seeded from ``(seed, k)``, so the same seed and n_envs give the same demonstrations."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    shards = max(1, config.n_envs)
+    per = -(-steps // shards)
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(shards)]
+    if shards == 1:
+        return _collect_shard(config, per, seeds[0], driver_path)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(shards, mp_context=ctx, initializer=_one_thread) as pool:
+        parts = list(
+            pool.map(_collect_shard, [config] * shards, [per] * shards, seeds, [driver_path] * shards)
+        )
+    demos = parts[0]
+    for part in parts[1:]:
+        demos = demos + part
+    return demos
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops, workers follow
+
+
+def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:
+    """Behaviour cloning of ``config.pretrain`` (a bot or a saved player) against the non-self
+    opponents, then ``dagger_rounds`` rounds of the clone playing and the teacher labelling."""
+    from shanghai_env.agents.learned.imitation import pretrain
+
     start = time.perf_counter()
-    demos = collect(env, config.pretrain, config.pretrain_steps, config.gamma, seed=config.seed)
-    print(f"[pretrain] {len(demos)} decisions of {config.pretrain} in {time.perf_counter() - start:.0f}s")
+    demos = _collect_demos(config, config.pretrain_steps, config.seed)
+    print(
+        f"[pretrain] {len(demos)} decisions of {config.pretrain} in {time.perf_counter() - start:.0f}s",
+        flush=True,
+    )
     batch, lr = config.pretrain_batch, config.pretrain_lr
     history = pretrain(model, demos, config.pretrain_epochs, batch, config.seed, lr)
     for r in range(config.dagger_rounds):
         # DAgger: the clone plays, the teacher labels; refit on everything gathered so far.
-        def clone_action(obs: np.ndarray, mask: np.ndarray) -> int:
-            return int(model.predict(obs, action_masks=mask, deterministic=True)[0])
-
+        clone = os.path.join(config.out, "checkpoints", f"clone_round_{r}.zip")
+        model.save(clone)
         start = time.perf_counter()
         steps, seed = config.pretrain_steps // 2, config.seed + 1 + r
-        more = collect(env, config.pretrain, steps, config.gamma, seed, clone_action)
+        more = _collect_demos(config, steps, seed, clone)
         demos = demos + more
         elapsed = time.perf_counter() - start
-        print(f"[dagger] round {r + 1}: {len(more)} states of the clone labelled in {elapsed:.0f}s")
+        print(
+            f"[dagger] round {r + 1}: {len(more)} states of the clone labelled in {elapsed:.0f}s", flush=True
+        )
         epochs = config.dagger_epochs or config.pretrain_epochs
         history += pretrain(model, demos, epochs, batch, seed, lr)
     for i, row in enumerate(history):

@@ -34,6 +34,7 @@ from shanghai_env.agents.arena.tasks import TASKS, task_named
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
     TournamentConfig,
+    one_thread_per_worker,
     run_tournament,
     start_ray,
 )
@@ -205,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     (:func:`shanghai_env.agents.arena.report.write_outputs`): a folder with ``INCOMPLETE`` in it
     is not a whole run. The game records an earlier run left in ``OUT/records/`` are removed.
     """
+    one_thread_per_worker()  # with --workers 1 this process plays the games itself
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.task is not None:

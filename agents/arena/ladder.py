@@ -554,6 +554,7 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
     Everything is checked before the first game: a bad argument, player or output folder exits
     with status 2 and one line saying what is wrong.
     """
+    one_thread_per_worker()  # with one worker this process plays the games itself
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -31,6 +31,7 @@ import math
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -315,9 +316,17 @@ def one_thread_per_worker() -> None:
     A model decides one observation at a time, where extra threads only wait for each other; with
     one worker per core, torch's default of one thread per core in every worker made a 4-player
     game of a model and three planners 4 times slower on 2 cores. A value the user set is kept.
+    The commands (evaluate.py, the ladder) also call it in their own process, which plays the
+    games itself with ``--workers 1``.
     """
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+    torch = sys.modules.get("torch")  # already loaded (a model was checked): tell it directly
+    if torch is not None:
+        try:
+            torch.set_num_threads(max(1, int(os.environ["OMP_NUM_THREADS"])))
+        except ValueError:
+            torch.set_num_threads(1)
 
 
 def _worker_start() -> None:

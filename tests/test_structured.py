@@ -164,3 +164,36 @@ def test_a_derived_model_plays_in_the_tournament(tmp_path: Path) -> None:
     assert (table.num_players, table.contracts) == (3, (1,))
     config = TournamentConfig(players=(str(path), "greedy", "planner"), games=2, seed=0, contracts=(1,))
     assert len(run_tournament(config, workers=1)) >= 2
+
+
+def test_the_aec_env_with_derived_inputs_passes_pettingzoos_api_test() -> None:
+    """DerivedObservation: every agent's observation is followed by the derived block of its own
+    view, in its observation space; PettingZoo's api_test passes through it."""
+    from pettingzoo.test import api_test
+
+    import shanghai_env
+    from shanghai_env.agents.learned.derived import DERIVED_SIZE, DerivedObservation, derived_block
+
+    env = DerivedObservation(shanghai_env.env(num_players=3, contracts=(1, 4)))
+    api_test(env, num_cycles=200)
+    env.reset(seed=4)
+    base = env.unwrapped
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            break
+        for other in env.possible_agents:
+            obs = env.observe(other)
+            plain = base.observe(other)["observation"]
+            assert obs["observation"].dtype == np.float32 and env.observation_space(other).contains(obs)
+            assert obs["observation"].shape == (plain.size + DERIVED_SIZE,)
+            np.testing.assert_array_equal(obs["observation"][: plain.size], plain)
+            seat = env.possible_agents.index(other)
+            np.testing.assert_array_equal(
+                obs["observation"][plain.size :], derived_block(base.game.view(seat), base.rules)
+            )
+        mask = env.observe(agent)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+    with pytest.raises(TypeError, match="DerivedObservation"):
+        DerivedObservation(object())  # type: ignore[arg-type]

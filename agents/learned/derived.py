@@ -21,8 +21,10 @@ the game's end) follows the observation:
   ``upcard_matters``), and the risk that an opponent goes out soon.
 
 :class:`DerivedSingleAgentEnv` is the single-agent env with this block after its observation
-(a ``float32`` Box); :func:`derived_input` builds the same vector for a tournament decision, so a
-model trained on it plays anywhere (:class:`~shanghai_env.agents.learned.model.ModelAgent`).
+(a ``float32`` Box); :class:`DerivedObservation` wraps the PettingZoo AEC env the same way, for
+any library that trains on it (RLlib, Tianshou, ...); :func:`derived_input` builds the same
+vector for a tournament decision, so a model trained on it plays anywhere
+(:class:`~shanghai_env.agents.learned.model.ModelAgent`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from shanghai_env.agents.bots.handtools import plus, unseen_counts
 from shanghai_env.agents.bots.planner import PlannerBot
@@ -92,6 +95,50 @@ def derived_input(observation: np.ndarray, view: PlayerView, rules: Rules) -> np
     return np.concatenate([observation.astype(np.float32), derived_block(view, rules)])
 
 
+def _extended_box(base: spaces.Space[Any]) -> spaces.Box:
+    if not isinstance(base, spaces.Box):
+        raise TypeError(f"the observation space to extend is a Box, got {type(base).__name__}")
+    low = np.concatenate([base.low.astype(np.float32), np.full(DERIVED_SIZE, -np.inf, np.float32)])
+    high = np.concatenate([base.high.astype(np.float32), np.full(DERIVED_SIZE, np.inf, np.float32)])
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+class DerivedObservation(BaseWrapper):
+    """A PettingZoo AEC env of this package (``shanghai_env.env()`` or ``raw_env()``, wrapped or
+    not) whose every ``observe(agent)["observation"]`` is followed by the derived block of that
+    agent's own view: ``float32[L + DERIVED_SIZE]``. The action mask, rewards, steps and everything
+    else are the env's::
+
+        from shanghai_env.agents.learned.derived import DerivedObservation
+        env = DerivedObservation(shanghai_env.env(num_players=4))
+    """
+
+    def __init__(self, env: Any) -> None:
+        base: Any = getattr(env, "unwrapped", None)
+        if not hasattr(base, "game") or not hasattr(base, "_seat_of"):
+            raise TypeError(f"DerivedObservation wraps this package's AEC env, got {type(env).__name__}")
+        super().__init__(env)
+        self._base: Any = base
+        self._spaces: dict[str, spaces.Dict] = {}
+        for agent in base.possible_agents:
+            space = base.observation_space(agent)
+            self._spaces[agent] = spaces.Dict(
+                {"observation": _extended_box(space["observation"]), "action_mask": space["action_mask"]}
+            )
+
+    def observation_space(self, agent: Any) -> spaces.Space[Any]:
+        space = self._spaces.get(agent)
+        return space if space is not None else self.env.observation_space(agent)
+
+    def observe(self, agent: Any) -> Any:
+        obs = self.env.observe(agent)
+        seat = self._base._seat_of.get(agent)
+        if not isinstance(obs, dict) or seat is None:
+            return obs
+        view = self._base.game.view(seat)
+        return {**obs, "observation": derived_input(obs["observation"], view, self._base.rules)}
+
+
 class DerivedSingleAgentEnv(SingleAgentEnv):
     """:class:`~shanghai_env.single_agent.SingleAgentEnv` whose observation is followed by the
     derived block (module docstring): a ``float32`` Box of ``L + DERIVED_SIZE`` values. Everything
@@ -99,12 +146,7 @@ class DerivedSingleAgentEnv(SingleAgentEnv):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        base = self.observation_space
-        if not isinstance(base, spaces.Box):
-            raise TypeError(f"the single-agent env's observation space is a Box, got {type(base).__name__}")
-        low = np.concatenate([base.low.astype(np.float32), np.full(DERIVED_SIZE, -np.inf, np.float32)])
-        high = np.concatenate([base.high.astype(np.float32), np.full(DERIVED_SIZE, np.inf, np.float32)])
-        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.observation_space = _extended_box(self.observation_space)
 
     def _extend(self, obs: np.ndarray) -> np.ndarray:
         return derived_input(obs, self.game.view(self.learner), self.rules)

@@ -112,10 +112,12 @@ class ModelAgent:
         model = self.load()
         mask = decision.action_mask.astype(bool)
         observation = self._model_input(model, decision)
-        if isinstance(observation, dict):
+        policy = getattr(model, "policy", None)
+        if isinstance(observation, dict) or not hasattr(policy, "mlp_extractor"):
+            # dict observations, or a model object that is not an actor-critic: its own predict()
             action, _ = model.predict(observation, action_masks=mask, deterministic=True)
         else:
-            action = policy_mode(model.policy, observation, mask)
+            action = policy_mode(policy, observation, mask)
         a = int(np.asarray(action).reshape(-1)[0])
         if not 0 <= a < mask.size or not mask[a]:
             raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")

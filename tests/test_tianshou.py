@@ -6,6 +6,8 @@ Skipped where Tianshou is not installed (``pip install -e '.[tianshou]'``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,30 @@ def test_a_masked_dqn_trains_for_a_few_hundred_steps() -> None:
     masks = np.asarray(batch.obs.mask, dtype=bool)[learner_moves]
     acts = batch.act.astype(int)[learner_moves]
     assert len(acts) > 0 and masks[np.arange(len(acts)), acts].all()  # exploration stays within the mask
+
+
+def test_the_benchmarks_dqn_baseline_trains_and_plays_in_a_tournament(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/baselines/tianshou_dqn.py: a short training saves a Q-network that evaluate.py
+    plays as ``benchmarks.baselines.tianshou_dqn:player`` (legal moves only, or the game raises)."""
+    import importlib.util
+
+    from shanghai_env.agents.arena.tournament import TournamentConfig, forget_agents, run_tournament
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "tianshou_dqn", root / "benchmarks/baselines/tianshou_dqn.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    meta = module.train(1000, 0, str(tmp_path), (16,))
+    assert meta["env_steps"] >= 1000 and (tmp_path / "dqn.pt").exists()
+    monkeypatch.setenv("SHANGHAI_DQN", str(tmp_path))
+    monkeypatch.chdir(root)
+    players = ("benchmarks.baselines.tianshou_dqn:player", "random", "random", "random")
+    config = TournamentConfig(players=players, games=4, seed=1, contracts=(1,))
+    results = run_tournament(config, workers=1)
+    forget_agents(players)
+    assert len(results) == 24 and all(r.moves > 0 for r in results)

@@ -4,6 +4,7 @@ played to their end (agents/learned/model.py)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -52,3 +53,26 @@ def test_one_pass_choice_is_predicts_choice(name: str, contracts: tuple[int, ...
             else:
                 action = others[p - 1].act(decision)
             game.apply(table.decode(action))
+
+
+def test_workers_use_one_thread_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tournament and ladder workers (and the commands' own process) decide one observation at a
+    time: one linear-algebra thread each, unless the user set a number."""
+    import torch
+
+    from shanghai_env.agents.arena.tournament import one_thread_per_worker
+
+    before = torch.get_num_threads()
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    for name in names:  # set, then deleted: monkeypatch puts back whatever was there
+        monkeypatch.setenv(name, "0")
+        monkeypatch.delenv(name)
+    try:
+        torch.set_num_threads(2)
+        one_thread_per_worker()
+        assert os.environ["OMP_NUM_THREADS"] == "1" and torch.get_num_threads() == 1
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        one_thread_per_worker()
+        assert os.environ["OMP_NUM_THREADS"] == "2" and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

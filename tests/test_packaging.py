@@ -99,7 +99,15 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
     assert Path(registry) == checkout / "agents" / "registry.py"
     assert Path(models) == checkout / "models" / "__init__.py"
     assert names == str(
-        ["ppo_contract1", "ppo_full_3p", "ppo_full_4p", "ppo_full_5p", "ppo_full_6p", "shanghai_4p"]
+        [
+            "ppo_contract1",
+            "ppo_full_3p",
+            "ppo_full_4p",
+            "ppo_full_5p",
+            "ppo_full_6p",
+            "ppo_full_7p",
+            "shanghai_4p",
+        ]
     )
 
 
@@ -133,6 +141,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/ppo_full_6p.json",
         "shanghai_env/models/ppo_full_5p.zip",
         "shanghai_env/models/ppo_full_5p.json",
+        "shanghai_env/models/ppo_full_7p.zip",
+        "shanghai_env/models/ppo_full_7p.json",
         "shanghai_env/models/__init__.py",
         "shanghai_env/docs/rules.md",
         "shanghai_env/agents/learned/scorer.py",

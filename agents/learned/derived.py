@@ -119,6 +119,7 @@ class DerivedObservation(BaseWrapper):
             raise TypeError(f"DerivedObservation wraps this package's AEC env, got {type(env).__name__}")
         super().__init__(env)
         self._base: Any = base
+        self._last: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # agent: (env's array, extended)
         self._spaces: dict[str, spaces.Dict] = {}
         for agent in base.possible_agents:
             space = base.observation_space(agent)
@@ -135,8 +136,15 @@ class DerivedObservation(BaseWrapper):
         seat = self._base._seat_of.get(agent)
         if not isinstance(obs, dict) or seat is None:
             return obs
-        view = self._base.game.view(seat)
-        return {**obs, "observation": derived_input(obs["observation"], view, self._base.rules)}
+        # The env hands out the same observation array for repeated calls in one state (its
+        # wrappers observe twice a step): the planner's analysis is done once per agent and state.
+        plain = obs["observation"]
+        last = self._last.get(agent)
+        if last is None or last[0] is not plain:
+            extended = derived_input(plain, self._base.game.view(seat), self._base.rules)
+            extended.flags.writeable = False  # shared by repeated calls, as the env's arrays are
+            last = self._last[agent] = (plain, extended)
+        return {**obs, "observation": last[1]}
 
 
 class DerivedSingleAgentEnv(SingleAgentEnv):

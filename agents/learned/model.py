@@ -151,8 +151,7 @@ def policy_mode(policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
         obs = torch.as_tensor(observation, dtype=torch.float32, device=policy.device).reshape(1, -1)
         features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
         logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0]
-        keep = torch.as_tensor(mask, dtype=torch.bool, device=logits.device)
-        masked = torch.where(keep, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
+        masked = logits.masked_fill(~torch.as_tensor(mask, dtype=torch.bool, device=logits.device), -1e8)
         return int(torch.softmax(masked, dim=0).argmax())
 
 

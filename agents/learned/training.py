@@ -476,7 +476,8 @@ def _collect_demos(config: TrainConfig, steps: int, seed: int, driver_path: str 
     if shards == 1:
         return _collect_shard(config, per, seeds[0], driver_path)
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(shards, mp_context=ctx, initializer=_one_thread) as pool:
+    # each worker's env_factory() sets it up as a worker (one torch thread, Ctrl-C left to us)
+    with ProcessPoolExecutor(shards, mp_context=ctx) as pool:
         parts = list(
             pool.map(_collect_shard, [config] * shards, [per] * shards, seeds, [driver_path] * shards)
         )
@@ -484,11 +485,6 @@ def _collect_demos(config: TrainConfig, steps: int, seed: int, driver_path: str 
     for part in parts[1:]:
         demos = demos + part
     return demos
-
-
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops, workers follow
 
 
 def _pretrain(config: TrainConfig, model: Any) -> list[dict[str, float]]:

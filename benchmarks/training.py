@@ -12,6 +12,11 @@ each configuration below and times, inside the same run:
 
     python benchmarks/training.py                   # all configurations, 2048 learner steps each
     python benchmarks/training.py --steps 4096 --only full_structured_planner
+    python benchmarks/training.py --only full_structured_models --n-envs 8 --steps 8192 --batching
+
+``--batching`` also runs each configuration with its envs stepped one by one (Stable-Baselines3's
+``DummyVecEnv``) instead of train.py's ``BatchedVecEnv``, which decides the network opponents of
+all envs in one forward pass, and prints the ratio (the same games are played both ways).
 
 Figures depend on the machine and its load; the shares are the useful part (docs/performance.md).
 """
@@ -74,32 +79,47 @@ class Clock:
 
 
 class TimedAgent:
-    """An opponent whose ``act`` is timed; everything else is the agent's own."""
+    """An opponent whose ``act`` (and ``act_batch``) is timed; everything else is the agent's own."""
 
     def __init__(self, agent: Any, clock: Clock) -> None:
         self._agent = agent
         self.act = clock.wrap("opponents", agent.act)
+        if hasattr(agent, "act_batch"):
+            self.act_batch = clock.wrap("opponents", agent.act_batch)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._agent, name)
 
 
-def measure(name: str, settings: dict[str, Any], steps: int) -> dict[str, float]:
+def measure(
+    name: str, settings: dict[str, Any], steps: int, n_envs: int = 2, batched: bool = True
+) -> dict[str, float]:
     import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
     from shanghai_env.agents.learned import training
     from shanghai_env.agents.learned.derived import DerivedSingleAgentEnv
+    from shanghai_env.agents.learned.vec_env import BatchedVecEnv
 
     torch.set_num_threads(1)
     clock = Clock()
     cached = training._cached_agent
-    training._cached_agent = lambda spec, seat: TimedAgent(cached(spec, seat), clock)  # type: ignore[assignment]
+    timed: dict[int, TimedAgent] = {}  # one wrapper per agent object, so that batches still form
+
+    def timed_agent(spec: str, seat: int, slot: int = 0) -> Any:
+        agent = cached(spec, seat, slot)
+        return timed.setdefault(id(agent), TimedAgent(agent, clock))
+
+    training._cached_agent = timed_agent  # type: ignore[assignment]
     extend = DerivedSingleAgentEnv._extend
     DerivedSingleAgentEnv._extend = clock.wrap("derived", extend)  # type: ignore[method-assign]
+    step_wait = BatchedVecEnv.step_wait
+    if not batched:  # the same envs and opponents, stepped one env at a time
+        BatchedVecEnv.step_wait = DummyVecEnv.step_wait  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as out:
             config = training.TrainConfig(
-                **{"n_envs": 2, "n_steps": 512, "batch_size": 256, "seed": 0, "out": out, **settings},
+                **{"n_envs": n_envs, "n_steps": 512, "batch_size": 256, "seed": 0, "out": out, **settings},
                 progress=False,
             )
             env = training.make_vec_env(config)
@@ -115,6 +135,7 @@ def measure(name: str, settings: dict[str, Any], steps: int) -> dict[str, float]
     finally:
         training._cached_agent = cached  # type: ignore[assignment]
         DerivedSingleAgentEnv._extend = extend  # type: ignore[method-assign]
+        BatchedVecEnv.step_wait = step_wait  # type: ignore[method-assign]
     s = clock.seconds
     row = {
         "steps": float(model.num_timesteps),
@@ -127,7 +148,8 @@ def measure(name: str, settings: dict[str, Any], steps: int) -> dict[str, float]
         "policy": (s["rollout"] - s["env"]) / total,
     }
     print(
-        f"{name:26s} {row['steps_per_s']:7.0f} steps/s | update {row['update']:4.0%} | env {row['env']:4.0%}"
+        f"{name:26s} {n_envs} envs{' batched' if batched else ' one by one'} "
+        f"{row['steps_per_s']:7.0f} steps/s | update {row['update']:4.0%} | env {row['env']:4.0%}"
         f" (opponents {row['opponents']:4.0%}, derived {row['derived']:4.0%}) | policy {row['policy']:4.0%}",
         flush=True,
     )
@@ -138,13 +160,31 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2048, help="learner steps per configuration")
     parser.add_argument("--only", choices=sorted(CONFIGS), action="append", help="run only these")
+    parser.add_argument("--n-envs", type=int, default=2, help="envs in the one process (default 2)")
+    parser.add_argument(
+        "--batching",
+        action="store_true",
+        help="for each configuration, also step the same envs one by one (DummyVecEnv) and print "
+        "the ratio: what deciding the network opponents of all envs together gains",
+    )
     args = parser.parse_args(argv)
-    if args.steps < 1024:
-        parser.error("argument --steps: at least 1024 (one rollout of 2 envs x 512 steps)")
+    if args.n_envs < 1:
+        parser.error("argument --n-envs: at least 1")
+    if args.steps < 512 * args.n_envs:
+        parser.error(
+            f"argument --steps: at least {512 * args.n_envs} (one rollout of {args.n_envs} envs x 512 steps)"
+        )
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    print(f"{args.steps} learner steps per configuration, one process, 2 envs (DummyVecEnv)")
+    print(f"{args.steps} learner steps per configuration, one process, {args.n_envs} envs")
     for name in args.only or CONFIGS:
-        measure(name, CONFIGS[name], args.steps)
+        if args.batching:  # interleaved, so that a change of the machine's load hits both alike
+            plain = measure(name, CONFIGS[name], args.steps, args.n_envs, batched=False)
+        row = measure(name, CONFIGS[name], args.steps, args.n_envs)
+        if args.batching:
+            print(
+                f"{name:26s} batched / one by one: {row['steps_per_s'] / plain['steps_per_s']:.2f}x",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

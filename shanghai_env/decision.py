@@ -12,7 +12,9 @@ A :class:`Decision` holds only what the acting player may know:
 - ``rules``: the game's rule options (public knowledge).
 
 An :class:`Agent` has a ``name``, ``reset(seed)`` (called before every game: an agent's play
-must depend only on that seed and the decisions it is shown) and ``act(decision) -> int``.
+must depend only on that seed and the decisions it is shown) and ``act(decision) -> int``; a
+:class:`BatchAgent` (a trained network) also has ``act_batch(decisions) -> list[int]``, used to
+decide several games' decisions in one call.
 A researcher's policy needs nothing more; see :func:`shanghai_env.agents.registry.make_agent` for how one
 is named on the command line.
 """
@@ -84,6 +86,20 @@ class Agent(Protocol):
 
     def act(self, decision: Decision) -> int:
         """Return a legal action id for this decision."""
+        ...
+
+
+@runtime_checkable
+class BatchAgent(Agent, Protocol):
+    """An agent that can also decide many decisions at once (a network: one forward pass).
+
+    ``act_batch(decisions)[i]`` must equal ``act(decisions[i])``, and no decision may depend on
+    an earlier one (no state kept between decisions): :func:`shanghai_env.single_agent.step_envs`
+    gathers one such agent's decisions from several games and asks for them together.
+    """
+
+    def act_batch(self, decisions: list[Decision]) -> list[int]:
+        """Legal action ids, one per decision, in order."""
         ...
 
 

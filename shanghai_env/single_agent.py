@@ -93,7 +93,7 @@ original (observations, masks, rewards, infos, the opponents' play and every ran
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 import gymnasium
@@ -113,6 +113,7 @@ from .checks import (
 )
 from .decision import Agent, Decision, decision_for
 from .engine import Game
+from .moves import Move
 from .observation import ObservationEncoder
 from .render import render_text
 from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
@@ -124,6 +125,9 @@ RULE_OPTIONS = tuple(
 OpponentFactory = Callable[[np.random.Generator], Sequence[Agent]]
 Potential = Callable[[Game, int], float]
 _SEED_LIMIT = 2**63
+StepResult = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
+# a step in progress: yields the decisions of batching opponents, receives their actions
+Stepping = Generator[tuple[Agent, Decision], int, StepResult]
 
 
 class UniformRandomAgent:
@@ -280,12 +284,22 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._phi = self._potential()
         return self._observe(), self._info()
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> StepResult:
         """Play the learner's ``action``, then every other seat until the learner acts again."""
+        return _finish(self._stepping(self._checked_move(action), batch=False))
+
+    def _checked_move(self, action: Any) -> Move:
+        """The learner's move for ``action``; RuntimeError once the episode is over, TypeError or
+        ValueError for anything but one action id, before anything changes."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
-        # TypeError/ValueError for anything but one action id, before anything changes
-        move = self.table.moves[action_id(action, self.table.size)]
+        return self.table.moves[action_id(action, self.table.size)]
+
+    def _stepping(self, move: Move, batch: bool) -> Stepping:
+        """:meth:`step` as a generator: with ``batch``, every decision of an opponent that has
+        ``act_batch`` is yielded as ``(agent, decision)`` and its action sent back (so that
+        :func:`step_envs` can decide many envs' decisions together); the step's result is the
+        generator's return value."""
         game = self.game
         self._steps += 1
         if not game.is_legal(move):  # the engine's own truth, not a mask a caller could write into
@@ -295,7 +309,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             return self._observe(), reward, True, False, self._info(illegal=True)
         game.apply(move)
         reward = self._take_pending() + self._collect()
-        reward += self._play_others()
+        reward += yield from self._others(batch)
         terminated = game.game_over
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
         shaping = 0.0
@@ -335,6 +349,10 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def _play_others(self) -> float:
         """Play every other seat until the learner must act or the game ends."""
+        return _finish(self._others(batch=False))
+
+    def _others(self, batch: bool) -> Generator[tuple[Agent, Decision], int, float]:
+        """:meth:`_play_others` as a generator (see :meth:`_stepping`); returns the reward."""
         game = self.game
         reward = 0.0
         while True:
@@ -347,7 +365,10 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             if agent is None:  # pragma: no cover - every other seat is filled at reset
                 raise RuntimeError(f"no agent in seat {p}")
             decision = decision_for(game, p, self.table, self.encoder)
-            action = agent.act(decision)
+            if batch and hasattr(agent, "act_batch"):  # a BatchAgent (isinstance is slower)
+                action = yield agent, decision
+            else:
+                action = agent.act(decision)
             try:
                 game.apply(self.table.decode(action))
             except (TypeError, ValueError) as err:
@@ -434,3 +455,63 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.encoder = ObservationEncoder(self.rules)
         self._no_actions = frozen(self._no_actions)  # copied arrays come back writable
         self._mask = frozen(self._mask)
+
+
+def _finish(run: Generator[Any, int, Any]) -> Any:
+    """The return value of a generator run with ``batch=False`` (it never yields)."""
+    try:
+        next(run)
+    except StopIteration as stop:
+        return stop.value
+    raise RuntimeError("an unbatched step asked for a batched decision")  # pragma: no cover
+
+
+def step_envs(envs: Sequence[SingleAgentEnv], actions: Sequence[Any]) -> list[StepResult]:
+    """``[env.step(a) for env, a in zip(envs, actions)]``, the same results, with the decisions
+    of opponents that implement :class:`~shanghai_env.decision.BatchAgent` (trained networks)
+    taken together: every env is played on to its next such decision, then each agent decides
+    all of its pending decisions in one ``act_batch`` call (one forward pass), and so on until
+    every env awaits its learner or has ended. Within one env the seats act one after another,
+    so it is across envs that a network's decisions can be batched.
+
+    Every action is checked before any env changes (the errors of :meth:`SingleAgentEnv.step`).
+    A batching agent must decide each decision on its own (``act_batch(ds)[i] == act(ds[i])``,
+    no state kept from one decision to the next); other opponents are called as in ``step``, in
+    their own env's order, so the results equal stepping the envs one by one as long as no
+    stateful agent object sits in two envs at once.
+    """
+    if len(envs) != len(actions):
+        raise ValueError(f"step_envs needs one action per env: {len(envs)} envs, {len(actions)} actions")
+    if len({id(env) for env in envs}) != len(envs):
+        raise ValueError("step_envs needs distinct envs: one env appears twice")
+    moves = [env._checked_move(a) for env, a in zip(envs, actions)]
+    results: list[Any] = [None] * len(envs)
+    pending: dict[int, tuple[Stepping, Agent, Decision]] = {}
+
+    def advance(i: int, run: Stepping, action: int | None) -> None:
+        try:
+            agent, decision = run.send(action)  # type: ignore[arg-type]  # None starts the generator
+        except StopIteration as stop:
+            results[i] = stop.value
+            return
+        pending[i] = (run, agent, decision)
+
+    for i, (env, move) in enumerate(zip(envs, moves)):
+        advance(i, env._stepping(move, batch=True), None)
+    while pending:
+        waiting = dict(pending)
+        pending.clear()
+        groups: dict[int, list[int]] = {}
+        for i, (_, agent, _) in waiting.items():
+            groups.setdefault(id(agent), []).append(i)
+        for indices in groups.values():
+            agent = waiting[indices[0]][1]
+            chosen = agent.act_batch([waiting[i][2] for i in indices])  # type: ignore[attr-defined]
+            if len(chosen) != len(indices):
+                raise ValueError(
+                    f"opponent {agent.name!r}: act_batch returned {len(chosen)} actions "
+                    f"for {len(indices)} decisions"
+                )
+            for i, action in zip(indices, chosen):
+                advance(i, waiting[i][0], action)
+    return results

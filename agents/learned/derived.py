@@ -159,10 +159,5 @@ class DerivedSingleAgentEnv(SingleAgentEnv):
     def _extend(self, obs: np.ndarray) -> np.ndarray:
         return derived_input(obs, self.game.view(self.learner), self.rules)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        obs, info = super().reset(seed=seed, options=options)
-        return self._extend(obs), info
-
-    def step(self, action: Any) -> Any:
-        obs, reward, terminated, truncated, info = super().step(action)
-        return self._extend(obs), reward, terminated, truncated, info
+    def _observe(self) -> np.ndarray:  # what reset, step and step_envs return
+        return self._extend(super()._observe())

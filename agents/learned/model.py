@@ -109,19 +109,27 @@ class ModelAgent:
 
     def act(self, decision: Decision) -> int:
         """The model's deterministic, masked choice."""
+        return self.act_batch([decision])[0]
+
+    def act_batch(self, decisions: list[Decision]) -> list[int]:
+        """``[act(d) for d in decisions]`` from one forward pass over all of them (the model keeps
+        nothing between decisions, so several games' decisions can be taken together)."""
         model = self.load()
-        mask = decision.action_mask.astype(bool)
-        observation = self._model_input(model, decision)
+        masks = np.stack([d.action_mask for d in decisions]).astype(bool)
+        inputs = [self._model_input(model, d) for d in decisions]
         policy = getattr(model, "policy", None)
-        if isinstance(observation, dict) or not hasattr(policy, "mlp_extractor"):
+        if isinstance(inputs[0], dict) or not hasattr(policy, "mlp_extractor"):
             # dict observations, or a model object that is not an actor-critic: its own predict()
-            action, _ = model.predict(observation, action_masks=mask, deterministic=True)
+            chosen = [
+                int(np.asarray(model.predict(x, action_masks=m, deterministic=True)[0]).reshape(-1)[0])
+                for x, m in zip(inputs, masks)
+            ]
         else:
-            action = policy_mode(policy, observation, mask)
-        a = int(np.asarray(action).reshape(-1)[0])
-        if not 0 <= a < mask.size or not mask[a]:
-            raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")
-        return a
+            chosen = policy_modes(policy, np.stack(inputs), masks)
+        for a, mask in zip(chosen, masks):
+            if not 0 <= a < mask.size or not mask[a]:
+                raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")
+        return chosen
 
     @staticmethod
     def _model_input(model: Any, decision: Decision) -> Any:
@@ -142,17 +150,25 @@ def policy_mode(policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
     """The mode of a MaskablePPO policy masked by ``mask`` at one observation vector: the action
     ``predict(observation, action_masks=mask, deterministic=True)`` returns, computed as
     MaskableCategorical does (masked logits set to -1e8, softmax, argmax) from one forward pass."""
+    return policy_modes(policy, np.asarray(observation).reshape(1, -1), np.asarray(mask).reshape(1, -1))[0]
+
+
+def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> list[int]:
+    """:func:`policy_mode` of every row of ``observations`` (masked by the same row of ``masks``),
+    from one forward pass over the batch."""
     import torch
     from stable_baselines3.common.policies import BaseModel
 
     if policy.training:  # once: predict() would switch every module on every call
         policy.set_training_mode(False)
     with torch.inference_mode():
-        obs = torch.as_tensor(observation, dtype=torch.float32, device=policy.device).reshape(1, -1)
+        obs = torch.as_tensor(observations, dtype=torch.float32, device=policy.device)
+        obs = obs.reshape(len(observations), -1)
         features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))[0]
-        masked = logits.masked_fill(~torch.as_tensor(mask, dtype=torch.bool, device=logits.device), -1e8)
-        return int(torch.softmax(masked, dim=0).argmax())
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        legal = torch.as_tensor(masks, dtype=torch.bool, device=logits.device)
+        masked = logits.masked_fill(~legal, -1e8)
+        return [int(a) for a in torch.softmax(masked, dim=1).argmax(dim=1)]
 
 
 def observation_encoder(rules: Any) -> Any:

@@ -119,15 +119,23 @@ class TrainConfig:
 
 # --- opponents and shaping (built in the environment's process) ---------------------------------
 
-_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+_AGENT_CACHE: dict[tuple[str, int, int], Agent] = {}
+_SHARED: dict[str, Agent] = {}
 
 
-def _cached_agent(spec: str, seat: int) -> Agent:
-    """One agent object per (name, opponent seat) and process: bots keep per-game state."""
-    key = (spec, seat)
+def _cached_agent(spec: str, seat: int, slot: int = 0) -> Agent:
+    """One agent object per (name, opponent seat, env slot) and process: bots keep per-game state,
+    so two envs of one process never share one. A network that decides in batches
+    (``act_batch``, no state between decisions) is one object per name and process, so that
+    :class:`~shanghai_env.agents.learned.vec_env.BatchedVecEnv` decides its seats of every env in
+    one forward pass (and the weights are loaded once)."""
+    key = (spec, seat, slot)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
-        agent = _AGENT_CACHE[key] = make_agent(spec)
+        agent = _SHARED.get(spec) or make_agent(spec)
+        if hasattr(agent, "act_batch"):
+            _SHARED[spec] = agent
+        _AGENT_CACHE[key] = agent
     return agent
 
 
@@ -136,12 +144,14 @@ class OpponentSampler:
     """Opponent factory for :class:`SingleAgentEnv`: each seat draws one name per episode.
 
     ``self`` draws a snapshot path from ``pool`` (uniformly). Plain data, so it pickles into
-    worker processes; agents are built there and cached.
+    worker processes; agents are built there and cached, per env ``slot`` (see
+    :func:`_cached_agent`).
     """
 
     specs: tuple[str, ...]
     pool: tuple[str, ...] = ()
     seats: int = 3
+    slot: int = 0  # the env's index in its vector env
 
     def __call__(self, rng: np.random.Generator) -> list[Agent]:
         out = []
@@ -151,8 +161,15 @@ class OpponentSampler:
                 if not self.pool:
                     raise ValueError("self-play needs at least one snapshot in the pool")
                 spec = self.pool[int(rng.integers(len(self.pool)))]
-            out.append(_cached_agent(spec, k))
+            out.append(_cached_agent(spec, k, self.slot))
         return out
+
+
+def set_pool(env: Any, config: TrainConfig, pool: Sequence[str]) -> None:
+    """Hand a vector env's envs (each in its slot) the opponents drawing from ``pool``."""
+    for slot in range(env.num_envs):
+        sampler = OpponentSampler(config.opponents, tuple(pool), config.num_players - 1, slot)
+        env.env_method("set_opponents", sampler, indices=slot)
 
 
 class DistancePotential:
@@ -172,8 +189,9 @@ class DistancePotential:
         return -self.coef * meter.distance(game.hands[seat])
 
 
-def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], SingleAgentEnv]:
-    """A picklable constructor of one training env (single-threaded torch in workers)."""
+def env_factory(config: TrainConfig, pool: Sequence[str] = (), slot: int = 0) -> Callable[[], SingleAgentEnv]:
+    """A picklable constructor of one training env, the ``slot``-th of its vector env
+    (single-threaded torch in workers)."""
 
     def make() -> SingleAgentEnv:
         if multiprocessing.current_process().name != "MainProcess":
@@ -185,7 +203,7 @@ def env_factory(config: TrainConfig, pool: Sequence[str] = ()) -> Callable[[], S
 
             env_class = DerivedSingleAgentEnv
         return env_class(
-            OpponentSampler(config.opponents, tuple(pool), config.num_players - 1),
+            OpponentSampler(config.opponents, tuple(pool), config.num_players - 1, slot),
             num_players=config.num_players,
             contracts=config.contracts,
             reward=config.reward,
@@ -240,8 +258,7 @@ def _callbacks(config: TrainConfig, out: str, pool: list[str]) -> list[Any]:
                 self.model.save(path)
                 pool.append(path)
                 del pool[: -config.pool_size]
-                sampler = OpponentSampler(config.opponents, tuple(pool), config.num_players - 1)
-                self.training_env.env_method("set_opponents", sampler)
+                set_pool(self.training_env, config, pool)
             return True
 
     class TournamentEval(BaseCallback):
@@ -535,10 +552,14 @@ def latest_checkpoint(out: str) -> str | None:
 
 
 def make_vec_env(config: TrainConfig, pool: Sequence[str] = ()) -> Any:
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+    """The training envs: in this process (``dummy``: a :class:`BatchedVecEnv`, which decides the
+    network opponents' seats of all envs together) or one process each (``subproc``)."""
+    from stable_baselines3.common.vec_env import SubprocVecEnv, VecMonitor
 
-    fns: list[Callable[[], Any]] = [env_factory(config, pool) for _ in range(config.n_envs)]
-    vec = SubprocVecEnv(fns) if config.vec_env == "subproc" and config.n_envs > 1 else DummyVecEnv(fns)
+    from shanghai_env.agents.learned.vec_env import BatchedVecEnv
+
+    fns: list[Callable[[], Any]] = [env_factory(config, pool, slot) for slot in range(config.n_envs)]
+    vec = SubprocVecEnv(fns) if config.vec_env == "subproc" and config.n_envs > 1 else BatchedVecEnv(fns)
     vec.seed(config.seed)
     return VecMonitor(vec)
 
@@ -575,9 +596,7 @@ def train(config: TrainConfig) -> Any:
         pool.append(os.path.join(out, "pool", "step_0.zip"))
         if not os.path.exists(pool[0]):
             model.save(pool[0])
-        env.env_method(
-            "set_opponents", OpponentSampler(config.opponents, tuple(pool), config.num_players - 1)
-        )
+        set_pool(env, config, pool)
     callbacks = _callbacks(config, out, pool)
     every = max(1, config.checkpoint_every // config.n_envs)
     callbacks.append(CheckpointCallback(every, os.path.join(out, "checkpoints"), name_prefix="model"))

@@ -85,6 +85,14 @@ that replay buffers can stack them: ``action_mask`` (int8[N], read-only), ``lear
 winners if the learner has the lowest total, else 0; 0 before the end), ``shaping`` (the
 shaping part of the step's reward, 0 without shaping) and ``illegal_action``.
 
+## Several envs at once
+
+``step_envs(envs, actions)`` steps several envs and returns what ``[env.step(a) ...]`` would,
+deciding the opponents that implement :class:`~shanghai_env.decision.BatchAgent` (trained
+networks: ``act_batch``, one forward pass for many decisions) for all the envs together. Within
+one env the seats act one after another, so across envs is where a network's decisions batch;
+``train.py``'s one-process vector env uses it (docs/performance.md, "Training throughput").
+
 ## Copies
 
 ``copy.deepcopy(env)`` and ``pickle`` keep the episode: the copy continues exactly like the

@@ -35,7 +35,7 @@ scores are better: a rollout's value is the searcher's deal score minus the mean
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -130,13 +130,22 @@ class SearchBot:
         name: str | None = None,
         seed: int | None = None,
         params: SearchParams | None = None,
+        prior: PlannerBot | None = None,
+        rollout: Callable[[], HeuristicBot] | None = None,
         **options: Any,
     ) -> None:
         if name is not None:
             self.name = name
         self.params = replace(params or SearchParams(), **options)
-        self.prior = PlannerBot()
-        policy = ROLLOUT_POLICIES[self.params.rollout_policy]
+        # The prior (the move kept unless a search beats it) and the rollout policy are the
+        # planner's by default; any planner-shaped bot can be either (e.g. a scorer network,
+        # agents/learned/scorer_search.py), in which case it replaces ``rollout_policy``.
+        if prior is not None and not isinstance(prior, PlannerBot):
+            raise TypeError(f"prior must be a PlannerBot (or a subclass), got {prior!r}")
+        if rollout is not None and not callable(rollout):
+            raise TypeError(f"rollout must be a factory of rollout bots, got {rollout!r}")
+        self.prior = prior if prior is not None else PlannerBot()
+        policy = rollout if rollout is not None else ROLLOUT_POLICIES[self.params.rollout_policy]
         self._bots: list[HeuristicBot] = [policy() for _ in range(8)]
         # one distance cache for every rollout seat: the same hands come up again and again
         shared: dict[tuple[int, int], Any] = {}

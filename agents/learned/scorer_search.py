@@ -1,0 +1,65 @@
+"""Search over a scorer network: the network proposes, rollouts by the network judge.
+
+:class:`~shanghai_env.agents.search.SearchBot` keeps its prior's move unless rollouts over sampled
+worlds show another candidate is better. Here the prior and the rollout policy are a scorer
+network (by default the shipped ``shanghai_4p``), so the search improves on the network's own
+play the way ``search`` improves on the planner's: the step that turns a learned player into a
+teacher for the next one (docs/bots.md, "Search over shanghai_4p").
+
+Named players, for ``evaluate.py`` and the ladder::
+
+    shanghai_env.agents.learned.scorer_search:shanghai_w16   # 16 worlds a searched decision
+
+``shanghai_w<N>`` is a factory for any N >= 1; every other option is ``SearchParams``' default
+(draws and buys searched, relative objective).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+from typing import Any
+
+from shanghai_env.agents.learned.scorer import ScorerBot, ScorerNet
+from shanghai_env.agents.search import SearchBot
+
+_NETS: dict[str, ScorerNet] = {}
+
+
+def shipped_scorer(name: str = "shanghai_4p") -> Path:
+    """The path of a scorer shipped with the package."""
+    return Path(str(importlib.resources.files("shanghai_env.models").joinpath(f"{name}.zip")))
+
+
+def _net(path: str | Path) -> ScorerNet:
+    """One network per file and process: the searcher's prior and its rollout seats share it."""
+    key = str(path)
+    net = _NETS.get(key)
+    if net is None:
+        net = _NETS[key] = ScorerNet.load(path)
+    return net
+
+
+def scorer_search(path: str | Path | None = None, name: str | None = None, **options: Any) -> SearchBot:
+    """A searcher whose prior and rollout policy are the scorer saved at ``path`` (by default
+    ``shanghai_4p``); ``options`` are :class:`~shanghai_env.agents.search.SearchParams` fields."""
+    net = _net(path if path is not None else shipped_scorer())
+    return SearchBot(
+        name=name or f"search-{Path(str(path or 'shanghai_4p')).stem}",
+        prior=ScorerBot(net),
+        rollout=lambda: ScorerBot(net),
+        **options,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """``shanghai_w<N>``: a factory of searchers over ``shanghai_4p`` with N worlds a decision."""
+    stem = name.removeprefix("shanghai_w")
+    if name.startswith("shanghai_w") and stem.isdigit() and int(stem) > 0:
+        worlds = int(stem)
+
+        def factory() -> SearchBot:
+            return scorer_search(name=name.replace("_", "-"), worlds=worlds)
+
+        return factory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

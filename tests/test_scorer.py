@@ -172,6 +172,37 @@ def test_fit_writes_a_scorer_that_plays(tmp_path: Path) -> None:
     assert len(result.deal_scores) == 1 and bot.fallbacks == 0
 
 
+def test_the_network_as_teacher_plays_the_rollouts_and_sits_as_opponent(tmp_path: Path) -> None:
+    """--rollout-model and --opponent-model: the network plays on in the rollouts (other labels
+    than the planner's continuation gives) and sits at some tables; data stay seeded."""
+    net = random_net(3)
+    kw = {"games": 3, "rollouts": 2, "contracts": (1,)}
+    plain = generate(5, **kw).arrays()  # type: ignore[arg-type]
+    taught = generate(5, rollout_net=net, **kw).arrays()  # type: ignore[arg-type]
+    assert np.array_equal(plain["pair_x"], taught["pair_x"])  # the same games and decisions...
+    assert not np.array_equal(plain["pair_a"], taught["pair_a"])  # ...valued by other rollouts
+    again = generate(5, rollout_net=net, **kw).arrays()  # type: ignore[arg-type]
+    assert np.array_equal(taught["pair_a"], again["pair_a"])
+    seats = generate(8, opponent_net=net, games=6, rollouts=1, contracts=(1,))
+    assert seats.games == 6 and len(seats.disc_y) > 0
+
+
+def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
+    shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
+    start = random_net(4, hidden=8)
+    start.save(tmp_path / "start.zip")
+    scorer_train.fit(
+        [shard], tmp_path / "m.zip", epochs=1, lr=1e-12, init=tmp_path / "start.zip", log=lambda s: None
+    )
+    fitted = ScorerNet.load(tmp_path / "m.zip")
+    assert [w.shape for w in fitted.weights] == [
+        w.shape for w in start.weights
+    ]  # its widths, not the default
+    x = np.random.default_rng(0).normal(size=(20, INPUT_SIZE)).astype(np.float32)
+    assert np.allclose(fitted.costs(x), start.costs(x), rtol=1e-4, atol=1e-3)  # nothing learned: the start
+    assert fitted.config["init"] == str(tmp_path / "start.zip")
+
+
 def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real_gen, real_fit = scorer_train.gen, scorer_train.fit
@@ -206,6 +237,9 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["gen", "--out", "x.npz", "--games", "1", "--seconds", "3"], "--seconds and --games"),
         (["gen", "--out", "x.npz", "--games", "1", "--discard-keep", "2"], "--discard-keep"),
         (["gen", "--out", "x.npz", "--games", "1", "--model", "{junk}"], "--model"),
+        (["gen", "--out", "x.npz", "--games", "1", "--rollout-model", "{junk}"], "--rollout-model"),
+        (["gen", "--out", "x.npz", "--games", "1", "--opponent-model", "nowhere.zip"], "--opponent-model"),
+        (["fit", "{junk}", "--out", "m.zip", "--init", "{junk}"], "--init"),
         (["gen", "--out", "x.npz", "--games", "1", "--seed", "-1"], "--seed"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
         (["fit", "missing.npz", "--out", "m.zip"], "no shard"),

@@ -79,12 +79,20 @@ def generate(
     contracts: Sequence[int] = tuple(range(1, 11)),
     label_upcards: bool = True,
     discard_keep: float = 1.0,
+    rollout_net: ScorerNet | None = None,
+    opponent_net: ScorerNet | None = None,
 ) -> Batch:
     """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed; label them.
 
     The behaviour player is ``ScorerBot(net)`` (the planner when ``net`` is None). Each game seats
     it once or twice, and its opponents are all greedy or all planner bots, drawn per game.
     ``discard_keep`` is the fraction of discard decisions kept (cheap labels, many of them).
+
+    ``rollout_net`` plays the behaviour seats in the rollouts instead of the planner (the value of
+    a move when the network itself plays on: the student becomes the teacher); with
+    ``opponent_net`` a third kind of table is drawn, its opponents all ``ScorerBot(opponent_net)``
+    (and so in their rollouts). Without either, the data are those of earlier versions, seed
+    for seed.
     """
     if games is None and seconds is None:
         raise ValueError("give games or seconds")
@@ -94,7 +102,9 @@ def generate(
     out = Batch()
     start = time.monotonic()
     while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
-        _one_game(rng, net, rules, table, rollouts, label_upcards, discard_keep, out)
+        _one_game(
+            rng, net, rules, table, rollouts, label_upcards, discard_keep, out, rollout_net, opponent_net
+        )
         out.games += 1
     return out
 
@@ -108,18 +118,27 @@ def _one_game(
     label_upcards: bool,
     discard_keep: float,
     out: Batch,
+    rollout_net: ScorerNet | None = None,
+    opponent_net: ScorerNet | None = None,
 ) -> None:
     n = rules.num_players
     learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
-    opponent = str(rng.choice(sorted(OPPONENTS)))
-    agents: list[HeuristicBot] = [
-        ScorerBot(net) if s in learners else OPPONENTS[opponent]() for s in range(n)
-    ]
+    kinds = sorted(OPPONENTS) + (["scorer"] if opponent_net is not None else [])
+    opponent = str(rng.choice(kinds))
+
+    def opponent_bot() -> HeuristicBot:
+        return ScorerBot(opponent_net) if opponent == "scorer" else OPPONENTS[opponent]()
+
+    agents: list[HeuristicBot] = [ScorerBot(net) if s in learners else opponent_bot() for s in range(n)]
     for agent in agents:
         agent.reset(int(rng.integers(1 << 62)))
-    # the continuation policy of rollouts: the planner for the behaviour seats, the bots for theirs
+    # the continuation policy of rollouts: the planner (or rollout_net) for the behaviour seats,
+    # the opponents' own bots for theirs
     rollout_bots: list[HeuristicBot] = [
-        PlannerBot() if s in learners else OPPONENTS[opponent]() for s in range(n)
+        (ScorerBot(rollout_net) if rollout_net is not None else PlannerBot())
+        if s in learners
+        else opponent_bot()
+        for s in range(n)
     ]
     game = Game(rules)
     game.reset(int(rng.integers(1 << 62)))

@@ -32,13 +32,13 @@ from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
 from shanghai_env.cli import run as run_cli
 
-GenJob = tuple[int, str | None, float | None, int | None, int, float, bool]
+GenJob = tuple[int, str | None, float | None, int | None, int, float, bool, str | None, str | None]
 
 
 def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
     from shanghai_env.agents.learned.scorer_data import generate
 
-    seed, model, seconds, games, rollouts, discard_keep, label_upcards = args
+    seed, model, seconds, games, rollouts, discard_keep, label_upcards, rollout_model, opponent_model = args
     net = ScorerNet.load(model) if model else None
     return generate(
         seed,
@@ -48,6 +48,8 @@ def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
         rollouts=rollouts,
         discard_keep=discard_keep,
         label_upcards=label_upcards,
+        rollout_net=ScorerNet.load(rollout_model) if rollout_model else None,
+        opponent_net=ScorerNet.load(opponent_model) if opponent_model else None,
     ).arrays()
 
 
@@ -61,10 +63,24 @@ def gen(
     rollouts: int = 6,
     discard_keep: float = 1.0,
     label_upcards: bool = True,
+    rollout_model: str | None = None,
+    opponent_model: str | None = None,
 ) -> Path:
-    """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path."""
+    """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path.
+    ``rollout_model`` and ``opponent_model``: see :func:`scorer_data.generate`'s rollout_net and
+    opponent_net."""
     jobs: list[GenJob] = [
-        (seed * 1000 + i, model, seconds, games, rollouts, discard_keep, label_upcards)
+        (
+            seed * 1000 + i,
+            model,
+            seconds,
+            games,
+            rollouts,
+            discard_keep,
+            label_upcards,
+            rollout_model,
+            opponent_model,
+        )
         for i in range(workers)
     ]
     t0 = time.monotonic()
@@ -84,6 +100,8 @@ def gen(
         "games": games,
         "rollouts": rollouts,
         "discard_keep": discard_keep,
+        "rollout_model": rollout_model,
+        "opponent_model": opponent_model,
         "wall_s": round(time.monotonic() - t0, 1),
     }
     merged["meta"] = np.array(json.dumps(meta))
@@ -134,8 +152,10 @@ def fit(
     discard_weight: float = 1.0,
     holdout: float = 0.1,
     log: Any = print,
+    init: str | Path | None = None,
 ) -> dict[str, float]:
-    """Fit a scorer to the shards and save it to ``out``; held-out metrics."""
+    """Fit a scorer to the shards and save it to ``out``; held-out metrics. With ``init`` the
+    network starts from that saved scorer's weights (its hidden widths replace ``hidden``)."""
     import torch
 
     torch.manual_seed(seed)
@@ -163,6 +183,9 @@ def fit(
 
     ptr, pho = split(len(pa))
     dtr, dho = split(len(dy))
+    start = ScorerNet.load(init) if init is not None else None
+    if start is not None:
+        hidden = [w.shape[1] for w in start.weights[:-1]]
     layers: list[torch.nn.Module] = []
     width = INPUT_SIZE
     for h in hidden:
@@ -170,12 +193,19 @@ def fit(
         width = h
     layers.append(torch.nn.Linear(width, 1))
     model = torch.nn.Sequential(*layers)
+    # costs are in tens of points: the rollout advantages are divided by 10
+    scale = 10.0
+    if start is not None:  # the saved last layer is in points (see the end): back to tens
+        linear = [m for m in model if isinstance(m, torch.nn.Linear)]
+        for i, (m, w, b) in enumerate(zip(linear, start.weights, start.biases)):
+            gain = scale if i == len(linear) - 1 else 1.0
+            with torch.no_grad():
+                m.weight.copy_(torch.tensor(w.T / gain))
+                m.bias.copy_(torch.tensor(b / gain))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     batch = 512
     steps_per_epoch = max(1, max(len(ptr), len(dtr)) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
-    # costs are in tens of points: the rollout advantages are divided by 10
-    scale = 10.0
     hub = torch.nn.HuberLoss(delta=huber / scale)
 
     def pair_loss(ix: np.ndarray) -> torch.Tensor:
@@ -237,6 +267,7 @@ def fit(
         "seed": seed,
         "huber": huber,
         "discard_weight": discard_weight,
+        "init": None if init is None else str(init),
         "pairs": len(pa),
         "discards": len(dy),
         "holdout_metrics": metrics,
@@ -431,6 +462,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
     g.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
     g.add_argument("--no-upcards", action="store_true", help="discards only (no rollouts)")
+    g.add_argument(
+        "--rollout-model",
+        default=None,
+        help="a scorer (.zip) playing the behaviour seats in rollouts (default: the planner)",
+    )
+    g.add_argument(
+        "--opponent-model", default=None, help="a scorer (.zip) that also sits as the opponents of some games"
+    )
     f = sub.add_parser("fit", help="fit a scorer to shards")
     options_once(f)
     f.add_argument("shards", nargs="+")
@@ -441,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--seed", type=seed, default=0)
     f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
     f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
+    f.add_argument("--init", default=None, help="start from this saved scorer's weights (.zip)")
     c = sub.add_parser("plot", help="the learning curve from evaluation folders (evaluate.py --out)")
     options_once(c)
     c.add_argument("folders", nargs="+")
@@ -507,11 +547,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "gen":
         if (args.seconds is None) == (args.games is None):
             parser.error("give one of --seconds and --games")
-        if args.model is not None:
-            try:
-                ScorerNet.load(args.model)
-            except ValueError as err:
-                parser.error(f"argument --model: {err}")
+        for flag, path in (
+            ("--model", args.model),
+            ("--rollout-model", args.rollout_model),
+            ("--opponent-model", args.opponent_model),
+        ):
+            if path is not None:
+                try:
+                    ScorerNet.load(path)
+                except ValueError as err:
+                    parser.error(f"argument {flag}: {err}")
         gen(
             args.out,
             args.seed,
@@ -522,8 +567,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.rollouts,
             args.discard_keep,
             not args.no_upcards,
+            args.rollout_model,
+            args.opponent_model,
         )
         return 0
+    if args.init is not None:
+        try:
+            ScorerNet.load(args.init)
+        except ValueError as err:
+            parser.error(f"argument --init: {err}")
     for s in args.shards:
         if not Path(s).is_file():
             parser.error(f"no shard at {s!r}")
@@ -531,7 +583,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             load_shards([s])
         except (OSError, ValueError, KeyError, EOFError) as err:
             parser.error(f"{s!r} is not a shard written by gen ({err})")
-    fit(args.shards, args.out, args.hidden, args.epochs, args.lr, args.seed, args.huber, args.discard_weight)
+    fit(
+        args.shards,
+        args.out,
+        args.hidden,
+        args.epochs,
+        args.lr,
+        args.seed,
+        args.huber,
+        args.discard_weight,
+        init=args.init,
+    )
     return 0
 
 

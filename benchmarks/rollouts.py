@@ -3,6 +3,7 @@
     python benchmarks/rollouts.py                 # about a minute
     python benchmarks/rollouts.py --quick         # a few seconds (CI)
     python benchmarks/rollouts.py --json out.json
+    python benchmarks/rollouts.py --no-rollouts --worlds 4,8,16,32 --games 2 --contracts 1,2,3,4,5,6,7,8,9,10
 
 A *rollout* is what :class:`shanghai_env.agents.search.SearchBot` runs for every candidate in
 every sampled world: a copy of the world, then :func:`shanghai_env.agents.search.play_out`
@@ -102,12 +103,13 @@ def rollout_rate(starts: list[Start], policy: str, repeats: int) -> dict[str, An
     }
 
 
-def search_seconds(games: int, contracts: tuple[int, ...]) -> dict[str, Any]:
-    """Seconds per game of the default searcher in seat 0 against three planners."""
+def search_seconds(games: int, contracts: tuple[int, ...], worlds: int = 32) -> dict[str, Any]:
+    """Seconds per game of the searcher (``worlds`` a decision, the default 32) in seat 0 against
+    three planners."""
     times = []
     check = hashlib.sha256()
     for g in range(games):
-        searcher = SearchBot(seed=g)
+        searcher = SearchBot(seed=g, worlds=worlds)
         agents: list[Agent] = [searcher] + [PlannerBot(seed=100 * g + q) for q in range(1, 4)]
         begin = time.process_time()
         record = play_game(Game(num_players=4, contracts=contracts), agents, seed=g)
@@ -116,6 +118,7 @@ def search_seconds(games: int, contracts: tuple[int, ...]) -> dict[str, Any]:
     return {
         "seconds_per_game": sum(times) / len(times),
         "games": games,
+        "worlds": worlds,
         "contracts": list(contracts),
         "checksum": check.hexdigest()[:16],
     }
@@ -130,26 +133,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=3, help="times every start is rolled out (median)")
     parser.add_argument("--games", type=int, default=None, help="search games (0: skip)")
     parser.add_argument("--contracts", default="1,5", help="contracts of each search game, e.g. 1,5")
+    parser.add_argument(
+        "--worlds",
+        default="32",
+        help="the searcher's budgets to time, e.g. 4,8,16,32 (default: 32, search's own)",
+    )
+    parser.add_argument("--no-rollouts", action="store_true", help="time the searcher only")
     parser.add_argument("--json", default=None, help="write the figures to this file")
     args = parser.parse_args(argv)
     count = args.starts or (40 if args.quick else 300)
     games = args.games if args.games is not None else (1 if args.quick else 3)
-    contracts = tuple(int(c) for c in args.contracts.split(","))
+    try:
+        contracts = tuple(int(c) for c in args.contracts.split(","))
+        budgets = [int(w) for w in args.worlds.split(",")]
+    except ValueError:
+        parser.error("--contracts and --worlds take comma-separated integers, e.g. 1,5 and 4,8,16,32")
+    if not contracts or min(contracts) < 1 or max(contracts) > 10 or min(budgets) < 1:
+        parser.error("contracts are 1..10 and budgets at least 1 world")
 
     results: dict[str, Any] = {}
-    starts = sample_starts(count)
-    for policy in ("planner", "greedy"):
+    starts = [] if args.no_rollouts else sample_starts(count)
+    for policy in () if args.no_rollouts else ("planner", "greedy"):
         r = results[f"rollouts {policy}"] = rollout_rate(starts, policy, args.repeats)
         print(
             f"rollouts, {policy:<8} {r['rollouts_per_second']:8.1f} rollouts/s "
             f"{r['moves_per_second']:9,.0f} moves/s  ({r['moves_per_rollout']:.0f} moves each, "
             f"checksum {r['checksum']})"
         )
-    if games:
-        s = results["search"] = search_seconds(games, contracts)
+    for worlds in budgets if games else ():
+        s = results["search" if worlds == 32 else f"search {worlds} worlds"] = search_seconds(
+            games, contracts, worlds
+        )
         print(
-            f"search, 32 worlds      {s['seconds_per_game']:8.2f} s/game  ({games} games of contracts "
-            f"{args.contracts}, checksum {s['checksum']})"
+            f"search, {worlds:2d} worlds      {s['seconds_per_game']:8.2f} s/game  "
+            f"({games} games of contracts {args.contracts}, checksum {s['checksum']})"
         )
     if args.json:
         with open(args.json, "w") as f:

@@ -132,7 +132,8 @@ def _cached_agent(spec: str, seat: int, slot: int = 0) -> Agent:
     key = (spec, seat, slot)
     agent = _AGENT_CACHE.get(key)
     if agent is None:
-        agent = _SHARED.get(spec) or make_agent(spec)
+        shared = _SHARED.get(spec)
+        agent = shared if shared is not None else make_agent(spec)
         if hasattr(agent, "act_batch"):
             _SHARED[spec] = agent
         _AGENT_CACHE[key] = agent

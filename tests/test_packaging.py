@@ -106,6 +106,7 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
             "ppo_full_5p",
             "ppo_full_6p",
             "ppo_full_7p",
+            "shanghai",
             "shanghai_4p",
         ]
     )
@@ -133,6 +134,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/ppo_contract1.json",
         "shanghai_env/models/shanghai_4p.zip",
         "shanghai_env/models/shanghai_4p.json",
+        "shanghai_env/models/shanghai.zip",
+        "shanghai_env/models/shanghai.json",
         "shanghai_env/models/ppo_full_4p.zip",
         "shanghai_env/models/ppo_full_4p.json",
         "shanghai_env/models/ppo_full_3p.zip",

@@ -265,14 +265,24 @@ def test_bad_command_lines_exit_2_with_one_line(
     assert "Traceback" not in "\n".join(err) and says in err[-1]
 
 
-def test_the_shipped_full_game_model() -> None:
-    assert "shanghai_4p" in shipped_models()
-    meta = json.loads((ROOT / "models" / "shanghai_4p.json").read_text())
-    assert meta["commands"] and meta["evaluation"]
-    agent = make_agent("shanghai_4p", seed=0)
+@pytest.mark.parametrize("name", ["shanghai_4p", "shanghai"])
+def test_the_shipped_full_game_models(name: str) -> None:
+    assert name in shipped_models()
+    meta = json.loads((ROOT / "models" / f"{name}.json").read_text())
+    assert meta["player"] == name and meta["commands"] and meta["evaluation"]
+    agent = make_agent(name, seed=0)
     assert isinstance(agent, ScorerBot) and agent.net is not None
     result = play_game(Game(Rules(num_players=4)), [agent, GreedyBot(), PlannerBot(), GreedyBot()], seed=1)
     assert len(result.deal_scores) == 10 and agent.fallbacks == 0
+
+
+def test_shanghai_is_shanghai_4p_fine_tuned() -> None:
+    """The successor starts from shanghai_4p's weights (fit --init) and moved away from them."""
+    old, new = ScorerNet.load(SHIPPED), ScorerNet.load(ROOT / "models" / "shanghai.zip")
+    assert [w.shape for w in old.weights] == [w.shape for w in new.weights]
+    assert new.config["init"] == "models/shanghai_4p.zip"
+    x = np.random.default_rng(0).normal(size=(50, INPUT_SIZE)).astype(np.float32)
+    assert not np.allclose(old.costs(x), new.costs(x))
 
 
 @pytest.fixture

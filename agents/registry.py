@@ -5,7 +5,8 @@
 - ``random``, ``greedy``, ``planner``, ``search``: the built-in bots (:data:`BOTS`); other
   search budgets are factories of :mod:`shanghai_env.agents.search`, e.g.
   ``shanghai_env.agents.search:search_w16``;
-- the name of a model shipped with the package (``ppo_contract1``, ``shanghai_4p``: :func:`shipped_models`),
+- the name of a model shipped with the package (``ppo_contract1``, ``shanghai_4p``, ``shanghai``, ...:
+  :func:`shipped_models`),
   which works from a wheel install as from a clone;
 - a path to a saved model (``.zip``): a MaskablePPO policy
   (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or

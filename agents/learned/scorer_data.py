@@ -12,7 +12,10 @@ seats and bots in the others. At every decision of a behaviour seat:
   taking and not taking. Rolling out from the true state rather than from sampled worlds gives,
   averaged over the data, the value of the move under the real distribution of the hidden cards,
   which is what a network that sees only the player's information can learn;
-- **a discard**: the candidates and the planner's choice (cloning labels, no rollouts).
+- **a discard**: the candidates and the planner's choice (cloning labels, no rollouts); with
+  ``value_discards`` k, also the behaviour player's k best discards played on the same way, each
+  valued against its first choice: pairs like the upcard ones, in the same points, so the
+  network's discard costs learn from rollouts rather than from the planner.
 
 Everything is seeded: the same seed gives the same data.
 """
@@ -30,7 +33,7 @@ from shanghai_env.agents.base import Decision, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, ScorerBot, ScorerNet
+from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Candidates, ScorerBot, ScorerNet
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind
@@ -81,6 +84,7 @@ def generate(
     discard_keep: float = 1.0,
     rollout_net: ScorerNet | None = None,
     opponent_net: ScorerNet | None = None,
+    value_discards: int = 0,
 ) -> Batch:
     """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed; label them.
 
@@ -91,11 +95,15 @@ def generate(
     ``rollout_net`` plays the behaviour seats in the rollouts instead of the planner (the value of
     a move when the network itself plays on: the student becomes the teacher); with
     ``opponent_net`` a third kind of table is drawn, its opponents all ``ScorerBot(opponent_net)``
-    (and so in their rollouts). Without either, the data are those of earlier versions, seed
-    for seed.
+    (and so in their rollouts). ``value_discards`` (0, or 2 and more): see the module's text.
+    Without these three, the data are those of earlier versions, seed for seed.
     """
     if games is None and seconds is None:
         raise ValueError("give games or seconds")
+    if value_discards == 1 or value_discards < 0:
+        raise ValueError(
+            f"value_discards is 0 (off) or the number of discards valued, 2 or more; got {value_discards}"
+        )
     rng = np.random.default_rng(seed)
     rules = Rules(num_players=num_players, contracts=tuple(contracts))
     table = action_table(rules)
@@ -103,7 +111,17 @@ def generate(
     start = time.monotonic()
     while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
         _one_game(
-            rng, net, rules, table, rollouts, label_upcards, discard_keep, out, rollout_net, opponent_net
+            rng,
+            net,
+            rules,
+            table,
+            rollouts,
+            label_upcards,
+            discard_keep,
+            out,
+            rollout_net,
+            opponent_net,
+            value_discards,
         )
         out.games += 1
     return out
@@ -120,6 +138,7 @@ def _one_game(
     out: Batch,
     rollout_net: ScorerNet | None = None,
     opponent_net: ScorerNet | None = None,
+    value_discards: int = 0,
 ) -> None:
     n = rules.num_players
     learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
@@ -147,7 +166,18 @@ def _one_game(
         decision = decision_for(game, p, table)
         agent = agents[p]
         if p in learners:
-            _label(game, decision, agent, rollout_bots, rng, rollouts, label_upcards, discard_keep, out)
+            _label(
+                game,
+                decision,
+                agent,
+                rollout_bots,
+                rng,
+                rollouts,
+                label_upcards,
+                discard_keep,
+                out,
+                value_discards,
+            )
         action = agent.act(decision)
         game.apply(table.decode(action))  # the rules' move cap ends a stalled deal
         out.moves += 1
@@ -163,6 +193,7 @@ def _label(
     label_upcards: bool,
     discard_keep: float,
     out: Batch,
+    value_discards: int = 0,
 ) -> None:
     assert isinstance(agent, ScorerBot)
     view = decision.view
@@ -179,6 +210,11 @@ def _label(
             return  # going down now: the arrangement's discard is the planner's
         if view.down[me] and any(m.kind in (MoveKind.LAYOFF, MoveKind.SWAP) for m in view.legal_moves):
             return  # layoffs first
+        if value_discards:
+            cands = agent.candidates(view)
+            _value_discards(
+                game, me, cands, agent, rollout_bots, rng, rollouts, value_discards, decision, out
+            )
         if rng.random() >= discard_keep:
             return
         cands = agent.candidates(view)
@@ -189,15 +225,44 @@ def _label(
         return
     cands = agent.candidates(view)
     assert cands.kind in (DRAW_Q, BUY_Q)
-    diffs = _advantage(game, me, cands.moves, rollout_bots, rng, rollouts, decision.table, decision.rules)
+    values = _values(game, me, cands.moves, rollout_bots, rng, rollouts, decision.table, decision.rules)
     out.rollouts += 2 * rollouts
-    out.pair_x.append(cands.features)
-    arr = np.array(diffs)
-    out.pair_a.append(float(arr.mean()))
-    out.pair_se.append(float(arr.std(ddof=1) / np.sqrt(len(arr))) if len(arr) > 1 else float("nan"))
+    _add_pair(out, cands.features, values[:, 0] - values[:, 1])
 
 
-def _advantage(
+def _add_pair(out: Batch, features: np.ndarray, diffs: np.ndarray) -> None:
+    out.pair_x.append(features)
+    out.pair_a.append(float(diffs.mean()))
+    out.pair_se.append(float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("nan"))
+
+
+def _value_discards(
+    game: Game,
+    me: int,
+    cands: Candidates,
+    agent: ScorerBot,
+    bots: Sequence[HeuristicBot],
+    rng: np.random.Generator,
+    rollouts: int,
+    k: int,
+    decision: Decision,
+    out: Batch,
+) -> None:
+    """The behaviour player's ``k`` best discards (by its own costs; the planner's score when it
+    has no network) played on with coupled rollouts; a pair per runner-up, against the first."""
+    if len(cands.moves) < 2:
+        return
+    costs = agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
+    order = np.argsort(costs, kind="stable")[:k]
+    values = _values(
+        game, me, [cands.moves[i] for i in order], bots, rng, rollouts, decision.table, decision.rules
+    )
+    out.rollouts += len(order) * rollouts
+    for j in range(1, len(order)):
+        _add_pair(out, cands.features[[order[0], order[j]]], values[:, 0] - values[:, j])
+
+
+def _values(
     game: Game,
     me: int,
     moves: Sequence[Move],
@@ -206,11 +271,12 @@ def _advantage(
     rollouts: int,
     table: ActionTable,
     rules: Rules,
-) -> list[float]:
-    """Per rollout: relative deal score after moves[0] minus after moves[1] (coupled)."""
+) -> np.ndarray:
+    """(rollouts, len(moves)): the seat's relative deal score after each move, every move of a
+    rollout played on with the same seeds and stock draws (coupled)."""
     n = game.num_players
     deal = len(game.deal_results)
-    diffs = []
+    rows = []
     for _ in range(rollouts):
         seeds = [int(s) for s in rng.integers(1 << 62, size=n)]
         draws = rng.random((n, DRAWS_PER_PLAYER))
@@ -221,5 +287,5 @@ def _advantage(
             _apply(g, move, draws, counters)
             scores, _ = play_out(g, bots, seeds, rules, table, deal, draws, counters)
             values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
-        diffs.append(values[0] - values[1])
-    return diffs
+        rows.append(values)
+    return np.array(rows, dtype=np.float64)

@@ -28,17 +28,28 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, ScorerNet
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
 from shanghai_env.cli import run as run_cli
 
-GenJob = tuple[int, str | None, float | None, int | None, int, float, bool, str | None, str | None]
+GenJob = tuple[int, str | None, float | None, int | None, int, float, bool, str | None, str | None, int]
 
 
 def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
     from shanghai_env.agents.learned.scorer_data import generate
 
-    seed, model, seconds, games, rollouts, discard_keep, label_upcards, rollout_model, opponent_model = args
+    (
+        seed,
+        model,
+        seconds,
+        games,
+        rollouts,
+        discard_keep,
+        label_upcards,
+        rollout_model,
+        opponent_model,
+        valued,
+    ) = args
     net = ScorerNet.load(model) if model else None
     return generate(
         seed,
@@ -50,6 +61,7 @@ def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
         label_upcards=label_upcards,
         rollout_net=ScorerNet.load(rollout_model) if rollout_model else None,
         opponent_net=ScorerNet.load(opponent_model) if opponent_model else None,
+        value_discards=valued,
     ).arrays()
 
 
@@ -65,10 +77,11 @@ def gen(
     label_upcards: bool = True,
     rollout_model: str | None = None,
     opponent_model: str | None = None,
+    value_discards: int = 0,
 ) -> Path:
     """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path.
-    ``rollout_model`` and ``opponent_model``: see :func:`scorer_data.generate`'s rollout_net and
-    opponent_net."""
+    ``rollout_model``, ``opponent_model`` and ``value_discards``: see
+    :func:`scorer_data.generate` (rollout_net, opponent_net)."""
     jobs: list[GenJob] = [
         (
             seed * 1000 + i,
@@ -80,6 +93,7 @@ def gen(
             label_upcards,
             rollout_model,
             opponent_model,
+            value_discards,
         )
         for i in range(workers)
     ]
@@ -102,16 +116,25 @@ def gen(
         "discard_keep": discard_keep,
         "rollout_model": rollout_model,
         "opponent_model": opponent_model,
+        "value_discards": value_discards,
         "wall_s": round(time.monotonic() - t0, 1),
     }
     merged["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(path, **merged)  # type: ignore[arg-type]
     stats = merged["stats"]
+    valued = int(discard_pairs(merged["pair_x"]).sum())
     print(
-        f"{path}: {stats[0]} games, {len(merged['pair_a'])} upcard decisions ({stats[2]} rollouts), "
+        f"{path}: {stats[0]} games, {len(merged['pair_a']) - valued} upcard decisions, "
+        f"{valued} valued discard pairs ({stats[2]} rollouts), "
         f"{len(merged['disc_y'])} discards, {meta['wall_s']} s"
     )
     return path
+
+
+def discard_pairs(pair_x: np.ndarray) -> np.ndarray:
+    """Which pairs are valued discards (``gen --value-discards``), not upcard decisions: read
+    from the decision kind in the context block of their first row."""
+    return (pair_x[:, 0, 10 + DISCARD_Q] > 0.5) | (pair_x[:, 0, 10 + DOWN_DISCARD_Q] > 0.5)
 
 
 def merge(parts: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -461,7 +484,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--games", type=count, default=None, help="... or this many games each")
     g.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
     g.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
-    g.add_argument("--no-upcards", action="store_true", help="discards only (no rollouts)")
+    g.add_argument("--no-upcards", action="store_true", help="no upcard decisions valued")
+    g.add_argument(
+        "--value-discards",
+        type=int_in(0),
+        default=0,
+        metavar="K",
+        help="also value the behaviour player's K best discards by rollouts (0: off; 2 or more)",
+    )
     g.add_argument(
         "--rollout-model",
         default=None,
@@ -547,6 +577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "gen":
         if (args.seconds is None) == (args.games is None):
             parser.error("give one of --seconds and --games")
+        if args.value_discards == 1:
+            parser.error("argument --value-discards: 0 (off), or the number of discards valued, 2 or more")
         for flag, path in (
             ("--model", args.model),
             ("--rollout-model", args.rollout_model),
@@ -569,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             not args.no_upcards,
             args.rollout_model,
             args.opponent_model,
+            args.value_discards,
         )
         return 0
     if args.init is not None:

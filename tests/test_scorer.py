@@ -25,7 +25,7 @@ from shanghai_env.agents.learned.scorer import (
     is_scorer_file,
     load_scorer,
 )
-from shanghai_env.agents.learned.scorer_data import _advantage, generate
+from shanghai_env.agents.learned.scorer_data import _values, generate
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase
@@ -139,8 +139,8 @@ def test_coupled_rollouts_value_a_move_against_itself_at_zero() -> None:
     rules = game.rules
     bots = [PlannerBot() for _ in range(4)]
     rng = np.random.default_rng(0)
-    diffs = _advantage(game, p, [DRAW, DRAW], bots, rng, 3, action_table(rules), rules)
-    assert diffs == [0.0, 0.0, 0.0]
+    values = _values(game, p, [DRAW, DRAW], bots, rng, 3, action_table(rules), rules)
+    assert values.shape == (3, 2) and (values[:, 0] == values[:, 1]).all()
 
 
 def test_generated_data_is_seeded_and_labelled() -> None:

@@ -187,6 +187,30 @@ def test_the_network_as_teacher_plays_the_rollouts_and_sits_as_opponent(tmp_path
     assert seats.games == 6 and len(seats.disc_y) > 0
 
 
+def test_valued_discards_are_the_behaviour_players_best_against_its_first_choice() -> None:
+    """value_discards=3: the same game and labels as without, plus per discard decision a pair
+    (first choice, runner-up) for each of its next two best discards, valued by rollouts."""
+    net = random_net(6)
+    kw = {"games": 1, "rollouts": 2, "contracts": (1, 2)}
+    plain = generate(9, net, **kw).arrays()  # type: ignore[arg-type]
+    valued = generate(9, net, value_discards=3, **kw).arrays()  # type: ignore[arg-type]
+    is_discard = scorer_train.discard_pairs(valued["pair_x"])
+    assert not scorer_train.discard_pairs(plain["pair_x"]).any()
+    # the same game: the same upcard decisions and the same discard decisions
+    assert np.array_equal(valued["pair_x"][~is_discard], plain["pair_x"])
+    for key in ("disc_x", "disc_offsets", "disc_y"):
+        assert np.array_equal(valued[key], plain[key]), key
+    sizes = np.diff(plain["disc_offsets"])
+    assert is_discard.sum() == sum(min(3, int(k)) - 1 for k in sizes) > 0
+    pairs = valued["pair_x"][is_discard]
+    costs = net.costs(pairs.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+    assert (costs[:, 0] <= costs[:, 1]).all()  # the first of a pair is the network's choice
+    assert np.isfinite(valued["pair_a"]).all() and valued["stats"][2] > plain["stats"][2]
+    for bad in (1, -1):
+        with pytest.raises(ValueError, match="value_discards"):
+            generate(9, net, value_discards=bad, **kw)  # type: ignore[arg-type]
+
+
 def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
     shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
     start = random_net(4, hidden=8)
@@ -241,6 +265,8 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["gen", "--out", "x.npz", "--games", "1", "--opponent-model", "nowhere.zip"], "--opponent-model"),
         (["fit", "{junk}", "--out", "m.zip", "--init", "{junk}"], "--init"),
         (["gen", "--out", "x.npz", "--games", "1", "--seed", "-1"], "--seed"),
+        (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "1"], "--value-discards"),
+        (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "-2"], "--value-discards"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
         (["fit", "missing.npz", "--out", "m.zip"], "no shard"),
         (["fit", "{junk}", "--out", "m.zip"], "not a shard"),

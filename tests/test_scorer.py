@@ -25,7 +25,7 @@ from shanghai_env.agents.learned.scorer import (
     is_scorer_file,
     load_scorer,
 )
-from shanghai_env.agents.learned.scorer_data import _values, generate
+from shanghai_env.agents.learned.scorer_data import _values, generate, probe_going_down
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase
@@ -211,6 +211,16 @@ def test_valued_discards_are_the_behaviour_players_best_against_its_first_choice
             generate(9, net, value_discards=bad, **kw)  # type: ignore[arg-type]
 
 
+def test_the_going_down_probe_values_now_against_a_turn_later(capsys: pytest.CaptureFixture[str]) -> None:
+    a = probe_going_down(4, games=1, rollouts=2, contracts=(1, 2))
+    assert a.ndim == 2 and a.shape[1] == 2 and len(a) > 0 and np.isfinite(a).all()
+    assert np.array_equal(a, probe_going_down(4, games=1, rollouts=2, contracts=(1, 2)))  # seeded
+    assert a.any()  # waiting a turn is another game
+    assert scorer_train.main(["probe", "--games", "1", "--rollouts", "2", "--workers", "1"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert "decisions to go down (1 games)" in line and "[" in line
+
+
 def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
     shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
     start = random_net(4, hidden=8)
@@ -266,6 +276,8 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["fit", "{junk}", "--out", "m.zip", "--init", "{junk}"], "--init"),
         (["gen", "--out", "x.npz", "--games", "1", "--seed", "-1"], "--seed"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "1"], "--value-discards"),
+        (["probe", "--rollouts", "1"], "--rollouts"),
+        (["probe", "--model", "{junk}"], "--model"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "-2"], "--value-discards"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
         (["fit", "missing.npz", "--out", "m.zip"], "no shard"),

@@ -23,7 +23,7 @@ Everything is seeded: the same seed gives the same data.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,22 +109,56 @@ def generate(
     table = action_table(rules)
     out = Batch()
     start = time.monotonic()
+
+    def label(game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
+        _label(game, decision, agent, bots, rng, rollouts, label_upcards, discard_keep, out, value_discards)
+
     while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
-        _one_game(
-            rng,
-            net,
-            rules,
-            table,
-            rollouts,
-            label_upcards,
-            discard_keep,
-            out,
-            rollout_net,
-            opponent_net,
-            value_discards,
-        )
+        out.moves += _one_game(rng, net, rules, table, label, rollout_net, opponent_net)
         out.games += 1
     return out
+
+
+def probe_going_down(
+    seed: int,
+    net: ScorerNet | None = None,
+    *,
+    games: int,
+    rollouts: int = 8,
+    num_players: int = 4,
+    contracts: Sequence[int] = tuple(range(1, 11)),
+    rollout_net: ScorerNet | None = None,
+    opponent_net: ScorerNet | None = None,
+) -> np.ndarray:
+    """What the rule "go down as soon as you can" costs: games played as :func:`generate` plays
+    them; at each decision of a behaviour seat that could lay its contract down, going down now
+    and waiting a turn (the player's best discard instead; it goes down on a later turn, by the
+    rule) are played on with coupled rollouts from the true state. Returns (decisions, rollouts):
+    the seat's relative deal score after going down now minus after waiting (lower: going down
+    now is better)."""
+    rng = np.random.default_rng(seed)
+    rules = Rules(num_players=num_players, contracts=tuple(contracts))
+    table = action_table(rules)
+    rows: list[np.ndarray] = []
+
+    def label(game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
+        view = decision.view
+        me = view.player
+        if (
+            view.phase != Phase.PLAY
+            or view.down[me]
+            or not any(m.kind == MoveKind.MELD for m in view.legal_moves)
+        ):
+            return
+        cands = agent.candidates(view, down=False)
+        costs = agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
+        wait = cands.moves[int(np.argmin(costs))]
+        values = _values(game, me, [None, wait], bots, rng, rollouts, table, rules)
+        rows.append(values[:, 0] - values[:, 1])
+
+    for _ in range(games):
+        _one_game(rng, net, rules, table, label, rollout_net, opponent_net)
+    return np.array(rows, dtype=np.float64).reshape(-1, rollouts)
 
 
 def _one_game(
@@ -132,14 +166,12 @@ def _one_game(
     net: ScorerNet | None,
     rules: Rules,
     table: ActionTable,
-    rollouts: int,
-    label_upcards: bool,
-    discard_keep: float,
-    out: Batch,
+    label: Callable[[Game, Decision, ScorerBot, list[HeuristicBot]], None],
     rollout_net: ScorerNet | None = None,
     opponent_net: ScorerNet | None = None,
-    value_discards: int = 0,
-) -> None:
+) -> int:
+    """Play one game, calling ``label`` at every decision of a behaviour seat before its move;
+    the number of moves played."""
     n = rules.num_players
     learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
     kinds = sorted(OPPONENTS) + (["scorer"] if opponent_net is not None else [])
@@ -161,32 +193,24 @@ def _one_game(
     ]
     game = Game(rules)
     game.reset(int(rng.integers(1 << 62)))
+    moves = 0
     while not game.game_over:
         p = game.to_act
         decision = decision_for(game, p, table)
         agent = agents[p]
         if p in learners:
-            _label(
-                game,
-                decision,
-                agent,
-                rollout_bots,
-                rng,
-                rollouts,
-                label_upcards,
-                discard_keep,
-                out,
-                value_discards,
-            )
+            assert isinstance(agent, ScorerBot)
+            label(game, decision, agent, rollout_bots)
         action = agent.act(decision)
         game.apply(table.decode(action))  # the rules' move cap ends a stalled deal
-        out.moves += 1
+        moves += 1
+    return moves
 
 
 def _label(
     game: Game,
     decision: Decision,
-    agent: HeuristicBot,
+    agent: ScorerBot,
     rollout_bots: list[HeuristicBot],
     rng: np.random.Generator,
     rollouts: int,
@@ -195,7 +219,6 @@ def _label(
     out: Batch,
     value_discards: int = 0,
 ) -> None:
-    assert isinstance(agent, ScorerBot)
     view = decision.view
     me = view.player
     agent.rules = decision.rules
@@ -265,15 +288,16 @@ def _value_discards(
 def _values(
     game: Game,
     me: int,
-    moves: Sequence[Move],
+    moves: Sequence[Move | None],
     bots: Sequence[HeuristicBot],
     rng: np.random.Generator,
     rollouts: int,
     table: ActionTable,
     rules: Rules,
 ) -> np.ndarray:
-    """(rollouts, len(moves)): the seat's relative deal score after each move, every move of a
-    rollout played on with the same seeds and stock draws (coupled)."""
+    """(rollouts, len(moves)): the seat's relative deal score after each move (None: the
+    seat's rollout bot chooses it), every move of a rollout played on with the same seeds and
+    stock draws (coupled)."""
     n = game.num_players
     deal = len(game.deal_results)
     rows = []
@@ -284,7 +308,8 @@ def _values(
         for move in moves:
             g = game.clone()
             counters = [0] * n
-            _apply(g, move, draws, counters)
+            if move is not None:
+                _apply(g, move, draws, counters)
             scores, _ = play_out(g, bots, seeds, rules, table, deal, draws, counters)
             values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
         rows.append(values)

@@ -131,6 +131,38 @@ def gen(
     return path
 
 
+def _probe_worker(args: tuple[int, str | None, int, int]) -> np.ndarray:
+    from shanghai_env.agents.learned.scorer_data import probe_going_down
+
+    seed, model, games, rollouts = args
+    net = ScorerNet.load(model) if model else None
+    return probe_going_down(seed, net, games=games, rollouts=rollouts, rollout_net=net, opponent_net=net)
+
+
+def probe(seed: int, workers: int, games: int, rollouts: int, model: str | None = None) -> str:
+    """:func:`scorer_data.probe_going_down` in ``workers`` processes (seeds ``seed * 1000 + i``),
+    the network (or the planner) in the behaviour seats, the rollouts and some tables' opponents;
+    one line: the mean difference with its 95% interval over decisions."""
+    jobs = [(seed * 1000 + i, model, games, rollouts) for i in range(workers)]
+    if workers == 1:
+        parts = [_probe_worker(jobs[0])]
+    else:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            parts = pool.map(_probe_worker, jobs)
+    rows = np.concatenate(parts)
+    per = rows.mean(axis=1)
+    se_each = rows.std(axis=1, ddof=1) / np.sqrt(rows.shape[1])
+    mean = float(per.mean()) if len(per) else float("nan")
+    half = 1.96 * float(per.std(ddof=1)) / np.sqrt(len(per)) if len(per) > 1 else float("nan")
+    waits = int((per > 2 * se_each).sum())
+    return (
+        f"{len(per)} decisions to go down ({workers * games} games): going down now minus waiting a "
+        f"turn, relative deal score {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] "
+        f"(lower: going down now is better); waiting better by two standard errors at {waits} "
+        f"({waits / max(1, len(per)):.1%})"
+    )
+
+
 def discard_pairs(pair_x: np.ndarray) -> np.ndarray:
     """Which pairs are valued discards (``gen --value-discards``), not upcard decisions: read
     from the decision kind in the context block of their first row."""
@@ -457,7 +489,7 @@ def picture_formats() -> set[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,plot}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,plot,probe}")
     count = int_in(1)
     seed = int_in(0, 2**31 - 1)
     r = sub.add_parser("run", help="rounds of gen and fit in one folder, resuming from the files there")
@@ -511,6 +543,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
     f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
     f.add_argument("--init", default=None, help="start from this saved scorer's weights (.zip)")
+    q = sub.add_parser("probe", help="what going down at once costs against waiting a turn (rollouts)")
+    options_once(q)
+    q.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
+    q.add_argument("--games", type=count, default=20, help="games per worker")
+    q.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
+    q.add_argument("--seed", type=seed, default=0)
+    q.add_argument("--workers", type=count, default=2)
     c = sub.add_parser("plot", help="the learning curve from evaluation folders (evaluate.py --out)")
     options_once(c)
     c.add_argument("folders", nargs="+")
@@ -552,6 +591,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.epochs,
             games=games,
         )
+        return 0
+    if args.command == "probe":
+        if args.model is not None:
+            try:
+                ScorerNet.load(args.model)
+            except ValueError as err:
+                parser.error(f"argument --model: {err}")
+        print(probe(args.seed, args.workers, args.games, args.rollouts, args.model))
         return 0
     problem = output_file_problem(args.out)
     if problem:

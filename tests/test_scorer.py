@@ -211,6 +211,36 @@ def test_valued_discards_are_the_behaviour_players_best_against_its_first_choice
             generate(9, net, value_discards=bad, **kw)  # type: ignore[arg-type]
 
 
+def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
+    shard = scorer_train.gen(tmp_path / "v.npz", 3, 1, games=1, rollouts=1, value_discards=2)
+    with np.load(shard) as z:
+        valued = int(scorer_train.discard_pairs(z["pair_x"]).sum())
+        pairs = len(z["pair_a"])
+    assert 0 < valued < pairs
+    quiet = {"hidden": (8,), "epochs": 1, "log": lambda s: None}
+    scorer_train.fit([shard], tmp_path / "all.zip", **quiet)  # type: ignore[arg-type]
+    scorer_train.fit([shard], tmp_path / "up.zip", valued_discards=False, **quiet)  # type: ignore[arg-type]
+    assert ScorerNet.load(tmp_path / "all.zip").config["pairs"] == pairs
+    assert ScorerNet.load(tmp_path / "up.zip").config["pairs"] == pairs - valued
+    assert (
+        scorer_train.main(
+            [
+                "fit",
+                str(shard),
+                "--out",
+                str(tmp_path / "cli.zip"),
+                "--epochs",
+                "1",
+                "--hidden",
+                "8",
+                "--no-valued-discards",
+            ]
+        )
+        == 0
+    )
+    assert ScorerNet.load(tmp_path / "cli.zip").config["valued_discards"] is False
+
+
 def test_the_going_down_probe_values_now_against_a_turn_later(capsys: pytest.CaptureFixture[str]) -> None:
     a = probe_going_down(4, games=1, rollouts=2, contracts=(1, 2))
     assert a.ndim == 2 and a.shape[1] == 2 and len(a) > 0 and np.isfinite(a).all()

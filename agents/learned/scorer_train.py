@@ -208,14 +208,20 @@ def fit(
     holdout: float = 0.1,
     log: Any = print,
     init: str | Path | None = None,
+    valued_discards: bool = True,
 ) -> dict[str, float]:
     """Fit a scorer to the shards and save it to ``out``; held-out metrics. With ``init`` the
-    network starts from that saved scorer's weights (its hidden widths replace ``hidden``)."""
+    network starts from that saved scorer's weights (its hidden widths replace ``hidden``);
+    without ``valued_discards`` the shards' valued discard pairs (``gen --value-discards``) are
+    left out, their upcard pairs and cloned discards kept."""
     import torch
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     data = load_shards(shards)
+    if not valued_discards:
+        keep = ~discard_pairs(data["pair_x"])
+        data.update({k: data[k][keep] for k in ("pair_x", "pair_a", "pair_se")})
     px = torch.tensor(data["pair_x"].astype(np.float32))
     pa = torch.tensor(data["pair_a"].astype(np.float32))
     # discards, padded to the largest candidate set (padding masked out)
@@ -323,6 +329,7 @@ def fit(
         "huber": huber,
         "discard_weight": discard_weight,
         "init": None if init is None else str(init),
+        "valued_discards": valued_discards,
         "pairs": len(pa),
         "discards": len(dy),
         "holdout_metrics": metrics,
@@ -543,6 +550,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
     f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
     f.add_argument("--init", default=None, help="start from this saved scorer's weights (.zip)")
+    f.add_argument(
+        "--no-valued-discards",
+        action="store_true",
+        help="leave out the valued discard pairs of shards made with gen --value-discards",
+    )
     q = sub.add_parser("probe", help="what going down at once costs against waiting a turn (rollouts)")
     options_once(q)
     q.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
@@ -673,6 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.huber,
         args.discard_weight,
         init=args.init,
+        valued_discards=not args.no_valued_discards,
     )
     return 0
 

@@ -25,7 +25,7 @@ from shanghai_env.agents.learned.scorer import (
     is_scorer_file,
     load_scorer,
 )
-from shanghai_env.agents.learned.scorer_data import _values, generate, probe_going_down
+from shanghai_env.agents.learned.scorer_data import _values, generate, probe_rule
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase
@@ -241,14 +241,20 @@ def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
     assert ScorerNet.load(tmp_path / "cli.zip").config["valued_discards"] is False
 
 
-def test_the_going_down_probe_values_now_against_a_turn_later(capsys: pytest.CaptureFixture[str]) -> None:
-    a = probe_going_down(4, games=1, rollouts=2, contracts=(1, 2))
+@pytest.mark.parametrize("rule", ["down", "layoff"])
+def test_the_rule_probe_values_the_rule_against_a_discard(
+    rule: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = probe_rule(4, rule=rule, games=1, rollouts=2, contracts=(1, 2))
     assert a.ndim == 2 and a.shape[1] == 2 and len(a) > 0 and np.isfinite(a).all()
-    assert np.array_equal(a, probe_going_down(4, games=1, rollouts=2, contracts=(1, 2)))  # seeded
-    assert a.any()  # waiting a turn is another game
-    assert scorer_train.main(["probe", "--games", "1", "--rollouts", "2", "--workers", "1"]) == 0
+    assert np.array_equal(a, probe_rule(4, rule=rule, games=1, rollouts=2, contracts=(1, 2)))  # seeded
+    assert a.any()  # the other move is another game
+    argv = ["probe", "--rule", rule, "--games", "1", "--rollouts", "2", "--workers", "1"]
+    assert scorer_train.main(argv) == 0
     line = capsys.readouterr().out.strip()
-    assert "decisions to go down (1 games)" in line and "[" in line
+    assert "decisions (1 games)" in line and ("going down" if rule == "down" else "laying off") in line
+    with pytest.raises(ValueError, match="rule must be one of"):
+        probe_rule(4, rule="swap", games=1)
 
 
 def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
@@ -308,6 +314,7 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "1"], "--value-discards"),
         (["probe", "--rollouts", "1"], "--rollouts"),
         (["probe", "--model", "{junk}"], "--model"),
+        (["probe", "--rule", "swap"], "--rule"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "-2"], "--value-discards"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
         (["fit", "missing.npz", "--out", "m.zip"], "no shard"),

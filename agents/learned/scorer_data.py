@@ -119,10 +119,17 @@ def generate(
     return out
 
 
-def probe_going_down(
+PROBES = {
+    "down": "going down now minus waiting a turn",
+    "layoff": "laying off now minus holding the cards a turn",
+}
+
+
+def probe_rule(
     seed: int,
     net: ScorerNet | None = None,
     *,
+    rule: str = "down",
     games: int,
     rollouts: int = 8,
     num_players: int = 4,
@@ -130,30 +137,39 @@ def probe_going_down(
     rollout_net: ScorerNet | None = None,
     opponent_net: ScorerNet | None = None,
 ) -> np.ndarray:
-    """What the rule "go down as soon as you can" costs: games played as :func:`generate` plays
-    them; at each decision of a behaviour seat that could lay its contract down, going down now
-    and waiting a turn (the player's best discard instead; it goes down on a later turn, by the
-    rule) are played on with coupled rollouts from the true state. Returns (decisions, rollouts):
-    the seat's relative deal score after going down now minus after waiting (lower: going down
-    now is better)."""
+    """What one of the planner's fixed rules costs: games played as :func:`generate` plays them;
+    at each decision of a behaviour seat where the rule acts, the rule's move and the player's
+    best discard instead are played on with coupled rollouts from the true state.
+
+    - ``down``: go down as soon as you can, against waiting a turn (it goes down on a later
+      turn, by the rule);
+    - ``layoff``: once down, lay off (and swap jokers) whenever you can, against discarding
+      without laying off this turn.
+
+    Returns (decisions, rollouts): the seat's relative deal score after the rule's move minus
+    after the discard (lower: the rule is better)."""
+    if rule not in PROBES:
+        raise ValueError(f"rule must be one of {sorted(PROBES)}, got {rule!r}")
     rng = np.random.default_rng(seed)
     rules = Rules(num_players=num_players, contracts=tuple(contracts))
     table = action_table(rules)
     rows: list[np.ndarray] = []
+    acts = MoveKind.MELD if rule == "down" else MoveKind.LAYOFF
 
     def label(game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
         view = decision.view
         me = view.player
         if (
             view.phase != Phase.PLAY
-            or view.down[me]
-            or not any(m.kind == MoveKind.MELD for m in view.legal_moves)
+            or view.down[me] != (rule == "layoff")
+            or not any(m.kind == acts for m in view.legal_moves)
+            or not any(m.kind == MoveKind.DISCARD for m in view.legal_moves)
         ):
             return
-        cands = agent.candidates(view, down=False)
+        cands = agent.candidates(view, down=view.down[me])
         costs = agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
-        wait = cands.moves[int(np.argmin(costs))]
-        values = _values(game, me, [None, wait], bots, rng, rollouts, table, rules)
+        instead = cands.moves[int(np.argmin(costs))]
+        values = _values(game, me, [None, instead], bots, rng, rollouts, table, rules)
         rows.append(values[:, 0] - values[:, 1])
 
     for _ in range(games):

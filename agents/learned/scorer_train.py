@@ -131,19 +131,23 @@ def gen(
     return path
 
 
-def _probe_worker(args: tuple[int, str | None, int, int]) -> np.ndarray:
-    from shanghai_env.agents.learned.scorer_data import probe_going_down
+def _probe_worker(args: tuple[int, str | None, str, int, int]) -> np.ndarray:
+    from shanghai_env.agents.learned.scorer_data import probe_rule
 
-    seed, model, games, rollouts = args
+    seed, model, rule, games, rollouts = args
     net = ScorerNet.load(model) if model else None
-    return probe_going_down(seed, net, games=games, rollouts=rollouts, rollout_net=net, opponent_net=net)
+    return probe_rule(seed, net, rule=rule, games=games, rollouts=rollouts, rollout_net=net, opponent_net=net)
 
 
-def probe(seed: int, workers: int, games: int, rollouts: int, model: str | None = None) -> str:
-    """:func:`scorer_data.probe_going_down` in ``workers`` processes (seeds ``seed * 1000 + i``),
-    the network (or the planner) in the behaviour seats, the rollouts and some tables' opponents;
+def probe(
+    seed: int, workers: int, games: int, rollouts: int, model: str | None = None, rule: str = "down"
+) -> str:
+    """:func:`scorer_data.probe_rule` in ``workers`` processes (seeds ``seed * 1000 + i``), the
+    network (or the planner) in the behaviour seats, the rollouts and some tables' opponents;
     one line: the mean difference with its 95% interval over decisions."""
-    jobs = [(seed * 1000 + i, model, games, rollouts) for i in range(workers)]
+    from shanghai_env.agents.learned.scorer_data import PROBES
+
+    jobs = [(seed * 1000 + i, model, rule, games, rollouts) for i in range(workers)]
     if workers == 1:
         parts = [_probe_worker(jobs[0])]
     else:
@@ -154,12 +158,11 @@ def probe(seed: int, workers: int, games: int, rollouts: int, model: str | None 
     se_each = rows.std(axis=1, ddof=1) / np.sqrt(rows.shape[1])
     mean = float(per.mean()) if len(per) else float("nan")
     half = 1.96 * float(per.std(ddof=1)) / np.sqrt(len(per)) if len(per) > 1 else float("nan")
-    waits = int((per > 2 * se_each).sum())
+    against = int((per > 2 * se_each).sum())
     return (
-        f"{len(per)} decisions to go down ({workers * games} games): going down now minus waiting a "
-        f"turn, relative deal score {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] "
-        f"(lower: going down now is better); waiting better by two standard errors at {waits} "
-        f"({waits / max(1, len(per)):.1%})"
+        f"{len(per)} decisions ({workers * games} games): {PROBES[rule]}, relative deal score "
+        f"{mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] (lower: the rule is better); "
+        f"the other move better by two standard errors at {against} ({against / max(1, len(per)):.1%})"
     )
 
 
@@ -555,8 +558,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="leave out the valued discard pairs of shards made with gen --value-discards",
     )
-    q = sub.add_parser("probe", help="what going down at once costs against waiting a turn (rollouts)")
+    q = sub.add_parser("probe", help="what a fixed rule (going down, laying off) costs, by rollouts")
     options_once(q)
+    q.add_argument(
+        "--rule",
+        choices=("down", "layoff"),
+        default="down",
+        help="down: going down at once against waiting a turn; layoff: laying off against holding",
+    )
     q.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
     q.add_argument("--games", type=count, default=20, help="games per worker")
     q.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
@@ -610,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ScorerNet.load(args.model)
             except ValueError as err:
                 parser.error(f"argument --model: {err}")
-        print(probe(args.seed, args.workers, args.games, args.rollouts, args.model))
+        print(probe(args.seed, args.workers, args.games, args.rollouts, args.model, args.rule))
         return 0
     problem = output_file_problem(args.out)
     if problem:

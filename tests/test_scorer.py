@@ -255,6 +255,9 @@ def test_the_rule_probe_values_the_rule_against_a_discard(
     assert "decisions (1 games)" in line and ("going down" if rule == "down" else "laying off") in line
     with pytest.raises(ValueError, match="rule must be one of"):
         probe_rule(4, rule="swap", games=1)
+    for bad in ({"games": 0}, {"games": 1, "rollouts": 0}, {"games": 1.5}):
+        with pytest.raises(ValueError, match="must be an int >= 1"):
+            probe_rule(4, rule=rule, **bad)  # type: ignore[arg-type]
 
 
 def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:

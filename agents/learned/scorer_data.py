@@ -150,6 +150,9 @@ def probe_rule(
     after the discard (lower: the rule is better)."""
     if rule not in PROBES:
         raise ValueError(f"rule must be one of {sorted(PROBES)}, got {rule!r}")
+    for name, value in (("games", games), ("rollouts", rollouts)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     rng = np.random.default_rng(seed)
     rules = Rules(num_players=num_players, contracts=tuple(contracts))
     table = action_table(rules)

@@ -22,7 +22,7 @@ import itertools
 import json
 import multiprocessing as mp
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,36 +32,36 @@ from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
 from shanghai_env.cli import run as run_cli
 
-GenJob = tuple[int, str | None, float | None, int | None, int, float, bool, str | None, str | None, int]
+# a worker's job: its seed and the options every worker of the shard shares
+Job = tuple[int, dict[str, Any]]
+_MODELS = ("model", "rollout_model", "opponent_model")
 
 
-def _gen_worker(args: GenJob) -> dict[str, np.ndarray]:
+def _net(path: str | None) -> ScorerNet | None:
+    return ScorerNet.load(path) if path else None
+
+
+def _in_workers(worker: Callable[[Job], Any], seed: int, workers: int, options: dict[str, Any]) -> list[Any]:
+    """``worker`` on seeds ``seed * 1000 + i``, in ``workers`` spawned processes (in this one
+    when there is one)."""
+    jobs = [(seed * 1000 + i, options) for i in range(workers)]
+    if workers == 1:
+        return [worker(jobs[0])]
+    with mp.get_context("spawn").Pool(workers) as pool:
+        return pool.map(worker, jobs)
+
+
+def _gen_worker(job: Job) -> dict[str, np.ndarray]:
     from shanghai_env.agents.learned.scorer_data import generate
 
-    (
-        seed,
-        model,
-        seconds,
-        games,
-        rollouts,
-        discard_keep,
-        label_upcards,
-        rollout_model,
-        opponent_model,
-        valued,
-    ) = args
-    net = ScorerNet.load(model) if model else None
+    seed, options = job
+    rest = {k: v for k, v in options.items() if k not in _MODELS}
     return generate(
         seed,
-        net,
-        seconds=seconds,
-        games=games,
-        rollouts=rollouts,
-        discard_keep=discard_keep,
-        label_upcards=label_upcards,
-        rollout_net=ScorerNet.load(rollout_model) if rollout_model else None,
-        opponent_net=ScorerNet.load(opponent_model) if opponent_model else None,
-        value_discards=valued,
+        _net(options["model"]),
+        rollout_net=_net(options["rollout_model"]),
+        opponent_net=_net(options["opponent_model"]),
+        **rest,
     ).arrays()
 
 
@@ -82,43 +82,23 @@ def gen(
     """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path.
     ``rollout_model``, ``opponent_model`` and ``value_discards``: see
     :func:`scorer_data.generate` (rollout_net, opponent_net)."""
-    jobs: list[GenJob] = [
-        (
-            seed * 1000 + i,
-            model,
-            seconds,
-            games,
-            rollouts,
-            discard_keep,
-            label_upcards,
-            rollout_model,
-            opponent_model,
-            value_discards,
-        )
-        for i in range(workers)
-    ]
-    t0 = time.monotonic()
-    if workers == 1:
-        parts = [_gen_worker(jobs[0])]
-    else:
-        with mp.get_context("spawn").Pool(workers) as pool:
-            parts = pool.map(_gen_worker, jobs)
-    merged = merge(parts)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "seed": seed,
-        "workers": workers,
+    options = {
         "model": model,
         "seconds": seconds,
         "games": games,
         "rollouts": rollouts,
         "discard_keep": discard_keep,
+        "label_upcards": label_upcards,
         "rollout_model": rollout_model,
         "opponent_model": opponent_model,
         "value_discards": value_discards,
-        "wall_s": round(time.monotonic() - t0, 1),
     }
+    t0 = time.monotonic()
+    parts = _in_workers(_gen_worker, seed, workers, options)
+    merged = merge(parts)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"seed": seed, "workers": workers, **options, "wall_s": round(time.monotonic() - t0, 1)}
     merged["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(path, **merged)  # type: ignore[arg-type]
     stats = merged["stats"]
@@ -131,12 +111,20 @@ def gen(
     return path
 
 
-def _probe_worker(args: tuple[int, str | None, str, int, int]) -> np.ndarray:
+def _probe_worker(job: Job) -> np.ndarray:
     from shanghai_env.agents.learned.scorer_data import probe_rule
 
-    seed, model, rule, games, rollouts = args
-    net = ScorerNet.load(model) if model else None
-    return probe_rule(seed, net, rule=rule, games=games, rollouts=rollouts, rollout_net=net, opponent_net=net)
+    seed, options = job
+    net = _net(options["model"])
+    return probe_rule(
+        seed,
+        net,
+        rule=options["rule"],
+        games=options["games"],
+        rollouts=options["rollouts"],
+        rollout_net=net,
+        opponent_net=net,
+    )
 
 
 def probe(
@@ -147,12 +135,8 @@ def probe(
     one line: the mean difference with its 95% interval over decisions."""
     from shanghai_env.agents.learned.scorer_data import PROBES
 
-    jobs = [(seed * 1000 + i, model, rule, games, rollouts) for i in range(workers)]
-    if workers == 1:
-        parts = [_probe_worker(jobs[0])]
-    else:
-        with mp.get_context("spawn").Pool(workers) as pool:
-            parts = pool.map(_probe_worker, jobs)
+    options = {"model": model, "rule": rule, "games": games, "rollouts": rollouts}
+    parts = _in_workers(_probe_worker, seed, workers, options)
     rows = np.concatenate(parts)
     per = rows.mean(axis=1)
     se_each = rows.std(axis=1, ddof=1) / np.sqrt(rows.shape[1])

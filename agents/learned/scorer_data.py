@@ -170,8 +170,7 @@ def probe_rule(
         ):
             return
         cands = agent.candidates(view, down=view.down[me])
-        costs = agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
-        instead = cands.moves[int(np.argmin(costs))]
+        instead = cands.moves[int(np.argmin(_own_costs(agent, cands)))]
         values = _values(game, me, [None, instead], bots, rng, rollouts, table, rules)
         rows.append(values[:, 0] - values[:, 1])
 
@@ -252,14 +251,14 @@ def _label(
             return  # going down now: the arrangement's discard is the planner's
         if view.down[me] and any(m.kind in (MoveKind.LAYOFF, MoveKind.SWAP) for m in view.legal_moves):
             return  # layoffs first
-        if value_discards:
-            cands = agent.candidates(view)
+        found = agent.candidates(view) if value_discards else None
+        if found is not None:
             _value_discards(
-                game, me, cands, agent, rollout_bots, rng, rollouts, value_discards, decision, out
+                game, me, found, agent, rollout_bots, rng, rollouts, value_discards, decision, out
             )
         if rng.random() >= discard_keep:
             return
-        cands = agent.candidates(view)
+        cands = found if found is not None else agent.candidates(view)
         out.disc_x.append(cands.features)
         out.disc_y.append(int(np.argmin(cands.features[:, -1])))  # the planner's own score
         return
@@ -270,6 +269,12 @@ def _label(
     values = _values(game, me, cands.moves, rollout_bots, rng, rollouts, decision.table, decision.rules)
     out.rollouts += 2 * rollouts
     _add_pair(out, cands.features, values[:, 0] - values[:, 1])
+
+
+def _own_costs(agent: ScorerBot, cands: Candidates) -> np.ndarray:
+    """The behaviour player's cost of each candidate: its network's, or without one the
+    planner's own score (the last feature)."""
+    return agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
 
 
 def _add_pair(out: Batch, features: np.ndarray, diffs: np.ndarray) -> None:
@@ -294,8 +299,7 @@ def _value_discards(
     has no network) played on with coupled rollouts; a pair per runner-up, against the first."""
     if len(cands.moves) < 2:
         return
-    costs = agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
-    order = np.argsort(costs, kind="stable")[:k]
+    order = np.argsort(_own_costs(agent, cands), kind="stable")[:k]
     values = _values(
         game, me, [cands.moves[i] for i in order], bots, rng, rollouts, decision.table, decision.rules
     )

@@ -64,7 +64,9 @@ FORMAT = "shanghai-scorer/1"
 DRAW_Q, BUY_Q, DISCARD_Q, DOWN_DISCARD_Q = range(4)
 KINDS = ("draw", "buy", "discard", "down_discard")
 
-CONTEXT_SIZE = 10 + 4 + 18
+# the context block: contract one-hot (10), decision kind one-hot (4), then 18 facts
+KIND_AT = 10
+CONTEXT_SIZE = KIND_AT + len(KINDS) + 18
 MOVE_SIZE = 16
 INPUT_SIZE = CONTEXT_SIZE + MOVE_SIZE
 
@@ -333,7 +335,7 @@ class ScorerBot(PlannerBot):
         others = sum(scores[q] for q in opp) / len(opp)
         ctx = np.zeros(CONTEXT_SIZE, dtype=np.float32)
         ctx[contract - 1] = 1.0
-        ctx[10 + kind] = 1.0
+        ctx[KIND_AT + kind] = 1.0
         blind = contract in BLIND_CONTRACT_BUYS and size == contract_size(contract)
         ctx[14:] = (
             size / 12.0,

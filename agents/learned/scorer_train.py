@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, ScorerNet
+from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, KIND_AT, ScorerNet
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
 from shanghai_env.cli import run as run_cli
 
@@ -153,7 +153,7 @@ def probe(
 def discard_pairs(pair_x: np.ndarray) -> np.ndarray:
     """Which pairs are valued discards (``gen --value-discards``), not upcard decisions: read
     from the decision kind in the context block of their first row."""
-    return (pair_x[:, 0, 10 + DISCARD_Q] > 0.5) | (pair_x[:, 0, 10 + DOWN_DISCARD_Q] > 0.5)
+    return (pair_x[:, 0, KIND_AT + DISCARD_Q] > 0.5) | (pair_x[:, 0, KIND_AT + DOWN_DISCARD_Q] > 0.5)
 
 
 def merge(parts: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

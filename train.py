@@ -1,10 +1,12 @@
 """Train a player for Shanghai Rummy: ``python train.py`` runs ``shanghai-train``.
 
-The command line lives in :mod:`shanghai_env.agents.learned.train_cli` (so that an installed wheel
-has it too); ``python train.py --help`` lists the options and docs/training.md the recipes.
+``python train.py`` alone is a short demonstration (PPO against greedy bots, a few minutes);
+``python train.py METHOD --help`` lists a method's options (ppo, dmc, sb3, clone, scorer, rllib).
+The command line lives in :mod:`shanghai_env.agents.learned.train.cli`, so that an installed wheel
+has it too; docs/training.md has the recipes.
 """
 
-from shanghai_env.agents.learned.train_cli import cli
+from shanghai_env.agents.learned.train.cli import cli
 
 if __name__ == "__main__":
     cli()

@@ -8,6 +8,8 @@
 - the name of a model shipped with the package (``ppo_contract1``, ``shanghai_4p``, ``shanghai``, ...:
   :func:`shipped_models`),
   which works from a wheel install as from a clone;
+- a path to a player saved by ``shanghai-train ppo`` or ``dmc`` (``.pt``:
+  :class:`shanghai_env.agents.learned.train.policy.PolicyAgent`, the most probable legal move);
 - a path to a saved model (``.zip``): a MaskablePPO policy
   (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
   a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`); any other file is refused
@@ -58,7 +60,8 @@ def describe_allowed() -> str:
     """What a player name may be, for error messages."""
     shipped = f", a shipped model ({', '.join(sorted(shipped_models()))})" if shipped_models() else ""
     return (
-        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved model (.zip), "
+        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved model (.zip, or .pt from "
+        "shanghai-train ppo/dmc), "
         "or module:factory for your own agent"
     )
 
@@ -72,7 +75,7 @@ def check_spec(spec: str) -> str:
         return s
     if s in shipped_models():
         return shipped_models()[s]
-    if s.endswith(".zip") or os.sep in s or "/" in s:
+    if s.endswith((".zip", ".pt")) or os.sep in s or "/" in s:
         if os.path.isdir(s):
             raise ValueError(f"player {spec!r} is a folder, not a saved model (.zip)")
         if not os.path.isfile(s):
@@ -93,6 +96,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         agent = BOTS[s]()
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
+    elif s.endswith(".pt"):
+        from shanghai_env.agents.learned.train.policy import PolicyAgent
+
+        agent = PolicyAgent(s)
     else:
         from shanghai_env.agents.learned.scorer import is_scorer_file, load_scorer
 
@@ -155,6 +162,11 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
         return s
     if ":" in s and not os.path.isfile(s):
         _from_factory(s)
+        return s
+    if s.endswith(".pt"):
+        from shanghai_env.agents.learned.train.policy import check_policy
+
+        check_policy(s, rules, where)
         return s
     from shanghai_env.agents.learned.scorer import ScorerNet, is_scorer_file
 

@@ -16,6 +16,7 @@ from .moves import Move, MoveKind, move_name, parse_move
 from .observation import ObservationEncoder, StateEncoder
 from .rules import Rules
 from .single_agent import SingleAgentEnv
+from .vector import VectorEnv, vector_env
 
 # agents/ and models/ live at the repository root; the wheel and an editable install map them to
 # shanghai_env.agents and shanghai_env.models (pyproject.toml). In a source checkout run as it is
@@ -58,6 +59,7 @@ __all__ = [
     "Rules",
     "SingleAgentEnv",
     "StateEncoder",
+    "VectorEnv",
     "arrangements",
     "can_fulfil",
     "card_to_str",
@@ -69,5 +71,6 @@ __all__ = [
     "register",
     "register_gymnasium",
     "str_to_card",
+    "vector_env",
 ]
 __version__ = "0.2.0"

@@ -1,0 +1,282 @@
+"""``shanghai-train METHOD [options]`` (``python train.py`` is the same command).
+
+Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_env.vector`):
+
+- ``ppo``: PPO on the env's observation and actions, self-play (``--opponents self``, the
+  default) or against named players;
+- ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets.
+
+Methods with programs of their own, reached through the same command:
+
+- ``sb3``: Stable-Baselines3 MaskablePPO on the single-agent view (the shipped ``ppo_*``
+  players; its options are those of :mod:`shanghai_env.agents.learned.train_cli`); ``clone``
+  is ``sb3`` with ``--pretrain PLAYER`` (behaviour cloning and DAgger from any player);
+- ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players);
+- ``rllib``: Ray RLlib multi-agent PPO, the route to a cluster.
+
+``python train.py`` with no arguments is a short demonstration: ``ppo`` in contract 1 against
+three greedy bots, saying what it trains at the start and what came of it at the end.
+Every option is checked before anything starts: a bad one prints one line and exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from shanghai_env.cli import int_in, number_in, options_once, prepare_output, require_extra
+from shanghai_env.cli import run as run_cli
+
+LOOP_METHODS = ("ppo", "dmc")
+OTHER_METHODS = ("sb3", "clone", "scorer", "rllib")
+METHODS = LOOP_METHODS + OTHER_METHODS
+DEMO = [
+    "ppo", "--contracts", "1", "--opponents", "greedy", "--timesteps", "600000",
+    "--eval-every", "200000", "--eval-games", "48", "--eval-opponents", "greedy", "--out", "runs/demo",
+]  # fmt: skip
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _players_list(text: str) -> tuple[str, ...]:
+    from shanghai_env.agents.registry import check_spec
+
+    names = tuple(s.strip() for s in text.split(",") if s.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one player")
+    for n in names:
+        if n != "self":
+            try:
+                check_spec(n)
+            except ValueError as err:
+                raise argparse.ArgumentTypeError(str(err)) from None
+    return names
+
+
+def build_parser(method: str) -> argparse.ArgumentParser:
+    from shanghai_env.agents.registry import contracts_arg
+
+    from .methods import method_class
+    from .run import RunConfig
+
+    defaults = RunConfig()
+    p = argparse.ArgumentParser(
+        prog=f"shanghai-train {method}",
+        description=f"Train a Shanghai Rummy player with {method} on batched games (docs/training.md).",
+    )
+    g = p.add_argument_group("the run (every method)")
+    g.add_argument("--players", type=int_in(3, 8), default=defaults.players, help="seats at the table (3-8)")
+    g.add_argument(
+        "--contracts",
+        type=contracts_arg,
+        default=defaults.contracts,
+        help="e.g. 1 or 1,2,3 (default: all ten)",
+    )
+    g.add_argument(
+        "--timesteps", type=int_in(1), default=defaults.timesteps, help="learner decisions to train on"
+    )
+    g.add_argument("--seed", type=int_in(0), default=defaults.seed)
+    g.add_argument("--out", default=f"runs/{method}", help="the run folder (a stopped run resumes from it)")
+    g.add_argument(
+        "--num-envs", type=int_in(1, 4096), default=defaults.num_envs, help="games stepped together"
+    )
+    g.add_argument(
+        "--opponents",
+        type=_players_list,
+        default=defaults.opponents,
+        help="'self' (every seat the learner) or the players of the other seats (one name: all)",
+    )
+    g.add_argument(
+        "--reward",
+        choices=("relative", "deal"),
+        default=defaults.reward,
+        help="relative: -deal score/100 minus the table's mean (default); deal: the env's reward",
+    )
+    g.add_argument(
+        "--eval-every",
+        type=int_in(0),
+        default=defaults.eval_every,
+        help="env steps between evaluations (0: at the end only)",
+    )
+    g.add_argument(
+        "--eval-games",
+        type=int_in(0),
+        default=defaults.eval_games,
+        help="duplicate games per evaluation bot (0: none)",
+    )
+    g.add_argument("--eval-opponents", type=_players_list, default=defaults.eval_opponents)
+    g.add_argument("--eval-seed", type=int_in(0), default=defaults.eval_seed)
+    g.add_argument("--checkpoint-every", type=int_in(1), default=defaults.checkpoint_every)
+    g.add_argument("--device", choices=("auto", "cpu", "cuda"), default=defaults.device)
+    g.add_argument(
+        "--threads", type=int_in(1, 256), default=defaults.threads, help="torch threads (default 1)"
+    )
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar or messages")
+    h = p.add_argument_group(f"{method} options")
+    for f in dataclasses.fields(method_class(method).Options):
+        name = "--" + f.name.replace("_", "-")
+        default = f.default
+        if isinstance(default, tuple):
+            h.add_argument(
+                name,
+                type=_ints,
+                default=default,
+                help=f"comma-separated (default {','.join(map(str, default))})",
+            )
+        elif isinstance(default, bool):
+            h.add_argument(name, action=argparse.BooleanOptionalAction, default=default)
+        elif isinstance(default, int):
+            h.add_argument(name, type=int_in(1), default=default, help=f"(default {default})")
+        else:
+            h.add_argument(name, type=number_in(0.0, None), default=default, help=f"(default {default})")
+    options_once(p)
+    return p
+
+
+def main_loop(method: str, argv: Sequence[str]) -> int:
+    from .methods import method_class
+    from .run import RunConfig
+
+    parser = build_parser(method)
+    args = parser.parse_args(argv)
+    if "self" in args.eval_opponents:
+        parser.error(
+            "argument --eval-opponents: the learner is evaluated against bots or saved players, not 'self'"
+        )
+    if "self" in args.opponents and len(args.opponents) > 1:
+        parser.error("argument --opponents: 'self' stands alone (every seat the learner)")
+    if args.opponents != ("self",) and len(args.opponents) not in (1, args.players - 1):
+        parser.error(f"argument --opponents: name one player or {args.players - 1}, one for each other seat")
+    problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))
+    if problem:
+        parser.error(f"argument --out: {problem}")
+    option_names = [f.name for f in dataclasses.fields(method_class(method).Options)]
+    config = RunConfig(
+        method=method,
+        players=args.players,
+        contracts=tuple(args.contracts),
+        timesteps=args.timesteps,
+        seed=args.seed,
+        out=os.path.normpath(args.out),
+        num_envs=args.num_envs,
+        opponents=tuple(args.opponents),
+        reward=args.reward,
+        eval_every=args.eval_every,
+        eval_games=args.eval_games,
+        eval_opponents=tuple(args.eval_opponents),
+        eval_seed=args.eval_seed,
+        checkpoint_every=args.checkpoint_every,
+        device=args.device,
+        threads=args.threads,
+        progress=args.progress,
+        method_options={k: getattr(args, k) for k in option_names},
+    )
+    from .loop import train
+
+    try:
+        train(config, command="shanghai-train " + " ".join([method, *argv]))
+    except ValueError as err:  # a run folder with other options, no CUDA device, ...
+        parser.error(str(err))
+    return 0
+
+
+def demo() -> int:
+    """``python train.py``: a few minutes of ppo against greedy bots, said in plain words."""
+    print(
+        "Training a 4-player player from scratch with PPO, in contract 1 only, against three greedy bots\n"
+        "(600,000 of its decisions, a few minutes on two cores). Scores are points left in hand: lower is\n"
+        "better. Each evaluation plays 48 duplicate games against three greedy bots and prints the player's\n"
+        "game score minus each bot's: below zero it is ahead of the bots, above zero behind them.",
+        flush=True,
+    )
+    main_loop("ppo", DEMO[1:])
+    import json
+
+    with open(os.path.join("runs", "demo", "model.json"), encoding="utf-8") as f:
+        result = json.load(f)["evaluation"]
+    diff, low, high = result["greedy_diff"], result["greedy_low"], result["greedy_high"]
+    if high < 0:
+        verdict = "ahead of the greedy bots (the whole interval below zero)"
+    elif low > 0:
+        verdict = "still behind the greedy bots (the whole interval above zero)"
+    else:
+        verdict = "not separated from the greedy bots (the interval holds zero)"
+    print(
+        f"\nAfter training: the player's game score minus the greedy bots' is {diff:+.1f} points a game "
+        f"[95% interval {low:+.1f}, {high:+.1f}]: {verdict}.\n"
+        "The learning curve is runs/demo/curve.png (and eval.csv); the player is runs/demo/model.pt.\n"
+        "Play it:\n"
+        "  python evaluate.py --players runs/demo/model.pt,greedy,greedy,greedy --contracts 1 --games 96\n"
+        "Train longer with the same command and a larger --timesteps: the run resumes from its checkpoint.",
+        flush=True,
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        return demo()
+    first = argv[0]
+    if first in ("-h", "--help"):
+        print(__doc__.strip())
+        print(
+            "\nusage: shanghai-train METHOD [options]; shanghai-train METHOD --help lists a method's options"
+        )
+        return 0
+    if first.startswith("-"):
+        # the options of the MaskablePPO trainer, as before methods were named
+        print(
+            "note: shanghai-train without a method runs sb3 (MaskablePPO): shanghai-train sb3 ...",
+            file=sys.stderr,
+        )
+        return _other("sb3", argv)
+    if first not in METHODS:
+        print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)
+        return 2
+    if first in LOOP_METHODS:
+        return main_loop(first, argv[1:])
+    return _other(first, argv[1:])
+
+
+def _other(method: str, argv: list[str]) -> int:
+    if method in ("sb3", "clone"):
+        from shanghai_env.agents.learned import train_cli
+
+        if method == "clone" and not any(a == "--pretrain" or a.startswith("--pretrain=") for a in argv):
+            print("shanghai-train clone: name the player to imitate with --pretrain PLAYER", file=sys.stderr)
+            return 2
+        require_extra("shanghai-train", "train")
+        train_cli.main(argv)
+        return 0
+    if method == "scorer":
+        from shanghai_env.agents.learned import scorer_train
+
+        return int(scorer_train.main(argv) or 0)
+    require_extra("shanghai-train rllib", "rllib")
+    from shanghai_env.agents.learned.rllib_train import main as rllib_main
+
+    result: Any = rllib_main(argv)
+    return int(result) if isinstance(result, int) else 0
+
+
+def cli() -> None:
+    """The ``shanghai-train`` command."""
+    require_extra("shanghai-train", "train")
+    run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,248 @@
+"""PPO with a shared policy for every learner seat (clipped objective, GAE), CleanRL-style.
+
+Every learner decision of the batched games is one transition. A seat's transitions form its
+own chain through the game (seats do not alternate: buys interleave), so the advantage of a
+decision looks at that seat's next decision; the rewards a step pays go to each seat's latest
+decision, and a game's end closes every seat's chain. A chain still open when a rollout ends is
+bootstrapped with the value of that seat's own observation at that moment. Sampling and the
+loss look only at the legal actions (:class:`..policy.PolicyNet`).
+
+Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
+``n_steps`` (steps of every game per rollout), ``gamma``, ``gae_lambda``, ``clip``,
+``ent_coef``, ``vf_coef``, ``max_grad_norm``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from shanghai_env.vector import VectorEnv
+
+from ..opponents import players_for
+from ..policy import PolicyNet, build_net, padded, save_policy
+from ..run import RunConfig
+
+
+@dataclass
+class PPOOptions:
+    lr: float = 3e-4
+    epochs: int = 2
+    batch_size: int = 1024
+    net_arch: tuple[int, ...] = (128, 128)
+    n_steps: int = 64
+    gamma: float = 0.999
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+
+
+class PPO:
+    name = "ppo"
+    Options = PPOOptions
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        self.config = config
+        self.opt = PPOOptions(**config.method_options)
+        self.device = device
+        torch.manual_seed(config.seed)
+        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch).to(device)
+        self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
+        self.gen = torch.Generator().manual_seed(config.seed)
+        self.np_rng = np.random.default_rng(config.seed)
+        self.venv = VectorEnv(config.num_envs, players=players_for(config), **_rule_options(config))
+        self.venv.reset(seed=config.seed)
+        self.learner_seats = self.venv.caller_seats
+        self.updates = 0
+
+    # --- collecting ------------------------------------------------------------------------
+
+    def _collect(self) -> dict[str, Any]:
+        venv, net, opt = self.venv, self.net, self.opt
+        n, p, steps = venv.num_envs, venv.num_players, opt.n_steps
+        size = n * steps
+        obs_buf = np.empty((size, venv.observation_length), np.int8)
+        legal: list[list[int]] = []
+        chosen = np.empty(size, np.int64)
+        logp = np.empty(size, np.float32)
+        values = np.empty(size, np.float32)
+        rewards = np.zeros(size, np.float32)
+        terminal = np.zeros(size, bool)
+        nxt = np.full(size, -1, np.int64)
+        last = np.full((n, p), -1, np.int64)
+        rows = np.arange(n)
+        finished: list[float] = []
+        relative = self.config.reward == "relative"
+        for t in range(steps):
+            cur = t * n + rows
+            obs_buf[cur] = venv.obs
+            idx, valid = padded(venv.legal_actions)
+            legal.extend(venv.legal_actions)
+            with torch.no_grad():
+                h = net.features(torch.from_numpy(venv.obs).to(self.device))
+                logits = net.logits(
+                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                )
+                v = net.value(h).cpu()
+                logits = logits.cpu()
+            u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
+            k = (logits - torch.log(-torch.log(u))).argmax(1)
+            lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
+            k_np = k.numpy()
+            chosen[cur], logp[cur], values[cur] = k_np, lp.numpy(), v.numpy()
+            seat = venv.seat
+            prev = last[rows, seat]
+            linked = prev >= 0
+            nxt[prev[linked]] = cur[linked]
+            last[rows, seat] = cur
+            _, _, _, rew, done = venv.step(idx[rows, k_np])
+            if relative:
+                rew = rew - rew.mean(1, keepdims=True)
+            for i in np.flatnonzero(rew.any(1)):
+                for s in self.learner_seats:
+                    j = last[i, s]
+                    if j >= 0:
+                        rewards[j] += rew[i, s]
+            for i in np.flatnonzero(done):
+                for s in self.learner_seats:
+                    j = last[i, s]
+                    if j >= 0:
+                        terminal[j] = True
+                    last[i, s] = -1
+                scores = venv.final_scores[i]
+                for s in self.learner_seats:
+                    finished.append(float(scores[s] - np.delete(scores, s).mean()))
+        # chains still open: bootstrap with the value of that seat's own view now
+        boot = np.zeros(size, np.float32)
+        open_i, open_s = np.nonzero(last >= 0)
+        if open_i.size:
+            obs_now = np.stack([venv.observe(int(i), int(s)) for i, s in zip(open_i, open_s)])
+            with torch.no_grad():
+                vb = net.value(net.features(torch.from_numpy(obs_now).to(self.device))).cpu().numpy()
+            boot[last[open_i, open_s]] = vb
+        adv = _gae(rewards, values, terminal, nxt, boot, opt.gamma, opt.gae_lambda)
+        return {
+            "obs": obs_buf,
+            "legal": legal,
+            "chosen": chosen,
+            "logp": logp,
+            "adv": adv,
+            "ret": adv + values,
+            "finished": finished,
+        }
+
+    # --- learning ----------------------------------------------------------------------------
+
+    def step(self) -> dict[str, float]:
+        data = self._collect()
+        net, opt, dev = self.net, self.opt, self.device
+        size = len(data["chosen"])
+        stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "clip_frac": []}
+        obs_all = torch.from_numpy(data["obs"])
+        chosen_all = torch.from_numpy(data["chosen"])
+        logp_all = torch.from_numpy(data["logp"])
+        adv_all = torch.from_numpy(data["adv"])
+        ret_all = torch.from_numpy(data["ret"])
+        for _ in range(opt.epochs):
+            order = self.np_rng.permutation(size)
+            for start in range(0, size, opt.batch_size):
+                mb = order[start : start + opt.batch_size]
+                idx, valid = padded([data["legal"][j] for j in mb])
+                mb_t = torch.from_numpy(mb)
+                h = net.features(obs_all[mb_t].to(dev))
+                logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev))
+                logp_legal = torch.log_softmax(logits, 1)
+                new_logp = logp_legal.gather(1, chosen_all[mb_t].to(dev)[:, None]).squeeze(1)
+                # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)
+                valid_t = torch.isfinite(logits)
+                logp_safe = logp_legal.masked_fill(~valid_t, 0.0)
+                entropy = -(logp_safe.exp() * logp_safe).masked_fill(~valid_t, 0.0).sum(1).mean()
+                adv = adv_all[mb_t].to(dev)
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                ratio = (new_logp - logp_all[mb_t].to(dev)).exp()
+                pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - opt.clip, 1 + opt.clip)).mean()
+                v_loss = 0.5 * (net.value(h) - ret_all[mb_t].to(dev)).pow(2).mean()
+                loss = pg - opt.ent_coef * entropy + opt.vf_coef * v_loss
+                self.optim.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), opt.max_grad_norm)
+                self.optim.step()
+                stats["policy_loss"].append(pg.item())
+                stats["value_loss"].append(v_loss.item())
+                stats["entropy"].append(entropy.item())
+                stats["clip_frac"].append(float(((ratio - 1).abs() > opt.clip).float().mean()))
+        self.updates += 1
+        out = {k: round(float(np.mean(v)), 5) for k, v in stats.items()}
+        out["env_steps"] = float(size)
+        out["games_finished"] = float(len(data["finished"]))
+        if data["finished"] and tuple(self.config.opponents) != ("self",):
+            out["train_game_diff"] = round(float(np.mean(data["finished"])), 2)
+        return out
+
+    # --- saving ------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "net": self.net.state_dict(),
+            "optim": self.optim.state_dict(),
+            "gen": self.gen.get_state(),
+            "np_rng": self.np_rng.bit_generator.state,
+            "venv": _pickled(self.venv),
+            "updates": self.updates,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.optim.load_state_dict(state["optim"])
+        self.gen.set_state(state["gen"])
+        self.np_rng.bit_generator.state = state["np_rng"]
+        self.updates = int(state["updates"])
+        if state["venv"] is not None:
+            self.venv = pickle.loads(state["venv"])
+        else:  # games with unpicklable players: new games, seeded by the update count
+            self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
+        self.net.to(self.device)
+
+
+def _pickled(venv: VectorEnv) -> bytes | None:
+    """The games in progress, to resume exactly; None when a player cannot be pickled (a network)."""
+    try:
+        return pickle.dumps(venv)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+
+
+def _rule_options(config: RunConfig) -> dict[str, Any]:
+    return {"num_players": config.players, "contracts": config.contracts, "reward": "deal"}
+
+
+def _gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    terminal: np.ndarray,
+    nxt: np.ndarray,
+    boot: np.ndarray,
+    gamma: float,
+    lam: float,
+) -> np.ndarray:
+    """Generalised advantage estimates along each seat's chain (``nxt``: that seat's next decision)."""
+    adv = np.zeros_like(values)
+    for t in range(len(values) - 1, -1, -1):
+        if terminal[t]:
+            next_value, next_adv = 0.0, 0.0
+        elif nxt[t] >= 0:
+            next_value, next_adv = values[nxt[t]], adv[nxt[t]]
+        else:
+            next_value, next_adv = boot[t], 0.0
+        delta = rewards[t] + gamma * next_value - values[t]
+        adv[t] = delta + gamma * lam * next_adv
+    return adv

@@ -1,0 +1,43 @@
+"""Who plays the seats the learner does not: bots, saved players, or nobody (self-play).
+
+``players_for(config)`` gives :class:`~shanghai_env.vector.VectorEnv` its ``players``: with
+``--opponents self`` every seat is the learner's (every decision is trained on); otherwise the
+learner holds seat 0 and the named players the others, clockwise (one name fills them all).
+Networks (anything with ``act_batch``) play their seat in every game from one object, deciding
+all games in one forward pass; bots get one object per game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from .run import SELF, RunConfig
+
+
+def players_for(config: RunConfig) -> list[Any]:
+    """The ``players`` argument of the vector env for this run (None: the learner's seats)."""
+    n = config.players
+    if tuple(config.opponents) == (SELF,):
+        return [None] * n
+    names = list(config.opponents)
+    if len(names) == 1:
+        names = names * (n - 1)
+    if len(names) != n - 1:
+        raise ValueError(
+            f"--opponents names one player for every other seat ({n - 1}) or one for all, got {len(names)}"
+        )
+    return [None, *(_entry(name, seat) for seat, name in enumerate(names, start=1))]
+
+
+def _entry(spec: str, seat: int) -> Any:
+    from shanghai_env.agents.registry import make_agent
+
+    if spec == SELF:
+        raise ValueError("'self' is the only opponent of self-play: --opponents self")
+    agent = make_agent(spec, seed=seat)
+    if hasattr(agent, "act_batch"):
+        return agent  # a network: one object decides that seat in every game
+    factory: Callable[[], Any] = partial(make_agent, spec)  # picklable: checkpoints keep the games
+    return factory

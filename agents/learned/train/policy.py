@@ -1,0 +1,194 @@
+"""The trainer's network: the env's observation in, a score for each legal action and a value out.
+
+One MLP trunk reads the observation vector (``ObservationEncoder``, docs/observation.md, each
+entry divided by its largest value); the policy head holds one weight row per action of the
+fixed table (docs/actions.md) but only the rows of the legal actions are ever multiplied, so a
+decision costs a dozen dot products rather than the whole table, and sampling draws among the
+legal actions only. The value head reads the same trunk (the return of the seat that observes).
+
+A saved player is one ``.pt`` file (:func:`save_policy`): the network's weights with the rule
+options and sizes it was made for; :class:`PolicyAgent` plays it in tournaments like any bot
+(``evaluate.py --players runs/x/model.pt,planner,planner,planner``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from shanghai_env.decision import Decision
+from shanghai_env.observation import ObservationEncoder
+from shanghai_env.rules import Rules
+
+POLICY_FORMAT = "shanghai-env policy"
+POLICY_VERSION = 1
+
+
+def padded(legal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of legal action ids as a ``(B, K)`` index array (K the longest list) and its validity."""
+    lengths = np.fromiter((len(x) for x in legal), np.int64, len(legal))
+    width = int(lengths.max()) if len(legal) else 1
+    flat = np.fromiter((a for x in legal for a in x), np.int64, int(lengths.sum()))
+    rows = np.repeat(np.arange(len(legal)), lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    cols = np.arange(flat.size) - starts
+    idx = np.zeros((len(legal), width), np.int64)
+    valid = np.zeros((len(legal), width), bool)
+    idx[rows, cols] = flat
+    valid[rows, cols] = True
+    return idx, valid
+
+
+class PolicyNet(nn.Module):
+    """MLP trunk, a per-action policy head used only at legal actions, and a value head."""
+
+    def __init__(self, obs_scale: np.ndarray, num_actions: int, hidden: Sequence[int] = (128, 128)) -> None:
+        super().__init__()
+        self.hidden = tuple(int(h) for h in hidden)
+        self.num_actions = int(num_actions)
+        self.register_buffer(
+            "inv_scale", torch.as_tensor(1.0 / np.maximum(obs_scale, 1), dtype=torch.float32)
+        )
+        layers: list[nn.Module] = []
+        width = len(obs_scale)
+        for h in self.hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.pi = nn.Linear(width, num_actions)
+        self.v = nn.Linear(width, 1)
+        # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
+        nn.init.orthogonal_(self.pi.weight, 0.01)
+        nn.init.zeros_(self.pi.bias)
+        nn.init.orthogonal_(self.v.weight, 1.0)
+        nn.init.zeros_(self.v.bias)
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.trunk(obs.float() * self.inv_scale)
+
+    def logits(self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False."""
+        w = self.pi.weight[idx]  # (B, K, H)
+        out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
+        return out.masked_fill(~valid, float("-inf"))
+
+    def value(self, h: torch.Tensor) -> torch.Tensor:
+        return self.v(h).squeeze(-1)
+
+
+def build_net(rules: Rules, hidden: Sequence[int]) -> PolicyNet:
+    from shanghai_env.actions import action_table
+
+    encoder = ObservationEncoder(rules)
+    return PolicyNet(np.asarray(encoder.high, np.float32), action_table(rules).size, hidden)
+
+
+def rules_json(rules: Rules) -> dict[str, Any]:
+    return {"num_players": rules.num_players, "contracts": list(rules.contracts)}
+
+
+def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | None = None) -> None:
+    """One file with the weights, the table it plays (rules) and ``meta`` (JSON-able)."""
+    torch.save(
+        {
+            "format": POLICY_FORMAT,
+            "version": POLICY_VERSION,
+            "rules": rules_json(rules),
+            "hidden": list(net.hidden),
+            "state_dict": net.state_dict(),
+            "meta": json.loads(json.dumps(meta or {})),
+        },
+        path,
+    )
+
+
+def is_policy_file(path: str) -> bool:
+    """Whether ``path`` is a player saved by :func:`save_policy` (read without building it)."""
+    if not path.endswith(".pt"):
+        return False
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:
+        return False
+    return isinstance(blob, dict) and blob.get("format") == POLICY_FORMAT
+
+
+def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
+    """The network, the rules it was made for and its meta; ValueError for a file that is none."""
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:
+        raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train): {err}") from None
+    if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
+        raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
+    rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
+    net = build_net(rules, blob["hidden"])
+    net.load_state_dict(blob["state_dict"])
+    net.eval()
+    return net, rules, dict(blob.get("meta", {}))
+
+
+def check_policy(path: str, rules: Rules | None, where: str = "this table") -> None:
+    """ValueError unless ``path`` is a saved policy that plays ``rules``' table (the same
+    observation length and action table: players and the contracts' shapes)."""
+    _, own, _ = load_policy(path)
+    if rules is None:
+        return
+    from shanghai_env.actions import action_table
+
+    same = (
+        own.num_players == rules.num_players
+        and ObservationEncoder(own).size == ObservationEncoder(rules).size
+        and action_table(own).size == action_table(rules).size
+    )
+    if not same:
+        raise ValueError(
+            f"player {path!r} was trained for {own.num_players} players, contracts "
+            f"{','.join(map(str, own.contracts))}; {where} has {rules.num_players} players, contracts "
+            f"{','.join(map(str, rules.contracts))}"
+        )
+
+
+class PolicyAgent:
+    """A saved policy as a player: the most probable legal action (``greedy=True``) or a sample.
+
+    Decides each decision on its own (no state kept), so ``act_batch`` decides many in one
+    forward pass; the observation must come from the same table (players, contracts) it was
+    trained for, which the tournament checks through :attr:`rules`.
+    """
+
+    needs_observation = True  # the tournament then builds decisions with the observation vector
+
+    def __init__(self, path: str, greedy: bool = True, name: str | None = None) -> None:
+        self.net, self.rules, self.meta = load_policy(path)
+        self.path = path
+        self.greedy = greedy
+        self.name = name or path
+        self._gen = torch.Generator().manual_seed(0)
+
+    def reset(self, seed: int | None = None) -> None:
+        self._gen.manual_seed(0 if seed is None else int(seed) % 2**63)
+
+    def act(self, decision: Decision) -> int:
+        return self.act_batch([decision])[0]
+
+    def act_batch(self, decisions: list[Decision]) -> list[int]:
+        obs = np.stack([d.observation for d in decisions])
+        legal = [d.legal_actions for d in decisions]
+        return self.act_arrays(obs, legal)
+
+    @torch.no_grad()
+    def act_arrays(self, obs: np.ndarray, legal: Sequence[Sequence[int]]) -> list[int]:
+        idx, valid = padded(legal)
+        t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
+        logits = self.net.logits(self.net.features(torch.from_numpy(obs)), t_idx, t_valid)
+        if not self.greedy:
+            u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
+            logits = logits - torch.log(-torch.log(u))
+        k = logits.argmax(1).numpy()
+        return idx[np.arange(len(legal)), k].tolist()

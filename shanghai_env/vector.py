@@ -1,0 +1,293 @@
+"""
+# Shanghai Rummy, batched for self-play (many games in one object)
+
+``vector_env(num_envs, **options)`` steps ``num_envs`` games together and hands out arrays for
+all of them at once, so that a network decides every game's move in one forward pass (the
+shape of Pgx's and envpool's batched envs, and of CleanRL's loops over them)::
+
+    venv = shanghai_env.vector_env(num_envs=64, num_players=4)     # any rule option
+    obs, mask, seat = venv.reset(seed=0)   # (N, L) int8, (N, A) int8, (N,) int64: the seat to act
+    obs, mask, seat, rewards, done = venv.step(actions)   # rewards (N, P) float32, done (N,) bool
+
+Row ``i`` is game ``i``: the observation and the action mask are those of the seat to act in
+it, exactly what ``env().observe(f"player_{seat}")`` gives in the same state (the same
+:class:`~shanghai_env.observation.ObservationEncoder`, the same action table: docs/actions.md and
+docs/observation.md); ``actions[i]`` is that seat's action. ``rewards[i]`` holds every seat's
+rewards (the AEC env's ``reward`` mode, :func:`shanghai_env.aec.step_rewards`: ``"deal"`` gives
+``-deal score / 100`` to each seat when a deal ends, docs/rules.md section 6) since the previous
+step of game ``i``; ``done[i]`` says that the game ended on this step. A finished game restarts
+on its own: its row then shows the first decision of the next game, and ``final_scores[i]`` the
+finished game's totals.
+
+## Seats played inside
+
+``players`` (one entry per seat, default all ``None``) says who plays each seat:
+
+- ``None``: the caller (its actions come through ``step``); at least one seat must be the caller's;
+- a :class:`~shanghai_env.decision.BatchAgent` (a network): one object plays that seat in every
+  game, and its decisions in all games are taken in one ``act_batch`` call;
+- a callable with no arguments that returns an :class:`~shanghai_env.decision.Agent` (a bot such
+  as ``lambda: make_agent("planner")``): one agent per game, ``reset`` with a seed of its own
+  before every game.
+
+``step`` plays the caller's actions, then every seat played inside until each game awaits one
+of the caller's seats again; the rewards and ends of those moves are in the same step's arrays.
+
+## Seeds
+
+``reset(seed=s)`` fixes every game: game ``k`` (counting from 0) of row ``i`` is dealt by
+``Game(rules).reset(game_seed(s, i, k))`` (so ``env().reset(seed=venv.game_seeds[i])`` deals the
+same game), and each inside agent of that game is reset with its own seed derived the same way.
+The same seed and the same actions give the same games, observations and rewards.
+
+## Errors
+
+``actions`` must be ``num_envs`` integers, each legal in its game (its mask entry 1); anything
+else is a TypeError or ValueError naming the row and what is allowed, raised before any game
+changes. ``legal_actions`` lists each row's legal action ids (ascending), for samplers that draw
+from the legal moves only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .actions import action_table
+from .aec import REWARD_MODES, step_rewards
+from .checks import choice_arg, int_arg, is_int
+from .decision import Agent, BatchAgent, decision_for
+from .engine import Game
+from .observation import INT8, ObservationEncoder
+from .rules import Rules
+
+PlayerEntry = BatchAgent | Callable[[], Agent] | None
+SEED_LIMIT = 2**63
+
+
+def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
+    """The seed of game ``game`` of row ``row`` under ``reset(seed=seed)`` (seat >= 0: of the
+    agent playing that seat inside that game)."""
+    words = [seed, row, game] if seat < 0 else [seed, row, game, seat + 1]
+    return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] % SEED_LIMIT)
+
+
+class VectorEnv:
+    """``num_envs`` games of Shanghai Rummy stepped together; see the module docstring."""
+
+    def __init__(
+        self,
+        num_envs: int = 64,
+        *,
+        players: Sequence[PlayerEntry] | None = None,
+        reward: str = "deal",
+        **rule_options: Any,
+    ) -> None:
+        self.num_envs = int_arg("num_envs", num_envs, low=1)
+        self.rules = Rules.from_options(rule_options)
+        self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
+        n = self.num_players = self.rules.num_players
+        entries = list(players) if players is not None else [None] * n
+        if len(entries) != n:
+            raise ValueError(f"players must have one entry per seat ({n}), got {len(entries)}")
+        self._shared: list[BatchAgent | None] = [None] * n
+        self._factories: list[Callable[[], Agent] | None] = [None] * n
+        for s, entry in enumerate(entries):
+            if entry is None:
+                continue
+            if isinstance(entry, BatchAgent):
+                self._shared[s] = entry
+            elif isinstance(entry, Agent):
+                raise TypeError(
+                    f"players[{s}] is an Agent without act_batch, which would be shared by every game: "
+                    "pass a factory (a callable returning a fresh Agent) instead"
+                )
+            elif callable(entry):
+                self._factories[s] = entry
+            else:
+                raise TypeError(
+                    f"players[{s}] must be None (the caller's seat), a BatchAgent or a factory of "
+                    f"Agents, got {type(entry).__name__}"
+                )
+        self.caller_seats = tuple(s for s in range(n) if entries[s] is None)
+        if not self.caller_seats:
+            raise ValueError("players: at least one seat must be None (played through step)")
+        self._inside = [entries[s] is not None for s in range(n)]
+        self.table = action_table(self.rules)
+        self.encoder = ObservationEncoder(self.rules)
+        self.num_actions = self.table.size
+        self.observation_length = int(self.encoder.size)
+        num = self.num_envs
+        self._games = [Game(self.rules) for _ in range(num)]
+        self._agents: list[list[Agent | None]] = [
+            [f() if f is not None else None for f in self._factories] for _ in range(num)
+        ]
+        for row in self._agents:
+            for s, agent in enumerate(row):
+                if agent is not None and not isinstance(agent, Agent):
+                    raise TypeError(f"players[{s}]() returned {type(agent).__name__}, not an Agent")
+        self.obs = np.zeros((num, self.observation_length), INT8)
+        self.mask = np.zeros((num, self.num_actions), INT8)
+        self.seat = np.zeros(num, np.int64)
+        self.final_scores = np.zeros((num, n), np.int64)
+        self.game_seeds = [0] * num
+        self.games_played = [0] * num  # games started per row since reset
+        self.legal_actions: list[list[int]] = [[] for _ in range(num)]
+        self._acc = np.zeros((num, n), np.float32)
+        self._deals_seen = [0] * num
+        self._ended: dict[int, np.ndarray] = {}  # rewards of games that ended in this step
+        self._seed: int | None = None
+
+    # --- public ----------------------------------------------------------------------------
+
+    @property
+    def games(self) -> list[Game]:
+        """The engine's games, one per row (omniscient: for tests and tools, not for players)."""
+        return self._games
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal a fresh game in every row; returns ``(obs, mask, seat)`` (see the module docstring)."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % SEED_LIMIT)  # type: ignore[operator]
+        elif not is_int(seed) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+        self._seed = int(seed)
+        for shared in self._shared:
+            if shared is not None:
+                shared.reset(game_seed(self._seed, -1, 0))
+        self._acc[:] = 0.0
+        self.final_scores[:] = 0
+        for i in range(self.num_envs):
+            self.games_played[i] = 0
+            self._new_game(i)
+        self._advance(list(range(self.num_envs)), np.zeros(self.num_envs, bool))
+        self._ended.clear()
+        self._acc[:] = 0.0
+        return self.obs, self.mask, self.seat
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Play one action in every game; returns ``(obs, mask, seat, rewards, done)``.
+
+        The arrays are the env's own and change at the next ``step``: copy what you keep.
+        """
+        if self._seed is None:
+            raise RuntimeError("call reset() before step()")
+        acts = self._checked(actions)
+        done = np.zeros(self.num_envs, bool)
+        moves = self.table.moves
+        for i in range(self.num_envs):
+            self._play(i, moves[acts[i]], done)
+        self._advance(list(range(self.num_envs)), done)
+        rewards = self._acc.copy()
+        self._acc[:] = 0.0
+        # a game that ended returns its own rewards; any after its restart wait for the next step
+        for i, r in self._ended.items():
+            self._acc[i] = rewards[i]
+            rewards[i] = r
+        self._ended.clear()
+        return self.obs, self.mask, self.seat, rewards, done
+
+    def observe(self, row: int, seat: int) -> np.ndarray:
+        """The observation of any seat in game ``row`` now (e.g. to bootstrap a value for a seat
+        that is not to act); the same vector ``env().observe`` gives that seat."""
+        return np.frombuffer(self.encoder.encode_bytes(self._games[row], seat), INT8)
+
+    # --- inside ----------------------------------------------------------------------------
+
+    def _checked(self, actions: Any) -> np.ndarray:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), one per game, got {acts.shape}")
+        if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+            raise TypeError(
+                f"actions must be integers (action ids 0..{self.num_actions - 1}), got {acts.dtype}"
+            )
+        bad = np.flatnonzero((acts < 0) | (acts >= self.num_actions))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"actions[{i}] = {int(acts[i])} is no action id; ids are 0..{self.num_actions - 1}"
+            )
+        acts = acts.astype(np.int64)
+        illegal = np.flatnonzero(self.mask[np.arange(self.num_envs), acts] == 0)
+        if illegal.size:
+            i = int(illegal[0])
+            raise ValueError(
+                f"actions[{i}] = {int(acts[i])} ({self.table.name(int(acts[i]))}) is not legal in game {i}; "
+                f"legal there: {self.legal_actions[i][:12]}"
+            )
+        return acts
+
+    def _new_game(self, i: int) -> None:
+        assert self._seed is not None
+        k = self.games_played[i]
+        seed = game_seed(self._seed, i, k)
+        self.game_seeds[i] = seed
+        self._games[i].reset(seed)
+        self._deals_seen[i] = 0
+        self.games_played[i] = k + 1
+        for s, agent in enumerate(self._agents[i]):
+            if agent is not None:
+                agent.reset(game_seed(self._seed, i, k, s))
+
+    def _play(self, i: int, move: Any, done: np.ndarray) -> None:
+        """Apply one legal move in game ``i``, collecting rewards; a finished game restarts."""
+        game = self._games[i]
+        game._apply_plain(move)
+        if len(game.deal_results) != self._deals_seen[i]:
+            new = game.deal_results[self._deals_seen[i] :]
+            self._deals_seen[i] = len(game.deal_results)
+            self._acc[i] += step_rewards(game, new, self.reward_mode)
+            if game.game_over:
+                self.final_scores[i] = game.scores
+                done[i] = True
+                # a second game ending in one step (inside seats only) adds to the first's
+                self._ended[i] = self._ended.get(i, 0.0) + self._acc[i]
+                self._acc[i] = 0.0
+                self._new_game(i)
+
+    def _advance(self, rows: list[int], done: np.ndarray) -> None:
+        """Play the inside seats of ``rows`` until each awaits a caller's seat; then write each
+        row's observation, mask and seat."""
+        pending = [i for i in rows if self._inside[self._games[i].to_act]]
+        table, encoder = self.table, self.encoder
+        while pending:
+            batched: dict[int, list[int]] = {}
+            for i in pending:
+                s = self._games[i].to_act
+                agent = self._agents[i][s]
+                if agent is None:
+                    batched.setdefault(s, []).append(i)
+                else:
+                    decision = decision_for(self._games[i], s, table, encoder)
+                    self._play(i, table.moves[agent.act(decision)], done)
+            for s, idx in batched.items():
+                shared = self._shared[s]
+                assert shared is not None
+                decisions = [decision_for(self._games[i], s, table, encoder) for i in idx]
+                for i, a in zip(idx, shared.act_batch(decisions)):
+                    self._play(i, table.moves[a], done)
+            pending = [i for i in pending if self._inside[self._games[i].to_act]]
+        for i in rows:
+            self._write(i)
+
+    def _write(self, i: int) -> None:
+        game = self._games[i]
+        s = game.to_act
+        self.seat[i] = s
+        self.obs[i] = np.frombuffer(self.encoder.encode_bytes(game, s), INT8)
+        row = self.mask[i]
+        old = self.legal_actions[i]
+        if old:
+            row[old] = 0
+        action_of = self.table.action_of
+        ids = sorted(action_of[m] for m in game._legal_now())
+        row[ids] = 1
+        self.legal_actions[i] = ids
+
+
+def vector_env(num_envs: int = 64, **options: Any) -> VectorEnv:
+    """``num_envs`` games stepped together (:class:`VectorEnv`); every rule option is a keyword."""
+    return VectorEnv(num_envs, **options)

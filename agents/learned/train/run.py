@@ -78,7 +78,7 @@ class Run:
 
     def check_config(self) -> bool:
         """Write config.json, or compare with it; True if the run resumes (a checkpoint exists)."""
-        mine = self.config.to_json()
+        mine = json.loads(json.dumps(self.config.to_json()))  # tuples as lists, as in the file
         path = self.path("config.json")
         if os.path.exists(self.path("checkpoint.pt")) and os.path.exists(path):
             with open(path, encoding="utf-8") as f:

@@ -1,0 +1,162 @@
+"""Deep Monte-Carlo (as in DouZero): a value for each legal move, learned from the deal's result.
+
+The network scores every legal move of a decision (the trunk reads the observation; each action
+of the table has its own learned row, so a move's value is the trunk's features against that
+row: :class:`..policy.PolicyNet`'s per-action head). The behaviour is epsilon-greedy over the
+legal moves; every decision's target is what its seat got when the deal ended (the run's reward:
+``relative`` is the seat's deal score against the table's mean, over -100), no bootstrapping and
+no discount, as DouZero does with a game's result. Decisions wait in their game until their
+deal ends, then join the batch; each update fits the values of the finished decisions
+(mean squared error) for ``epochs`` passes. The saved player plays the highest-valued move.
+
+Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
+``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from shanghai_env.vector import VectorEnv
+
+from ..opponents import players_for
+from ..policy import PolicyNet, build_net, padded, save_policy
+from ..run import RunConfig
+from .ppo import _pickled, _rule_options
+
+
+@dataclass
+class DMCOptions:
+    lr: float = 3e-4
+    epochs: int = 1
+    batch_size: int = 1024
+    net_arch: tuple[int, ...] = (128, 128)
+    n_steps: int = 64
+    epsilon: float = 0.05
+    max_grad_norm: float = 1.0
+
+
+class DMC:
+    name = "dmc"
+    Options = DMCOptions
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        self.config = config
+        self.opt = DMCOptions(**config.method_options)
+        self.device = device
+        torch.manual_seed(config.seed)
+        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch).to(device)
+        # a value head at zero: DMC reads the per-action rows as values (the policy head's init is tiny)
+        self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
+        self.gen = torch.Generator().manual_seed(config.seed)
+        self.np_rng = np.random.default_rng(config.seed)
+        self.venv = VectorEnv(config.num_envs, players=players_for(config), **_rule_options(config))
+        self.venv.reset(seed=config.seed)
+        self.learner_seats = self.venv.caller_seats
+        # per row: the decisions of its current deal (observation, action, seat), until it ends
+        self.pending: list[list[tuple[bytes, int, int]]] = [[] for _ in range(config.num_envs)]
+        self.updates = 0
+
+    def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
+        venv, net = self.venv, self.net
+        n = venv.num_envs
+        rows = np.arange(n)
+        obs_out: list[bytes] = []
+        act_out: list[int] = []
+        tgt_out: list[float] = []
+        finished: list[float] = []
+        relative = self.config.reward == "relative"
+        for _ in range(self.opt.n_steps):
+            idx, valid = padded(venv.legal_actions)
+            with torch.no_grad():
+                h = net.features(torch.from_numpy(venv.obs).to(self.device))
+                q = net.logits(
+                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                )
+                k = q.argmax(1).cpu().numpy()
+            explore = self.np_rng.random(n) < self.opt.epsilon
+            for i in np.flatnonzero(explore):
+                k[i] = self.np_rng.integers(len(venv.legal_actions[i]))
+            actions = idx[rows, k]
+            for i in range(n):
+                self.pending[i].append((venv.obs[i].tobytes(), int(actions[i]), int(venv.seat[i])))
+            _, _, _, rew, done = venv.step(actions)
+            if relative:
+                rew = rew - rew.mean(1, keepdims=True)
+            # rewards come when a deal ends: every waiting decision of that row gets its seat's
+            for i in np.flatnonzero(rew.any(1) | done):
+                for ob, a, s in self.pending[i]:
+                    obs_out.append(ob)
+                    act_out.append(a)
+                    tgt_out.append(float(rew[i, s]))
+                self.pending[i] = []
+                if done[i]:
+                    scores = venv.final_scores[i]
+                    finished.extend(
+                        float(scores[s] - np.delete(scores, s).mean()) for s in self.learner_seats
+                    )
+        return obs_out, act_out, tgt_out, finished
+
+    def step(self) -> dict[str, float]:
+        obs, actions, targets, finished = self._collect()
+        stats: dict[str, list[float]] = {"value_loss": []}
+        size = len(actions)
+        if size:
+            net, dev = self.net, self.device
+            obs_all = torch.from_numpy(np.frombuffer(b"".join(obs), np.int8).reshape(size, -1).copy())
+            act_all = torch.tensor(actions, dtype=torch.int64)
+            tgt_all = torch.tensor(targets, dtype=torch.float32)
+            valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
+            for _ in range(self.opt.epochs):
+                order = torch.from_numpy(self.np_rng.permutation(size))
+                for start in range(0, size, self.opt.batch_size):
+                    mb = order[start : start + self.opt.batch_size]
+                    h = net.features(obs_all[mb].to(dev))
+                    q = net.logits(h, act_all[mb].to(dev)[:, None], valid.expand(len(mb), 1)).squeeze(1)
+                    loss = (q - tgt_all[mb].to(dev)).pow(2).mean()
+                    self.optim.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(net.parameters(), self.opt.max_grad_norm)
+                    self.optim.step()
+                    stats["value_loss"].append(loss.item())
+        self.updates += 1
+        out: dict[str, float] = {"value_loss": round(float(np.mean(stats["value_loss"])), 5) if size else 0.0}
+        out["env_steps"] = float(self.opt.n_steps * self.venv.num_envs)
+        out["trained_decisions"] = float(size)
+        out["games_finished"] = float(len(finished))
+        if finished and tuple(self.config.opponents) != ("self",):
+            out["train_game_diff"] = round(float(np.mean(finished)), 2)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "net": self.net.state_dict(),
+            "optim": self.optim.state_dict(),
+            "gen": self.gen.get_state(),
+            "np_rng": self.np_rng.bit_generator.state,
+            "venv": _pickled(self.venv),
+            "pending": pickle.dumps(self.pending),
+            "updates": self.updates,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.optim.load_state_dict(state["optim"])
+        self.gen.set_state(state["gen"])
+        self.np_rng.bit_generator.state = state["np_rng"]
+        self.updates = int(state["updates"])
+        if state["venv"] is not None:
+            self.venv = pickle.loads(state["venv"])
+            self.pending = pickle.loads(state["pending"])
+        else:  # games with unpicklable players: new games (their waiting decisions dropped)
+            self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)
+            self.pending = [[] for _ in range(self.venv.num_envs)]
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
+        self.net.to(self.device)

@@ -1,0 +1,130 @@
+"""The one training loop (shanghai-train ppo/dmc): a tiny run of each method, its files, its
+player in a tournament, resume equal to an uninterrupted run, determinism, bad command lines."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from shanghai_env.agents.learned.train import cli  # noqa: E402
+from shanghai_env.agents.learned.train.loop import train  # noqa: E402
+from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
+from shanghai_env.agents.registry import check_player  # noqa: E402
+from shanghai_env.rules import Rules  # noqa: E402
+
+TINY = {
+    "ppo": {"n_steps": 8, "batch_size": 16, "epochs": 1, "net_arch": (16,)},
+    "dmc": {"batch_size": 16, "epochs": 1, "net_arch": (16,)},
+}
+
+
+def tiny(method: str, out: str, timesteps: int = 96, **kw) -> RunConfig:
+    base = dict(
+        method=method,
+        contracts=(1,),
+        timesteps=timesteps,
+        seed=3,
+        out=out,
+        num_envs=4,
+        eval_every=0,
+        eval_games=0,
+        checkpoint_every=32,
+        progress=False,
+        method_options=dict(TINY[method]),
+    )
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def weights(path: str) -> dict:
+    return torch.load(path, weights_only=True)["state_dict"]
+
+
+@pytest.mark.parametrize("method", ["ppo", "dmc"])
+def test_tiny_run_writes_its_files_and_a_player(tmp_path, method):
+    out = str(tmp_path / "run")
+    train(tiny(method, out))
+    for name in ("config.json", "checkpoint.pt", "progress.csv", "model.pt", "model.json"):
+        assert os.path.isfile(os.path.join(out, name)), name
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    assert recipe["method"] == method and recipe["teacher"] is None and recipe["env_steps"] >= 96
+    player = os.path.join(out, "model.pt")
+    check_player(player, Rules(num_players=4, contracts=(1,)))
+    with pytest.raises(ValueError, match="trained for 4 players"):
+        check_player(player, Rules(num_players=5, contracts=(1,)))
+    from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournament
+
+    results = run_tournament(
+        TournamentConfig(players=(player, "greedy", "greedy", "random"), games=4, contracts=(1,)), workers=1
+    )
+    assert len(results) >= 4 and all(len(r.scores) == 4 for r in results)
+
+
+@pytest.mark.parametrize("method", ["ppo", "dmc"])
+def test_resume_equals_an_uninterrupted_run(tmp_path, method):
+    whole = str(tmp_path / "whole")
+    train(tiny(method, whole, timesteps=128))
+    parts = str(tmp_path / "parts")
+    train(tiny(method, parts, timesteps=64))
+    train(tiny(method, parts, timesteps=128))  # the same command with more steps resumes
+    a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_same_seed_same_training_other_seed_other(tmp_path):
+    train(tiny("ppo", str(tmp_path / "a")))
+    train(tiny("ppo", str(tmp_path / "b")))
+    train(tiny("ppo", str(tmp_path / "c"), seed=4))
+    a, b, c = (weights(str(tmp_path / x / "model.pt")) for x in "abc")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_a_run_folder_with_other_options_is_refused(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny("ppo", out, timesteps=32))
+    with pytest.raises(ValueError, match="other options"):
+        train(tiny("ppo", out, timesteps=64, seed=9))
+
+
+def test_against_bots_the_learner_holds_seat_zero(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny("ppo", out, opponents=("greedy",)))
+    assert os.path.isfile(os.path.join(out, "model.pt"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["ppo", "--players", "9"], "--players"),
+        (["ppo", "--opponents", "self,greedy"], "--opponents"),
+        (["ppo", "--opponents", "greedy,greedy"], "--opponents"),
+        (["ppo", "--opponents", "nobody"], "--opponents"),
+        (["ppo", "--eval-opponents", "self"], "--eval-opponents"),
+        (["ppo", "--lr", "-1"], "--lr"),
+        (["ppo", "--net-arch", "a,b"], "--net-arch"),
+        (["ppo", "--timesteps", "0"], "--timesteps"),
+        (["dmc", "--device", "tpu"], "--device"),
+    ],
+)
+def test_bad_command_lines_exit_2_with_one_line(argv, needle, capsys, monkeypatch):
+    monkeypatch.setattr(
+        "shanghai_env.agents.learned.train.loop.train", lambda *a, **k: pytest.fail("started")
+    )
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert needle in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_unknown_method_is_one_line(capsys):
+    assert cli.main(["alphazero"]) == 2
+    assert "unknown method 'alphazero'" in capsys.readouterr().err

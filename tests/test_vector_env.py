@@ -1,0 +1,134 @@
+"""The batched env: game by game the same as env(), seeded, auto-resetting, refusing bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import shanghai_env
+from shanghai_env.agents.registry import make_agent
+from shanghai_env.vector import VectorEnv, game_seed, vector_env
+
+
+def _random_actions(venv: VectorEnv, rng: np.random.Generator) -> np.ndarray:
+    return np.array([ids[rng.integers(len(ids))] for ids in venv.legal_actions])
+
+
+@pytest.mark.parametrize(
+    "options", [{"num_players": 4, "contracts": (1, 2)}, {"num_players": 3, "contracts": (1,)}]
+)
+def test_same_observations_masks_and_rewards_as_env(options):
+    venv = vector_env(3, **options)
+    obs, mask, seat = venv.reset(seed=5)
+    envs = []
+    for i in range(3):
+        e = shanghai_env.raw_env(**options)
+        e.reset(seed=venv.game_seeds[i])
+        envs.append(e)
+    rng = np.random.default_rng(0)
+    games_done = 0
+    for _ in range(3000):
+        for i, e in enumerate(envs):
+            agent = e.agent_selection
+            assert agent == f"player_{seat[i]}"
+            ob = e.observe(agent)
+            np.testing.assert_array_equal(obs[i], ob["observation"])
+            np.testing.assert_array_equal(mask[i], ob["action_mask"])
+            assert venv.legal_actions[i] == np.flatnonzero(ob["action_mask"]).tolist()
+        actions = _random_actions(venv, rng)
+        obs, mask, seat, rewards, done = venv.step(actions)
+        assert rewards.shape == (3, options["num_players"]) and rewards.dtype == np.float32
+        for i, e in enumerate(envs):
+            e.step(int(actions[i]))
+            expected = [e.rewards[a] for a in e.possible_agents]
+            np.testing.assert_allclose(rewards[i], expected, atol=1e-6)
+            assert done[i] == all(e.terminations.values())
+            if done[i]:
+                games_done += 1
+                np.testing.assert_array_equal(venv.final_scores[i], e.game.scores)
+                e.reset(seed=venv.game_seeds[i])  # the row restarted with its next game
+    assert games_done >= 1  # contract 1 or 1-2 random games end within 3000 steps
+
+
+def test_same_seed_same_games_and_seeds_derived_per_row():
+    a, b = vector_env(4, contracts=(1,)), vector_env(4, contracts=(1,))
+    oa, _, _ = a.reset(seed=11)
+    ob, _, _ = b.reset(seed=11)
+    np.testing.assert_array_equal(oa, ob)
+    assert a.game_seeds == [game_seed(11, i, 0) for i in range(4)]
+    rng_a, rng_b = np.random.default_rng(1), np.random.default_rng(1)
+    for _ in range(300):
+        ra = a.step(_random_actions(a, rng_a))
+        rb = b.step(_random_actions(b, rng_b))
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+    c = vector_env(4, contracts=(1,))
+    oc, _, _ = c.reset(seed=12)
+    assert not np.array_equal(oa, oc)
+
+
+def test_bots_inside_play_until_the_callers_seat_and_rewards_add_up():
+    bots = [None, lambda: make_agent("greedy"), lambda: make_agent("greedy"), lambda: make_agent("random")]
+    venv = vector_env(2, players=bots, contracts=(1,))
+    _, _, seat = venv.reset(seed=3)
+    rng = np.random.default_rng(3)
+    totals = np.zeros((2, 4))
+    finished = 0
+    for _ in range(4000):
+        assert (seat == 0).all()
+        _, _, seat, rewards, done = venv.step(_random_actions(venv, rng))
+        totals += rewards
+        for i in np.flatnonzero(done):
+            # "deal" rewards over a game add up to -total score / 100, every seat
+            np.testing.assert_allclose(totals[i], -venv.final_scores[i] / 100, atol=1e-4)
+            totals[i] = 0
+            finished += 1
+        if finished >= 2:
+            break
+    assert finished >= 2
+
+
+def test_bad_actions_are_refused_and_change_nothing():
+    venv = vector_env(2, contracts=(1,))
+    venv.reset(seed=0)
+    before = [g.clone() for g in venv.games]
+    obs = venv.obs.copy()
+    legal = [ids[0] for ids in venv.legal_actions]
+    illegal = next(a for a in range(venv.num_actions) if a not in venv.legal_actions[1])
+    with pytest.raises(ValueError, match="shape"):
+        venv.step(legal[:1])
+    with pytest.raises(TypeError, match="integers"):
+        venv.step(np.array(legal, float))
+    with pytest.raises(TypeError, match="integers"):
+        venv.step(np.array([True, False]))
+    with pytest.raises(ValueError, match="no action id"):
+        venv.step([legal[0], venv.num_actions])
+    with pytest.raises(ValueError, match=r"actions\[1\].*not legal"):
+        venv.step([legal[0], illegal])
+    np.testing.assert_array_equal(venv.obs, obs)
+    for g, b in zip(venv.games, before):
+        assert g.move_count == b.move_count and g.hands == b.hands
+
+
+def test_bad_construction_is_refused():
+    with pytest.raises(ValueError, match="at least one seat"):
+        VectorEnv(2, players=[lambda: make_agent("greedy")] * 4)
+    with pytest.raises(ValueError, match="one entry per seat"):
+        VectorEnv(2, players=[None, None])
+    with pytest.raises(TypeError, match="factory"):
+        VectorEnv(2, players=[None, make_agent("greedy"), None, None])
+    with pytest.raises(TypeError, match="num_envs"):
+        VectorEnv(2.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown rule option"):
+        VectorEnv(2, jokers=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        VectorEnv(2).step([0, 0])
+
+
+def test_observe_any_seat_matches_env():
+    venv = vector_env(1, contracts=(1,))
+    venv.reset(seed=2)
+    e = shanghai_env.raw_env(contracts=(1,))
+    e.reset(seed=venv.game_seeds[0])
+    for s in range(4):
+        np.testing.assert_array_equal(venv.observe(0, s), e.observe(f"player_{s}")["observation"])

@@ -34,9 +34,12 @@ so the rule ``max_moves_per_deal`` ends the world's deal where it ends the real 
 limit on rebuilds, the number of rebuilds so far is not public; it only keys the world's own
 shuffles, so it is set to 0.
 
-A view that no game can show (another table size, a seat, phase or dealer out of range, a hand
-not of its size) is a ValueError naming the field, a field of the wrong type a TypeError, and
-so is a generator that is not a ``numpy.random.Generator``.
+Every public function takes a :class:`~shanghai_env.engine.PlayerView` (``game.view(player)``):
+anything else, a whole ``Game`` or None included, is a TypeError. A view that no game can show
+(another table size, a seat, phase or dealer out of range, a hand not of its size, a count below
+zero, a card id outside 0..52, an upcard the discard pile does not hold) is a ValueError naming
+the field and what it allows, a field of the wrong type a TypeError, and so is a generator that
+is not a ``numpy.random.Generator``; each is raised before the generator is drawn from.
 
 :class:`WorldSampler` does the work that depends only on the view once; each
 :meth:`WorldSampler.sample` then costs one copy of the state and one permutation.
@@ -44,15 +47,16 @@ so is a generator that is not a ``numpy.random.Generator``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
+from typing import Any
 
 import numpy as np
 
-from .cards import JOKER, NUM_CARD_KINDS, deck_counts, full_deck, rank_of
+from .cards import JOKER, NUM_CARD_KINDS, card_to_str, deck_counts, full_deck, rank_of
 from .checks import is_int
 from .engine import NO_PLAYER, DealResult, Game, Phase, PlayerView
-from .melds import SET, Arrangement, _complete, completion_feasible
+from .melds import SET, Arrangement, Meld, _complete, completion_feasible
 from .rules import Rules
 
 __all__ = ["WorldSampler", "sample_world", "unseen_counts"]
@@ -69,9 +73,107 @@ def unseen_counts(view: PlayerView) -> list[int]:
     """Copies of each card kind that ``view.player`` has not seen: in other hands or the stock.
 
     The deck minus the own hand, every table meld, the discard pile and the cards the other
-    players were seen to pick up and still hold. Raises ValueError if the view holds more of a
-    card than the deck does.
+    players were seen to pick up and still hold. Raises TypeError if ``view`` is not a
+    PlayerView (``game.view(player)``) or one of the fields read has the wrong type, and
+    ValueError if a field is out of range (see :func:`_check_cards`) or the view holds more of
+    a card than the deck does.
     """
+    _check_cards(_require_view(view))
+    return _count_unseen(view)
+
+
+def _require_view(view: object) -> PlayerView:
+    """``view`` itself, or TypeError: what one player may know is a PlayerView, not a whole Game."""
+    if isinstance(view, PlayerView):
+        return view
+    if isinstance(view, Game):
+        got = "a Game: pass game.view(player), what that player may know"
+    else:
+        got = "None" if view is None else type(view).__name__
+    raise TypeError(f"view must be a PlayerView (game.view(player)), got {got}")
+
+
+def _check_num_players(view: PlayerView) -> int:
+    n = view.num_players
+    if not is_int(n):
+        raise TypeError(f"view.num_players must be an int 3..8, got {n!r} ({type(n).__name__})")
+    if not 3 <= n <= 8:
+        raise ValueError(f"view.num_players must be 3..8, got {n}")
+    return int(n)
+
+
+def _check_seat(view: PlayerView, name: str, low: int = 0) -> None:
+    """``view.<name>`` is a seat (or, with ``low=-1``, NO_PLAYER)."""
+    n = view.num_players
+    value = getattr(view, name)
+    allowed = f"a seat 0..{n - 1}" + (" or -1 (nobody)" if low < 0 else "")
+    if not is_int(value):
+        raise TypeError(f"view.{name} must be {allowed}, got {value!r} ({type(value).__name__})")
+    if not low <= value < n:
+        raise ValueError(f"view.{name} must be {allowed} in a {n}-player game, got {value}")
+
+
+def _check_sized(name: str, value: object, size: int, what: str) -> Sequence[Any]:
+    """``value`` (named ``name``) as a tuple or list of ``size`` entries, or TypeError/ValueError."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{name} must be a tuple of {size} entries ({what}), got {type(value).__name__}")
+    if len(value) != size:
+        raise ValueError(f"{name} must hold {size} entries ({what}), got {len(value)}")
+    return value
+
+
+def _check_counts(name: str, value: object, size: int, what: str) -> None:
+    """``value`` holds ``size`` counts (ints >= 0)."""
+    counts = _check_sized(name, value, size, what)
+    if all(type(k) is int for k in counts) and min(counts, default=0) >= 0:
+        return  # what a game's view holds: plain ints
+    for i, k in enumerate(counts):
+        if not is_int(k):
+            raise TypeError(f"{name}[{i}] must be a count (an int >= 0), got {k!r} ({type(k).__name__})")
+        if k < 0:
+            raise ValueError(f"{name}[{i}] must be a count (an int >= 0), got {k}")
+
+
+def _check_cards(view: PlayerView) -> None:
+    """Refuse a view whose cards no game shows: the fields :func:`unseen_counts` reads.
+
+    The table size, the seat, the hand, the discard pile and the others' pickups as counts per
+    card kind, the table as one tuple of Melds per seat holding card ids 0..52, and the upcard:
+    -1 with an empty discard pile, else a card the pile holds.
+    """
+    n = _check_num_players(view)
+    _check_seat(view, "player")
+    per_kind = "one count per card kind"
+    _check_counts("view.hand", view.hand, NUM_CARD_KINDS, per_kind)
+    _check_counts("view.discard_counts", view.discard_counts, NUM_CARD_KINDS, per_kind)
+    _check_sized("view.picked_up", view.picked_up, n, "one per seat")
+    for q, row in enumerate(view.picked_up):
+        _check_counts(f"view.picked_up[{q}]", row, NUM_CARD_KINDS, per_kind)
+    _check_sized("view.table", view.table, n, "one per seat")
+    for q, melds in enumerate(view.table):
+        if not isinstance(melds, (tuple, list)):
+            raise TypeError(f"view.table[{q}] must be a tuple of Melds, got {type(melds).__name__}")
+        for i, meld in enumerate(melds):
+            if not isinstance(meld, Meld):
+                raise TypeError(f"view.table[{q}][{i}] must be a Meld, got {type(meld).__name__}")
+            for c in meld.cards:
+                if not is_int(c) or not 0 <= c <= JOKER:
+                    error = ValueError if is_int(c) else TypeError
+                    raise error(f"view.table[{q}][{i}] holds {c!r}, not a card 0..{JOKER}")
+    up, pile = view.upcard, sum(view.discard_counts)
+    if not is_int(up) or not NO_PLAYER <= up <= JOKER:
+        allowed = f"-1 (an empty discard pile) or a card 0..{JOKER} in the discard pile"
+        if not is_int(up):
+            raise TypeError(f"view.upcard must be {allowed}, got {up!r} ({type(up).__name__})")
+        raise ValueError(f"view.upcard must be {allowed}, got {up}")
+    if up == NO_PLAYER and pile:
+        raise ValueError(f"view.upcard is -1 (no discard pile), but view.discard_counts holds {pile} cards")
+    if up != NO_PLAYER and not view.discard_counts[up]:
+        raise ValueError(f"view.upcard is {up} ({card_to_str(up)}), which the discard pile does not hold")
+
+
+def _count_unseen(view: PlayerView) -> list[int]:
+    """:func:`unseen_counts` of a view that :func:`_check_cards` passed."""
     counts = deck_counts(view.num_players)
     for c, k in enumerate(view.hand):
         counts[c] -= k
@@ -112,22 +214,11 @@ def _pending_offer(view: PlayerView, rules: Rules) -> list[int]:
 
 def _check_view(view: PlayerView, rules: Rules) -> None:
     """Refuse a view that no game of ``rules`` shows (TypeError: a wrong type; ValueError: a value)."""
-    n = view.num_players
+    n = _check_num_players(view)
 
-    def seat(name: str, low: int = 0) -> None:
-        value = getattr(view, name)
-        allowed = f"a seat 0..{n - 1}" + (" or -1 (nobody)" if low < 0 else "")
-        if not is_int(value):
-            raise TypeError(f"view.{name} must be {allowed}, got {value!r} ({type(value).__name__})")
-        if not low <= value < n:
-            raise ValueError(f"view.{name} must be {allowed} in a {n}-player game, got {value}")
-
-    def sized(name: str, size: int, what: str) -> None:
-        value = getattr(view, name)
-        if not isinstance(value, (tuple, list)):
-            raise TypeError(f"view.{name} must be a tuple, got {type(value).__name__}")
-        if len(value) != size:
-            raise ValueError(f"view.{name} must hold {size} entries ({what}), got {len(value)}")
+    def flag(name: str, value: object) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
 
     if rules.num_players != n:
         raise ValueError(f"the view is of a {n}-player game, the rules are for {rules.num_players}")
@@ -141,15 +232,35 @@ def _check_view(view: PlayerView, rules: Rules) -> None:
     if view.phase == Phase.GAME_OVER:
         raise ValueError("the game is over: there is no hidden state left to sample")
     for name in ("player", "to_act", "turn_player", "dealer"):
-        seat(name)
-    seat("upcard_from", -1)
+        _check_seat(view, name)
+    _check_seat(view, "upcard_from", -1)
     for name in ("hand_sizes", "buys_left", "down", "scores", "table", "picked_up"):
-        sized(name, n, "one per seat")
+        _check_sized(f"view.{name}", getattr(view, name), n, "one per seat")
     for name in ("hand", "discard_counts"):
-        sized(name, NUM_CARD_KINDS, "one count per card kind")
-    for q, row in enumerate(view.picked_up):
-        if not isinstance(row, (tuple, list)) or len(row) != NUM_CARD_KINDS:
-            raise ValueError(f"view.picked_up[{q}] must hold {NUM_CARD_KINDS} counts, one per card kind")
+        _check_sized(f"view.{name}", getattr(view, name), NUM_CARD_KINDS, "one count per card kind")
+    _check_cards(view)
+    _check_counts("view.hand_sizes", view.hand_sizes, n, "one per seat")
+    _check_counts("view.buys_left", view.buys_left, n, "one per seat")
+    for q, down in enumerate(view.down):
+        flag(f"view.down[{q}]", down)
+    for q, score in enumerate(view.scores):
+        if not is_int(score):
+            raise TypeError(f"view.scores[{q}] must be an int, got {score!r} ({type(score).__name__})")
+    for name in ("went_down_this_turn", "turn_player_went_down"):
+        flag(f"view.{name}", getattr(view, name))
+    stock = view.stock_size
+    if not is_int(stock) or stock < 0:
+        error = ValueError if is_int(stock) else TypeError
+        raise error(f"view.stock_size must be an int >= 0, got {stock!r} ({type(stock).__name__})")
+    left, most = view.stock_rebuilds_left, rules.max_stock_rebuilds
+    if left is not None:
+        allowed = "None or an int >= 0" if most is None else f"None or an int 0..{most} (the rules' limit)"
+        if not is_int(left):
+            raise TypeError(
+                f"view.stock_rebuilds_left must be {allowed}, got {left!r} ({type(left).__name__})"
+            )
+        if left < 0 or (most is not None and left > most):
+            raise ValueError(f"view.stock_rebuilds_left must be {allowed}, got {left}")
     if sum(view.hand) != view.hand_sizes[view.player]:
         raise ValueError(
             f"view.hand holds {sum(view.hand)} cards, but player_{view.player}'s hand size is "
@@ -178,13 +289,9 @@ class WorldSampler:
     """
 
     def __init__(self, view: PlayerView, rules: Rules | None = None) -> None:
-        if not isinstance(view, PlayerView):
-            raise TypeError(f"view must be a PlayerView, got {type(view).__name__}")
-        n = view.num_players
-        if not is_int(n):
-            raise TypeError(f"view.num_players must be an int, got {n!r} ({type(n).__name__})")
+        n = _check_num_players(_require_view(view))
         if rules is None:
-            rules = Rules(num_players=n)  # ValueError unless 3..8
+            rules = Rules(num_players=n)
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a Rules, got {type(rules).__name__}")
         _check_view(view, rules)
@@ -194,11 +301,9 @@ class WorldSampler:
             )
         if rules.contracts[view.deal] != view.contract:
             raise ValueError(f"deal {view.deal} is not played under contract {view.contract} by these rules")
-        self.view = view
-        self.rules = rules
         me = view.player
 
-        unseen = unseen_counts(view)
+        unseen = _count_unseen(view)
         # other players' unknown slots: (player, how many of its cards are not known)
         slots = []
         for q in range(n):
@@ -216,6 +321,8 @@ class WorldSampler:
                 f"the view leaves {sum(unseen)} cards unseen for {hidden} hidden places "
                 "(other hands' unknown cards and the stock)"
             )
+        self.view = view
+        self.rules = rules
         self.slots: tuple[tuple[int, int], ...] = tuple(slots)
         self.unseen = np.array([c for c in range(NUM_CARD_KINDS) for _ in range(unseen[c])], dtype=np.int64)
         self.template = self._template()
@@ -240,11 +347,9 @@ class WorldSampler:
         game.hands[me] = list(view.hand)
         game.hand_sizes = list(view.hand_sizes)
         discard = [c for c in range(NUM_CARD_KINDS) for _ in range(view.discard_counts[c])]
-        if view.upcard != NO_PLAYER:
-            discard.remove(view.upcard)  # ValueError if the upcard is not in the pile
+        if view.upcard != NO_PLAYER:  # _check_cards: the pile holds the upcard
+            discard.remove(view.upcard)
             discard.append(view.upcard)
-        elif discard:
-            raise ValueError("the view has a discard pile but no upcard")
         game.discard = discard
         game.discard_counts = list(view.discard_counts)
         game.stock = []

@@ -77,6 +77,26 @@ def test_the_svg_shows_every_card_once_face_up_or_down() -> None:
         table_svg(game, viewer=3)
 
 
+def test_a_high_ace_is_drawn_as_an_ace() -> None:
+    """``AS^`` names a high ace in moves and records; on a drawn card it is an ace like any other
+    (its place at the top of the run says it is high), and so is a joker standing for one."""
+    deck = deal_deck(3, 2, {0: "JS QS KS JK JH QH KH AH 2C 3D 9C"}, "4C")
+    game = Game(num_players=3, contracts=(3,))
+    game.reset(0, deck=deck, dealer=2)
+    for name in ["draw", "pass", "pass", "meld 0 JS", "meld 0 QS", "meld 0 KS", "meld 0 JK=AS^"]:
+        game.apply(name)
+    for name in ["meld 1 JH", "meld 1 QH", "meld 1 KH", "meld 1 AH^"]:
+        game.apply(name)
+    assert table_state(game)["melds"][0] == ["JS QS KS JK=AS^", "JH QH KH AH^"]
+    svg = table_svg(game)
+    assert not [w for w in texts(svg) if "^" in w]
+    melds = [g for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("class") == "meld"]
+    assert [[t.text for t in meld.iter(f"{SVG}text")] for meld in melds] == [
+        ["J", "♠", "Q", "♠", "K", "♠", "JK", "as", "A", "♠"],
+        ["J", "♥", "Q", "♥", "K", "♥", "A", "♥"],
+    ]
+
+
 def test_the_svg_shows_whose_turn_and_a_buy_offer() -> None:
     rec = stacked()
     game = rec.game

@@ -283,3 +283,18 @@ def test_the_installed_entry_point_exits_2_with_one_line(files: dict[str, Path])
         )  # fmt: skip
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert len(error_lines(done.stderr)) == 1, done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["svg", "--help"], ["png", "--help"], ["replay", "--help"]])
+def test_the_help_reads_as_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--help shows no reStructuredText markup: the module docstring's double backticks are for
+    the API documentation, not for a terminal."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    out, _ = capsys.readouterr()
+    assert stop.value.code == 0 and out.startswith("usage: shanghai-draw")
+    assert "``" not in out and "`" not in out, out
+    if argv == ["--help"]:
+        assert "shanghai-draw (python -m shanghai_env.draw): pictures of a recorded game." in " ".join(
+            out.split()
+        )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,6 +164,30 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
 def test_one_version_number() -> None:
     assert importlib.metadata.version("shanghai-env") == shanghai_env.__version__
     assert f"## {shanghai_env.__version__}" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def test_the_citation_names_this_version() -> None:
+    """CITATION.cff (Citation File Format 1.2.0) and the README's BibTeX cite the version the
+    package has, under the license and authors of pyproject.toml."""
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    fields = dict(
+        (key, value.strip().strip('"'))
+        for key, value in re.findall(r"^([a-z-]+):(.*)$", cff, flags=re.MULTILINE)
+    )
+    assert fields["cff-version"] == "1.2.0"
+    assert fields["title"] == "shanghai-env" and fields["type"] == "software"
+    assert fields["version"] == shanghai_env.__version__
+    assert fields["license"] == "MIT" and fields["abstract"]
+    assert '  - name: "The shanghai-env authors"' in cff.splitlines()
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'license = "MIT"' in pyproject and '{ name = "The shanghai-env authors" }' in pyproject
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    citing = readme.split("\n## Citing\n", 1)[1]
+    assert "[CITATION.cff](CITATION.cff)" in citing
+    bibtex = re.search(r"```bibtex\n(@software\{.*?\n\})\n```", citing, flags=re.S)
+    assert bibtex, "no BibTeX entry in the README's Citing section"
+    assert f"version = {{{shanghai_env.__version__}}}," in " ".join(bibtex.group(1).split())
+    assert "author = {{The shanghai-env authors}}," in " ".join(bibtex.group(1).split())
 
 
 def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Path, tmp_path: Path) -> None:

@@ -509,3 +509,297 @@ def test_joker_in_down_is_rebuilt() -> None:
         if found >= 2:
             break
     assert found >= 1
+
+
+def melded_view() -> tuple[Game, PlayerView]:
+    """A view in phase PLAY with a discard pile and melds on the table."""
+    real = next(s for s in play_states(4, (1,), 0, {}, every=0.3) if s.phase == Phase.PLAY and any(s.table))
+    return real, real.view(real.turn_player)
+
+
+def corrupt_meld(view: PlayerView, card: Any) -> dict[str, Any]:
+    """A table whose first meld holds ``card`` in its first place (the view's melds are copies)."""
+    q = next(q for q, melds in enumerate(view.table) if melds)
+    meld = view.table[q][0].copy()
+    meld.cards[0] = card
+    table = list(view.table)
+    table[q] = (meld, *view.table[q][1:])
+    return {"table": tuple(table)}
+
+
+def replaced(view: PlayerView, name: str, index: int, value: Any) -> dict[str, Any]:
+    row = list(getattr(view, name))
+    row[index] = value
+    return {name: tuple(row)}
+
+
+def overfull(view: PlayerView) -> dict[str, Any]:
+    """The own hand holding five copies of a card of a two-deck game (its size in step)."""
+    sizes = list(view.hand_sizes)
+    sizes[view.player] += 5 - view.hand[0]
+    return {**replaced(view, "hand", 0, 5), "hand_sizes": tuple(sizes)}
+
+
+WORLD_CALLS: dict[str, Any] = {
+    "unseen_counts": lambda view, rules, rng: unseen_counts(view),
+    "WorldSampler": lambda view, rules, rng: WorldSampler(view, rules),
+    "sample_world": lambda view, rules, rng: sample_world(view, rng, rules),
+}
+
+
+@pytest.mark.parametrize("call", WORLD_CALLS)
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda real: None, r"view must be a PlayerView .*got None$", id="None"),
+        pytest.param(
+            lambda real: real, r"view must be a PlayerView .*got a Game: pass game.view\(player\)", id="Game"
+        ),
+        pytest.param(lambda real: real.view(0).__dict__, r"view must be a PlayerView .*got dict$", id="dict"),
+    ],
+)
+def test_something_that_is_no_view_is_refused(call: str, make: Any, message: str) -> None:
+    """None, a whole Game or a dict in place of a PlayerView is a TypeError saying what a view is
+    (unseen_counts failed from inside with an AttributeError)."""
+    real, _ = melded_view()
+    with pytest.raises(TypeError, match=message):
+        WORLD_CALLS[call](make(real), real.rules, np.random.default_rng(0))
+
+
+def other_seat(view: PlayerView, name: str, value: Any) -> dict[str, Any]:
+    """``view.<name>`` with ``value`` at a seat other than the viewer's."""
+    return replaced(view, name, (view.player + 1) % view.num_players, value)
+
+
+def case(change: Any, error: type[Exception], message: str, name: str) -> Any:
+    return pytest.param(change, error, message, id=name)
+
+
+# Fields every public function of worlds.py reads: each corruption is refused by all three.
+CARD_FIELD_CORRUPTIONS = [
+    case(
+        lambda v: {"upcard": 60},
+        ValueError,
+        r"view.upcard must be -1 \(an empty discard pile\) or a card 0..52 in the discard pile, got 60",
+        "upcard-60",
+    ),
+    case(lambda v: {"upcard": JOKER + 1}, ValueError, r"view.upcard must be -1 .* got 53", "upcard-53"),
+    case(lambda v: {"upcard": -2}, ValueError, r"view.upcard must be -1 .* got -2", "upcard-minus-2"),
+    case(
+        lambda v: {"upcard": None},
+        TypeError,
+        r"view.upcard must be -1 .* got None \(NoneType\)",
+        "upcard-None",
+    ),
+    case(
+        lambda v: {"upcard": 2},
+        ValueError,
+        r"view.upcard is 2 \(3C\), which the discard pile does not hold",
+        "upcard-not-in-pile",
+    ),
+    case(
+        lambda v: {"upcard": -1},
+        ValueError,
+        r"view.upcard is -1 \(no discard pile\), but view.discard_counts holds \d+ cards",
+        "no-upcard-on-a-pile",
+    ),
+    case(
+        lambda v: {"hand": None},
+        TypeError,
+        r"view.hand must be a tuple of 53 entries \(one count per card kind\), got NoneType",
+        "hand-None",
+    ),
+    case(lambda v: {"hand": (*v.hand, 0)}, ValueError, r"view.hand must hold 53 entries .*got 54", "hand-54"),
+    case(
+        lambda v: replaced(v, "hand", 0, -1),
+        ValueError,
+        r"view.hand\[0\] must be a count \(an int >= 0\), got -1",
+        "hand-negative",
+    ),
+    case(
+        lambda v: replaced(v, "hand", 5, 1.0),
+        TypeError,
+        r"view.hand\[5\] must be a count \(an int >= 0\), got 1.0 \(float\)",
+        "hand-float",
+    ),
+    case(
+        lambda v: replaced(v, "discard_counts", 7, -3),
+        ValueError,
+        r"view.discard_counts\[7\] must be a count \(an int >= 0\), got -3",
+        "discard-negative",
+    ),
+    case(
+        lambda v: {"picked_up": None},
+        TypeError,
+        r"view.picked_up must be a tuple .*got NoneType",
+        "pickups-None",
+    ),
+    case(
+        lambda v: {"picked_up": v.picked_up[:3]},
+        ValueError,
+        r"view.picked_up must hold 4 entries \(one per seat\), got 3",
+        "pickups-3-seats",
+    ),
+    case(
+        lambda v: other_seat(v, "picked_up", None),
+        TypeError,
+        r"view.picked_up\[\d\] must be a tuple of 53 entries",
+        "pickup-row-None",
+    ),
+    case(
+        lambda v: other_seat(v, "picked_up", (0,) * 52),
+        ValueError,
+        r"view.picked_up\[\d\] must hold 53 entries",
+        "pickup-row-52",
+    ),
+    case(lambda v: {"table": None}, TypeError, r"view.table must be a tuple .*got NoneType", "table-None"),
+    case(
+        lambda v: replaced(v, "table", 0, None),
+        TypeError,
+        r"view.table\[0\] must be a tuple of Melds, got NoneType",
+        "melds-None",
+    ),
+    case(
+        lambda v: replaced(v, "table", 1, ("7H 7D 7S",)),
+        TypeError,
+        r"view.table\[1\]\[0\] must be a Meld, got str",
+        "meld-str",
+    ),
+    case(
+        lambda v: corrupt_meld(v, 60),
+        ValueError,
+        r"view.table\[\d\]\[0\] holds 60, not a card 0..52",
+        "meld-card-60",
+    ),
+    case(
+        lambda v: corrupt_meld(v, "7H"),
+        TypeError,
+        r"view.table\[\d\]\[0\] holds '7H', not a card 0..52",
+        "meld-card-str",
+    ),
+    case(
+        lambda v: {"num_players": None},
+        TypeError,
+        r"view.num_players must be an int 3..8, got None",
+        "num-players-None",
+    ),
+    case(lambda v: {"num_players": 9}, ValueError, r"view.num_players must be 3..8, got 9", "num-players-9"),
+    case(
+        lambda v: {"player": 4},
+        ValueError,
+        r"view.player must be a seat 0..3 in a 4-player game, got 4",
+        "player-4",
+    ),
+    case(overfull, ValueError, "the view shows more copies of a card than the deck holds", "5-copies"),
+]
+
+
+@pytest.mark.parametrize("call", WORLD_CALLS)
+@pytest.mark.parametrize(("change", "error", "message"), CARD_FIELD_CORRUPTIONS)
+def test_a_corrupted_view_is_refused_by_every_function(
+    call: str, change: Any, error: type[Exception], message: str
+) -> None:
+    """A corrupted view is a TypeError/ValueError naming the field and what it allows, raised
+    before the generator is drawn from (an upcard of 60 was ``list.remove(x): x not in list``;
+    unseen_counts counted most of these views without a word)."""
+    real, view = melded_view()
+    rng = np.random.default_rng(3)
+    before = rng.bit_generator.state
+    with pytest.raises(error, match=message):
+        WORLD_CALLS[call](dataclasses.replace(view, **change(view)), real.rules, rng)
+    assert rng.bit_generator.state == before
+    assert view_key(real.view(real.turn_player)) == view_key(view)  # the real game is untouched
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        case(
+            lambda v: {"stock_size": None},
+            TypeError,
+            r"view.stock_size must be an int >= 0, got None \(NoneType\)",
+            "stock-None",
+        ),
+        case(
+            lambda v: {"stock_size": -3},
+            ValueError,
+            r"view.stock_size must be an int >= 0, got -3",
+            "stock-minus-3",
+        ),
+        case(
+            lambda v: replaced(v, "scores", 1, None),
+            TypeError,
+            r"view.scores\[1\] must be an int, got None",
+            "score-None",
+        ),
+        case(
+            lambda v: other_seat(v, "hand_sizes", None),
+            TypeError,
+            r"view.hand_sizes\[\d\] must be a count \(an int >= 0\), got None",
+            "hand-size-None",
+        ),
+        case(
+            lambda v: replaced(v, "buys_left", 1, -1),
+            ValueError,
+            r"view.buys_left\[1\] must be a count \(an int >= 0\), got -1",
+            "buys-minus-1",
+        ),
+        case(
+            lambda v: replaced(v, "down", 1, None),
+            TypeError,
+            r"view.down\[1\] must be True or False, got None",
+            "down-None",
+        ),
+        case(
+            lambda v: {"stock_rebuilds_left": -1},
+            ValueError,
+            r"view.stock_rebuilds_left must be None or an int 0..1 \(the rules' limit\), got -1",
+            "rebuilds-minus-1",
+        ),
+        case(
+            lambda v: {"stock_rebuilds_left": 2},
+            ValueError,
+            r"view.stock_rebuilds_left must be None or an int 0..1 \(the rules' limit\), got 2",
+            "rebuilds-above-limit",
+        ),
+        case(
+            lambda v: {"stock_rebuilds_left": "1"},
+            TypeError,
+            r"view.stock_rebuilds_left must be None or an int 0..1 .*got '1' \(str\)",
+            "rebuilds-str",
+        ),
+        case(
+            lambda v: {"went_down_this_turn": None},
+            TypeError,
+            r"view.went_down_this_turn must be True or False, got None",
+            "went-down-None",
+        ),
+        case(
+            lambda v: {"turn_player_went_down": 1},
+            TypeError,
+            r"view.turn_player_went_down must be True or False, got 1 \(int\)",
+            "turn-went-down-int",
+        ),
+    ],
+)
+def test_a_corrupted_view_is_refused_by_the_sampler(
+    change: Any, error: type[Exception], message: str
+) -> None:
+    """Fields only a world reads (hand sizes, buys, scores, the stock) are checked as well: a
+    world with a score of None was built, a stock of -3 cards failed with a count of unseen cards."""
+    real, view = melded_view()
+    rng = np.random.default_rng(3)
+    before = rng.bit_generator.state
+    for call in ("WorldSampler", "sample_world"):
+        with pytest.raises(error, match=message):
+            WORLD_CALLS[call](dataclasses.replace(view, **change(view)), real.rules, rng)
+    assert rng.bit_generator.state == before
+    assert sum(unseen_counts(view)) > 0  # the sound view still counts
+
+
+def test_unseen_counts_of_a_finished_game_still_count() -> None:
+    """unseen_counts reads only the cards: a view of a finished game counts too."""
+    over = Game(num_players=4, contracts=(1,))
+    over.reset(0)
+    over.abandon_deal()
+    assert sum(unseen_counts(over.view(0))) > 0

@@ -42,7 +42,8 @@ def _scale(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    # the docstring's first line, without its reStructuredText quotes: a terminal shows plain text
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""))
     sub = parser.add_subparsers(dest="command", required=True)
     for name, what in (("svg", "an SVG file"), ("png", "a PNG file (needs Pillow, the draw extra)")):
         p = sub.add_parser(name, help=f"the table at one frame of a record as {what}")

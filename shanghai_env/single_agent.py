@@ -334,7 +334,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Boolean mask of the learner's legal actions (all False once the episode is over)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # "ansi" frames are text
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override,unused-ignore]  # "ansi" frames are text
         """``"ansi"``: the table as text, every hand shown; ``"rgb_array"``: the table drawn as an
         ``(H, W, 3)`` uint8 array, every hand face up (as the AEC env draws it).
 

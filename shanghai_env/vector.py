@@ -137,7 +137,10 @@ class VectorEnv:
         self.legal_actions: list[list[int]] = [[] for _ in range(num)]
         self._acc = np.zeros((num, n), np.float32)
         self._deals_seen = [0] * num
+        self._deal_start = [0] * num  # the game's move count when its current deal began
         self._ended: dict[int, np.ndarray] = {}  # rewards of games that ended in this step
+        # deals ended since reset, those someone went out of, and their moves (for training logs)
+        self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
         self._seed: int | None = None
 
     # --- public ----------------------------------------------------------------------------
@@ -227,6 +230,7 @@ class VectorEnv:
         self.game_seeds[i] = seed
         self._games[i].reset(seed)
         self._deals_seen[i] = 0
+        self._deal_start[i] = 0
         self.games_played[i] = k + 1
         for s, agent in enumerate(self._agents[i]):
             if agent is not None:
@@ -239,6 +243,11 @@ class VectorEnv:
         if len(game.deal_results) != self._deals_seen[i]:
             new = game.deal_results[self._deals_seen[i] :]
             self._deals_seen[i] = len(game.deal_results)
+            counts = self.deal_counts
+            counts["deals"] += len(new)
+            counts["went_out"] += sum(r.out_player >= 0 for r in new)
+            counts["moves"] += game.move_count - self._deal_start[i]
+            self._deal_start[i] = game.move_count
             self._acc[i] += step_rewards(game, new, self.reward_mode)
             if game.game_over:
                 self.final_scores[i] = game.scores

@@ -47,6 +47,8 @@ def padded(legal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 class PolicyNet(nn.Module):
     """MLP trunk, a per-action policy head used only at legal actions, and a value head."""
 
+    inv_scale: torch.Tensor  # a buffer: 1 / each observation entry's largest value
+
     def __init__(self, obs_scale: np.ndarray, num_actions: int, hidden: Sequence[int] = (128, 128)) -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)

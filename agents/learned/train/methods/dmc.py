@@ -27,7 +27,7 @@ from shanghai_env.vector import VectorEnv
 from ..opponents import players_for
 from ..policy import PolicyNet, build_net, padded, save_policy
 from ..run import RunConfig
-from .ppo import _pickled, _rule_options
+from .ppo import _pickled, _rule_options, deal_stats
 
 
 @dataclass
@@ -80,11 +80,11 @@ class DMC:
                 )
                 k = q.argmax(1).cpu().numpy()
             explore = self.np_rng.random(n) < self.opt.epsilon
-            for i in np.flatnonzero(explore):
-                k[i] = self.np_rng.integers(len(venv.legal_actions[i]))
+            uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
+            k = np.where(explore, uniform, k)
             actions = idx[rows, k]
-            for i in range(n):
-                self.pending[i].append((venv.obs[i].tobytes(), int(actions[i]), int(venv.seat[i])))
+            for row in range(n):
+                self.pending[row].append((venv.obs[row].tobytes(), int(actions[row]), int(venv.seat[row])))
             _, _, _, rew, done = venv.step(actions)
             if relative:
                 rew = rew - rew.mean(1, keepdims=True)
@@ -103,6 +103,7 @@ class DMC:
         return obs_out, act_out, tgt_out, finished
 
     def step(self) -> dict[str, float]:
+        before = dict(self.venv.deal_counts)
         obs, actions, targets, finished = self._collect()
         stats: dict[str, list[float]] = {"value_loss": []}
         size = len(actions)
@@ -126,6 +127,7 @@ class DMC:
                     stats["value_loss"].append(loss.item())
         self.updates += 1
         out: dict[str, float] = {"value_loss": round(float(np.mean(stats["value_loss"])), 5) if size else 0.0}
+        out.update(deal_stats(before, self.venv.deal_counts))
         out["env_steps"] = float(self.opt.n_steps * self.venv.num_envs)
         out["trained_decisions"] = float(size)
         out["games_finished"] = float(len(finished))

@@ -140,6 +140,7 @@ class PPO:
     # --- learning ----------------------------------------------------------------------------
 
     def step(self) -> dict[str, float]:
+        before = dict(self.venv.deal_counts)
         data = self._collect()
         net, opt, dev = self.net, self.opt, self.device
         size = len(data["chosen"])
@@ -179,6 +180,7 @@ class PPO:
                 stats["clip_frac"].append(float(((ratio - 1).abs() > opt.clip).float().mean()))
         self.updates += 1
         out = {k: round(float(np.mean(v)), 5) for k, v in stats.items()}
+        out.update(deal_stats(before, self.venv.deal_counts))
         out["env_steps"] = float(size)
         out["games_finished"] = float(len(data["finished"]))
         if data["finished"] and tuple(self.config.opponents) != ("self",):
@@ -211,6 +213,18 @@ class PPO:
     def export(self, path: str, meta: dict[str, Any]) -> None:
         save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
         self.net.to(self.device)
+
+
+def deal_stats(before: dict[str, int], after: dict[str, int]) -> dict[str, float]:
+    """Deals that ended during an update, the share someone went out of, and their mean length."""
+    deals = after["deals"] - before["deals"]
+    if not deals:
+        return {"deals_ended": 0.0, "went_out_share": float("nan"), "moves_per_deal": float("nan")}
+    return {
+        "deals_ended": float(deals),
+        "went_out_share": round((after["went_out"] - before["went_out"]) / deals, 3),
+        "moves_per_deal": round((after["moves"] - before["moves"]) / deals, 1),
+    }
 
 
 def _pickled(venv: VectorEnv) -> bytes | None:

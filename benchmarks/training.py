@@ -1,24 +1,20 @@
-"""Where train.py's time goes: learner steps per second and their split, per configuration.
+"""Learner steps per second of ``shanghai-train`` against the env's own speed, in one run.
 
-Runs a short MaskablePPO training (the library behind train.py, one process, DummyVecEnv) for
-each configuration below and times, inside the same run:
+Measures, one after another on this machine and in this process (one torch thread):
 
-- **update**: PPO's gradient steps (``model.train``);
-- **env**: the environments' steps (``step_wait``), of which **opponents** (the opponent seats'
-  ``act``: bots or networks) and **derived** (the derived-input block of ``--derived``); the rest
-  of env is the engine, the observation and the mask;
-- **policy**: the rest of collecting a rollout (the learner's network on each observation, the
-  rollout buffer).
+- **env() random play**: the PettingZoo AEC loop of README (``env.last()``, a random legal
+  action from the mask, ``env.step``): the reference every ratio is taken against;
+- **vector_env random play**: the batched env (64 games) with random legal actions;
+- each trainer configuration: ``shanghai-train METHOD`` on the full game at 4 players (the env's
+  own observation), self-play from scratch, no evaluation; its **learner steps/s** (decisions
+  trained on, over the loop's wall time) and where the time goes: the games (the vector env's
+  ``step``, bots inside included), the network while playing, and the updates.
 
-    python benchmarks/training.py                   # all configurations, 2048 learner steps each
-    python benchmarks/training.py --steps 4096 --only full_structured_planner
-    python benchmarks/training.py --only full_structured_models --n-envs 8 --steps 8192 --batching
+    python benchmarks/training.py                  # every configuration, 65,536 learner steps each
+    python benchmarks/training.py --steps 32768 --only ppo_self_play
 
-``--batching`` also runs each configuration with its envs stepped one by one (Stable-Baselines3's
-``DummyVecEnv``) instead of train.py's ``BatchedVecEnv``, which decides the network opponents of
-all envs in one forward pass, and prints the ratio (the same games are played both ways).
-
-Figures depend on the machine and its load; the shares are the useful part (docs/performance.md).
+The env reference is measured before and after the trainers and averaged, so that a change of
+the machine's load shows as a difference between the two (printed).
 """
 
 from __future__ import annotations
@@ -28,8 +24,6 @@ import os
 import sys
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,154 +31,176 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-ALL = tuple(range(1, 11))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 CONFIGS: dict[str, dict[str, Any]] = {
-    # train.py's defaults: contract 1, per-card features and an MLP, greedy opponents
-    "contract1_mlp_greedy": {"contracts": (1,), "opponents": ("greedy",)},
-    # the full game with the structured, derived-input policy against planners
-    "full_structured_planner": {
-        "contracts": ALL,
-        "opponents": ("planner",),
-        "features": "structured",
-        "net_arch": (64,),
-        "derived": True,
-        "shaping": 0.0,
-    },
-    # the same against three copies of a network (the shipped clone): opponent inference
-    "full_structured_models": {
-        "contracts": ALL,
-        "opponents": (str(ROOT / "models" / "ppo_full_4p.zip"),),
-        "init": str(ROOT / "models" / "ppo_full_4p.zip"),
-        "derived": True,
-        "shaping": 0.0,
-    },
+    "ppo_self_play": {"method": "ppo"},
+    "dmc_self_play": {"method": "dmc"},
+    "ppo_vs_3_networks": {"method": "ppo", "opponents": "network"},
+    "ppo_vs_3_greedy": {"method": "ppo", "opponents": ("greedy",)},
 }
 
 
-class Clock:
-    """Seconds spent per bucket."""
+def env_random_play(seconds: float, seed: int = 0) -> float:
+    """Steps per second of the AEC loop with random legal actions (numpy's generator)."""
+    import numpy as np
 
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
+    import shanghai_env
 
-    def wrap(self, bucket: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds[bucket] += time.perf_counter() - start
-
-        return timed
-
-
-class TimedAgent:
-    """An opponent whose ``act`` (and ``act_batch``) is timed; everything else is the agent's own."""
-
-    def __init__(self, agent: Any, clock: Clock) -> None:
-        self._agent = agent
-        self.act = clock.wrap("opponents", agent.act)
-        if hasattr(agent, "act_batch"):
-            self.act_batch = clock.wrap("opponents", agent.act_batch)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._agent, name)
+    env = shanghai_env.env(num_players=4)
+    rng = np.random.default_rng(seed)
+    steps, start = 0, time.perf_counter()
+    game = 0
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=seed + game)
+        game += 1
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+            if steps % 4096 == 0 and time.perf_counter() - start >= seconds:
+                break
+    return steps / (time.perf_counter() - start)
 
 
-def measure(
-    name: str, settings: dict[str, Any], steps: int, n_envs: int = 2, batched: bool = True
-) -> dict[str, float]:
+def vector_random_play(seconds: float, num_envs: int = 64) -> float:
+    import numpy as np
+
+    from shanghai_env import vector_env
+
+    venv = vector_env(num_envs, num_players=4)
+    venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        actions = [ids[rng.integers(len(ids))] for ids in venv.legal_actions]
+        venv.step(actions)
+        steps += num_envs
+    return steps / (time.perf_counter() - start)
+
+
+def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> dict[str, float]:
+    """One ``shanghai-train`` run (the loop itself, no evaluation), timed by part."""
     import torch
-    from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from shanghai_env.agents.learned import training
-    from shanghai_env.agents.learned.derived import DerivedSingleAgentEnv
-    from shanghai_env.agents.learned.vec_env import BatchedVecEnv
+    from shanghai_env.agents.learned.train import loop
+    from shanghai_env.agents.learned.train.run import RunConfig
+    from shanghai_env.vector import VectorEnv
 
-    torch.set_num_threads(1)
-    clock = Clock()
-    cached = training._cached_agent
-    timed: dict[int, TimedAgent] = {}  # one wrapper per agent object, so that batches still form
+    opponents = settings.get("opponents", ("self",))
+    if opponents == "network":
+        opponents = (network,)
+    parts = {"games": 0.0, "network": 0.0}
+    env_step = VectorEnv.step
 
-    def timed_agent(spec: str, seat: int, slot: int = 0) -> Any:
-        agent = cached(spec, seat, slot)
-        return timed.setdefault(id(agent), TimedAgent(agent, clock))
+    def timed_step(self: Any, actions: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return env_step(self, actions)
+        finally:
+            parts["games"] += time.perf_counter() - start
 
-    training._cached_agent = timed_agent  # type: ignore[assignment]
-    extend = DerivedSingleAgentEnv._extend
-    DerivedSingleAgentEnv._extend = clock.wrap("derived", extend)  # type: ignore[method-assign]
-    step_wait = BatchedVecEnv.step_wait
-    if not batched:  # the same envs and opponents, stepped one env at a time
-        BatchedVecEnv.step_wait = DummyVecEnv.step_wait  # type: ignore[method-assign]
+    VectorEnv.step = timed_step  # type: ignore[method-assign]
+    method_cls = __import__(
+        f"shanghai_env.agents.learned.train.methods.{settings['method']}", fromlist=["x"]
+    )
+    cls = getattr(method_cls, settings["method"].upper())
+    collect = cls._collect
+
+    def timed_collect(self: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return collect(self)
+        finally:
+            parts["network"] += time.perf_counter() - start
+
+    cls._collect = timed_collect
     try:
         with tempfile.TemporaryDirectory() as out:
-            config = training.TrainConfig(
-                **{"n_envs": n_envs, "n_steps": 512, "batch_size": 256, "seed": 0, "out": out, **settings},
+            config = RunConfig(
+                method=settings["method"],
+                timesteps=steps,
+                seed=0,
+                out=out,
+                opponents=tuple(opponents),
+                eval_every=0,
+                eval_games=0,
+                checkpoint_every=10**12,
                 progress=False,
             )
-            env = training.make_vec_env(config)
-            model = training.load_model(config, env) if config.init else training.build_model(config, env)
-            model.train = clock.wrap("update", model.train)
-            model.collect_rollouts = clock.wrap("rollout", model.collect_rollouts)
-            inner = env.venv
-            inner.step_wait = clock.wrap("env", inner.step_wait)
+            torch.set_num_threads(1)
             start = time.perf_counter()
-            model.learn(steps)
+            loop.train(config)
             total = time.perf_counter() - start
-            env.close()
+            import csv
+
+            with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+                done = int(list(csv.DictReader(f))[-1]["env_steps"])
     finally:
-        training._cached_agent = cached  # type: ignore[assignment]
-        DerivedSingleAgentEnv._extend = extend  # type: ignore[method-assign]
-        BatchedVecEnv.step_wait = step_wait  # type: ignore[method-assign]
-    s = clock.seconds
-    row = {
-        "steps": float(model.num_timesteps),
-        "seconds": total,
-        "steps_per_s": model.num_timesteps / total,
-        "update": s["update"] / total,
-        "env": s["env"] / total,
-        "opponents": s["opponents"] / total,
-        "derived": s["derived"] / total,
-        "policy": (s["rollout"] - s["env"]) / total,
+        VectorEnv.step = env_step  # type: ignore[method-assign]
+        cls._collect = collect
+    collect_s = parts["network"]
+    return {
+        "steps_per_s": done / total,
+        "games": parts["games"] / total,
+        "network": (collect_s - parts["games"]) / total,
+        "update": (total - collect_s) / total,
     }
-    print(
-        f"{name:26s} {n_envs} envs{' batched' if batched else ' one by one'} "
-        f"{row['steps_per_s']:7.0f} steps/s | update {row['update']:4.0%} | env {row['env']:4.0%}"
-        f" (opponents {row['opponents']:4.0%}, derived {row['derived']:4.0%}) | policy {row['policy']:4.0%}",
-        flush=True,
-    )
-    return row
+
+
+def saved_network(folder: str) -> str:
+    """A 4-player network player to sit as opponents (one short update from scratch)."""
+    from shanghai_env.agents.learned.train import loop
+    from shanghai_env.agents.learned.train.run import RunConfig
+
+    loop.train(RunConfig(timesteps=1, out=folder, eval_every=0, eval_games=0, progress=False))
+    return os.path.join(folder, "model.pt")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2048, help="learner steps per configuration")
+    parser.add_argument("--steps", type=int, default=65536, help="learner steps per configuration")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds of each random-play reference")
     parser.add_argument("--only", choices=sorted(CONFIGS), action="append", help="run only these")
-    parser.add_argument("--n-envs", type=int, default=2, help="envs in the one process (default 2)")
-    parser.add_argument(
-        "--batching",
-        action="store_true",
-        help="for each configuration, also step the same envs one by one (DummyVecEnv) and print "
-        "the ratio: what deciding the network opponents of all envs together gains",
-    )
     args = parser.parse_args(argv)
-    if args.n_envs < 1:
-        parser.error("argument --n-envs: at least 1")
-    if args.steps < 512 * args.n_envs:
-        parser.error(
-            f"argument --steps: at least {512 * args.n_envs} (one rollout of {args.n_envs} envs x 512 steps)"
-        )
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    print(f"{args.steps} learner steps per configuration, one process, {args.n_envs} envs")
-    for name in args.only or CONFIGS:
-        if args.batching:  # interleaved, so that a change of the machine's load hits both alike
-            plain = measure(name, CONFIGS[name], args.steps, args.n_envs, batched=False)
-        row = measure(name, CONFIGS[name], args.steps, args.n_envs)
-        if args.batching:
+    if args.steps < 4096:
+        parser.error("argument --steps: at least 4096 (one rollout of 64 games x 64 steps)")
+    if args.seconds <= 0:
+        parser.error("argument --seconds: must be positive")
+    import platform
+
+    import torch
+
+    torch.set_num_threads(1)
+    print(
+        f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} (1 thread); "
+        f"4 players, all ten contracts; {args.steps:,} learner steps per trainer",
+        flush=True,
+    )
+    before = env_random_play(args.seconds)
+    print(f"env() random play (AEC loop)      {before:9,.0f} steps/s", flush=True)
+    venv = vector_random_play(args.seconds)
+    print(f"vector_env(64) random play        {venv:9,.0f} steps/s  ({venv / before:.2f}x env())", flush=True)
+    rows = {}
+    with tempfile.TemporaryDirectory() as folder:
+        network = saved_network(folder)
+        for name in args.only or CONFIGS:
+            rows[name] = row = trainer(name, CONFIGS[name], args.steps, network)
             print(
-                f"{name:26s} batched / one by one: {row['steps_per_s'] / plain['steps_per_s']:.2f}x",
+                f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"
+                f"  | games {row['games']:4.0%}, network while playing {row['network']:4.0%},"
+                f" updates {row['update']:4.0%}",
                 flush=True,
             )
+    after = env_random_play(args.seconds)
+    reference = (before + after) / 2
+    print(f"env() random play again           {after:9,.0f} steps/s (mean {reference:,.0f})", flush=True)
+    for name, row in rows.items():
+        print(f"{name:33s} {row['steps_per_s'] / reference:6.1%} of env() random-play steps/s", flush=True)
 
 
 if __name__ == "__main__":

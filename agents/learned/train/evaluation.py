@@ -1,9 +1,9 @@
 """The learner against bots, through the tournament (duplicate deals, balanced seats).
 
 The figure is the paired difference of game scores: in every game the learner's total minus
-the mean total of the bot seats, averaged per round of the seat design; its 95% interval is a
-Student-t interval over rounds (the tournament's own unit of independent samples). Below zero
-the learner scores fewer points than the bots (better).
+the mean total of the bot seats, averaged over each deck set (a block: the same decks played with
+the learner in every seat); its 95% interval is a Student-t interval over deck sets, which are
+independent. Below zero the learner scores fewer points than the bots (better).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ def evaluate(
     results = tournament.run_tournament(config, workers=workers)
     tournament.forget_agents(config.players)
     me = config.players.index(model)
-    by_round: dict[int, list[float]] = {}
+    by_block: dict[int, list[float]] = {}
     for g in results:
         others = [s for i, s in enumerate(g.scores) if i != me]
-        by_round.setdefault(g.round, []).append(g.scores[me] - float(np.mean(others)))
-    diffs = [float(np.mean(v)) for _, v in sorted(by_round.items())]
+        by_block.setdefault(g.block, []).append(g.scores[me] - float(np.mean(others)))
+    diffs = [float(np.mean(v)) for _, v in sorted(by_block.items())]
     mean, (low, high) = t_interval(diffs) if len(diffs) > 1 else (diffs[0], [float("nan")] * 2)
     score = float(np.mean([g.scores[me] for g in results]))
     return {"diff": mean, "low": low, "high": high, "score": score, "games": float(len(results))}

@@ -1,10 +1,14 @@
 """The trainer's network: the env's observation in, a score for each legal action and a value out.
 
 One MLP trunk reads the observation vector (``ObservationEncoder``, docs/observation.md, each
-entry divided by its largest value); the policy head holds one weight row per action of the
-fixed table (docs/actions.md) but only the rows of the legal actions are ever multiplied, so a
-decision costs a dozen dot products rather than the whole table, and sampling draws among the
-legal actions only. The value head reads the same trunk (the return of the seat that observes).
+entry divided by its largest value); an action's score is the trunk's features against the
+action's row, and only the rows of the legal actions are ever multiplied, so a decision costs a
+dozen dot products rather than the whole table, and sampling draws among the legal actions only.
+An action's row is its own learned row plus rows shared by every action of the same kind
+(``discard``, ``meld``, ``layoff``, ...), the same card and the same place (the move's fields,
+docs/actions.md): what is learned of one meld placement carries to the others, which a row per
+action alone would learn only from each action's own rare uses. The value head reads the same
+trunk (the return of the seat that observes).
 
 A saved player is one ``.pt`` file (:func:`save_policy`): the network's weights with the rule
 options and sizes it was made for; :class:`PolicyAgent` plays it in tournaments like any bot
@@ -49,7 +53,13 @@ class PolicyNet(nn.Module):
 
     inv_scale: torch.Tensor  # a buffer: 1 / each observation entry's largest value
 
-    def __init__(self, obs_scale: np.ndarray, num_actions: int, hidden: Sequence[int] = (128, 128)) -> None:
+    def __init__(
+        self,
+        obs_scale: np.ndarray,
+        num_actions: int,
+        hidden: Sequence[int] = (128, 128),
+        action_fields: np.ndarray | None = None,
+    ) -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)
         self.num_actions = int(num_actions)
@@ -64,6 +74,15 @@ class PolicyNet(nn.Module):
         self.trunk = nn.Sequential(*layers)
         self.pi = nn.Linear(width, num_actions)
         self.v = nn.Linear(width, 1)
+        fields = move_fields(num_actions, action_fields) if action_fields is not None else None
+        self.has_fields = fields is not None
+        if fields is not None:
+            self.register_buffer("fields", torch.as_tensor(fields, dtype=torch.int64))
+            self.kind_rows = nn.Parameter(torch.zeros(int(fields[:, 0].max()) + 1, width))
+            self.card_rows = nn.Parameter(torch.zeros(int(fields[:, 1].max()) + 1, width))
+            self.place_rows = nn.Parameter(torch.zeros(int(fields[:, 2].max()) + 1, width))
+            for rows in (self.kind_rows, self.card_rows, self.place_rows):
+                nn.init.orthogonal_(rows, 0.01)
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.zeros_(self.pi.bias)
@@ -76,6 +95,9 @@ class PolicyNet(nn.Module):
     def logits(self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False."""
         w = self.pi.weight[idx]  # (B, K, H)
+        if self.has_fields:
+            f = self.fields[idx]  # (B, K, 3): kind, card, place
+            w = w + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]] + self.place_rows[f[..., 2]]
         out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
         return out.masked_fill(~valid, float("-inf"))
 
@@ -83,11 +105,25 @@ class PolicyNet(nn.Module):
         return self.v(h).squeeze(-1)
 
 
+def move_fields(num_actions: int, table_fields: np.ndarray) -> np.ndarray:
+    """``(A, 3)`` kind, card and place of every action, each shifted to start at 0."""
+    out = np.asarray(table_fields, np.int64).reshape(num_actions, 3)
+    return out - out.min(0)
+
+
+def action_fields(rules: Rules) -> np.ndarray:
+    """The kind, card and place of every action of ``rules``' table (-1 where a move has none)."""
+    from shanghai_env.actions import action_table
+
+    return np.array([(int(m.kind), m.card, m.place) for m in action_table(rules).moves], np.int64)
+
+
 def build_net(rules: Rules, hidden: Sequence[int]) -> PolicyNet:
     from shanghai_env.actions import action_table
 
     encoder = ObservationEncoder(rules)
-    return PolicyNet(np.asarray(encoder.high, np.float32), action_table(rules).size, hidden)
+    table = action_table(rules)
+    return PolicyNet(np.asarray(encoder.high, np.float32), table.size, hidden, action_fields(rules))
 
 
 def rules_json(rules: Rules) -> dict[str, Any]:

@@ -157,9 +157,9 @@ class VectorEnv:
         elif not is_int(seed) or seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self._seed = int(seed)
-        for shared in self._shared:
-            if shared is not None:
-                shared.reset(game_seed(self._seed, -1, 0))
+        for s, shared in enumerate(self._shared):
+            if shared is not None:  # a row past the last: seeds no game of any row
+                shared.reset(game_seed(self._seed, self.num_envs, 0, s))
         self._acc[:] = 0.0
         self.final_scores[:] = 0
         for i in range(self.num_envs):

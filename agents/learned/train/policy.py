@@ -94,12 +94,21 @@ class PolicyNet(nn.Module):
 
     def logits(self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False."""
-        w = self.pi.weight[idx]  # (B, K, H)
-        if self.has_fields:
+        if not self.has_fields:
+            w = self.pi.weight[idx]  # (B, K, H)
+        elif idx.numel() > self.num_actions:
+            w = self.action_rows()[idx]  # a large batch: every row once, then gather
+        else:
             f = self.fields[idx]  # (B, K, 3): kind, card, place
-            w = w + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]] + self.place_rows[f[..., 2]]
+            w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
+            w = w + self.place_rows[f[..., 2]]
         out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
         return out.masked_fill(~valid, float("-inf"))
+
+    def action_rows(self) -> torch.Tensor:
+        """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""
+        f = self.fields
+        return self.pi.weight + self.kind_rows[f[:, 0]] + self.card_rows[f[:, 1]] + self.place_rows[f[:, 2]]
 
     def value(self, h: torch.Tensor) -> torch.Tensor:
         return self.v(h).squeeze(-1)

@@ -97,7 +97,9 @@ class VectorEnv:
         for s, entry in enumerate(entries):
             if entry is None:
                 continue
-            if isinstance(entry, BatchAgent):
+            if isinstance(entry, type):  # a class is a factory (its instances have the methods)
+                self._factories[s] = entry
+            elif isinstance(entry, BatchAgent):
                 self._shared[s] = entry
             elif isinstance(entry, Agent):
                 raise TypeError(

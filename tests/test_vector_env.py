@@ -132,3 +132,47 @@ def test_observe_any_seat_matches_env():
     e.reset(seed=venv.game_seeds[0])
     for s in range(4):
         np.testing.assert_array_equal(venv.observe(0, s), e.observe(f"player_{s}")["observation"])
+
+
+class FirstLegal:
+    """A stateless player that takes the lowest legal action; records the size of each batch."""
+
+    name = "first-legal"
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def reset(self, seed=None) -> None:
+        pass
+
+    def act(self, decision) -> int:
+        return decision.legal_actions[0]
+
+    def act_batch(self, decisions) -> list[int]:
+        self.batches.append(len(decisions))
+        return [d.legal_actions[0] for d in decisions]
+
+
+class FirstLegalOneByOne:
+    name = "first-legal"
+
+    def reset(self, seed=None) -> None:
+        pass
+
+    def act(self, decision) -> int:
+        return decision.legal_actions[0]
+
+
+def test_a_network_seat_decides_every_game_in_one_batch_with_the_same_play():
+    shared = FirstLegal()
+    batched = vector_env(8, players=[None, shared, shared, shared], contracts=(1,))
+    single = vector_env(8, players=[None, *[FirstLegalOneByOne] * 3], contracts=(1,))
+    batched.reset(seed=4)
+    single.reset(seed=4)
+    rng_a, rng_b = np.random.default_rng(2), np.random.default_rng(2)
+    for _ in range(200):
+        ra = batched.step(_random_actions(batched, rng_a))
+        rb = single.step(_random_actions(single, rng_b))
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+    assert max(shared.batches) > 1  # decisions of several games in one call

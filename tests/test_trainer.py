@@ -128,3 +128,44 @@ def test_bad_command_lines_exit_2_with_one_line(argv, needle, capsys, monkeypatc
 def test_unknown_method_is_one_line(capsys):
     assert cli.main(["alphazero"]) == 2
     assert "unknown method 'alphazero'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "target"),
+    [
+        (["sb3", "--timesteps", "5"], "sb3"),
+        (["--timesteps", "5"], "sb3"),  # options with no method: the MaskablePPO trainer, as before
+        (["clone", "--pretrain", "greedy"], "sb3"),
+        (["scorer", "fit", "x.npz"], "scorer"),
+    ],
+)
+def test_the_other_methods_are_reached_through_the_one_command(argv, target, monkeypatch):
+    seen: list[tuple[str, list[str]]] = []
+    from shanghai_env.agents.learned import scorer_train, train_cli
+
+    monkeypatch.setattr(train_cli, "main", lambda a: seen.append(("sb3", list(a))))
+    monkeypatch.setattr(scorer_train, "main", lambda a: seen.append(("scorer", list(a))) or 0)
+    assert cli.main(argv) == 0
+    assert seen == [(target, argv[1:] if not argv[0].startswith("-") else argv)]
+
+
+def test_clone_needs_a_teacher(capsys):
+    assert cli.main(["clone", "--timesteps", "5"]) == 2
+    assert "--pretrain" in capsys.readouterr().err
+
+
+def test_the_example_loop_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "ppo_vector_env.py"), "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "update 0: value loss" in done.stdout

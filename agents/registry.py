@@ -21,16 +21,24 @@
 ``check_spec`` checks a name's form (and that a model file exists); ``check_player`` goes further
 before any game is played: a model must be a saved model trained for the table, and a
 ``module:factory`` must import and build an agent.
+
+Reports name players by :func:`player_labels` (a ``module:factory`` by its agent's ``name``) and
+record what each one was by :func:`player_pin` (the package version, a saved model's file hash,
+a bot's source hash), so that a result says which players produced it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.resources
+import importlib.util
+import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
+from typing import Any
 
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.greedy import GreedyBot
@@ -112,6 +120,87 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             agent = ModelAgent(s)
     agent.reset(seed)
     return agent
+
+
+def spec_stem(spec: str) -> str:
+    """A name without its folder: a saved model's file name without ``.zip``, anything else as it is."""
+    return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
+
+
+@cache
+def display_name(spec: str) -> str:
+    """What reports call the player ``spec``: a bot by its name, a saved model by its file name
+    (:func:`spec_stem`), a ``module:factory`` by the ``name`` of the agent it returns (built once
+    per process; the spec itself if the agent has no name)."""
+    s = check_spec(spec)
+    if ":" in s and not os.path.isfile(s) and s not in BOTS:
+        name = getattr(_from_factory(s), "name", None)
+        return name.strip() if isinstance(name, str) and name.strip() else s
+    return spec_stem(s)
+
+
+def player_labels(specs: Sequence[str]) -> list[str]:
+    """Unique display names of ``specs``, in their order: :func:`display_name`, and where several
+    players share one, ``name``, ``name#2``, ... A player whose spec *is* the name (a bot) keeps
+    it plain; the others follow by spec, copies of one spec in the order listed, so that the
+    labels do not depend on the order the players are listed in."""
+    bases = [display_name(s) for s in specs]
+    labels = list(bases)
+    for base in set(bases):
+        members = sorted(
+            (i for i, b in enumerate(bases) if b == base),
+            key=lambda i: (specs[i].strip() != base, specs[i].strip(), i),
+        )
+        for k, i in enumerate(members):
+            labels[i] = base if k == 0 else f"{base}#{k + 1}"
+    return labels
+
+
+def _sha256_of_files(paths: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(os.path.basename(path).encode() + b"\0")
+        with open(path, "rb") as f:
+            digest.update(hashlib.sha256(f.read()).digest())
+    return digest.hexdigest()
+
+
+@cache
+def player_pin(spec: str) -> dict[str, Any]:
+    """What the player ``spec`` was, for ``summary.json``: its kind, the package version, and
+
+    - a bot: ``source_sha256``, the SHA-256 of its code (its module and the bots' package:
+      greedy, planner and the contract distance they share), which any change to a bot changes;
+    - a saved model or scorer: ``file`` and ``sha256``, the hash of the file;
+    - a ``module:factory``: ``source_sha256`` of the module's file (None if it has none).
+    """
+    from shanghai_env import __version__
+
+    s = check_spec(spec)
+    pin: dict[str, Any] = {"spec": s, "package_version": __version__}
+    if s in BOTS:
+        bots = importlib.import_module("shanghai_env.agents.bots")
+        folder = os.path.dirname(os.path.abspath(bots.__file__ or ""))
+        files = {os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".py")}
+        files.add(os.path.abspath(inspect.getfile(BOTS[s])))
+        cls = BOTS[s]
+        return pin | {
+            "kind": "bot",
+            "class": f"{cls.__module__}.{cls.__qualname__}",
+            "source_sha256": _sha256_of_files(sorted(files)),
+        }
+    if ":" in s and not os.path.isfile(s):
+        module = s.partition(":")[0]
+        try:
+            found = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            found = None
+        origin = found.origin if found is not None else None
+        source = _sha256_of_files([origin]) if origin and os.path.isfile(origin) else None
+        return pin | {"kind": "factory", "source_sha256": source}
+    with open(s, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    return pin | {"kind": "saved player", "file": os.path.basename(s), "sha256": sha}
 
 
 def _from_factory(spec: str) -> Agent:

@@ -100,7 +100,7 @@ def test_evaluate_writes_its_files(tmp_path: Path) -> None:
             "--players",
             "planner,greedy,random",
             "--games",
-            "6",
+            "12",
             "--seed",
             "1",
             "--contracts",
@@ -120,11 +120,11 @@ def test_evaluate_writes_its_files(tmp_path: Path) -> None:
         low, high = p["ci95"]
         assert low <= p["mean_game_score"] <= high
         assert 0.0 <= p["win_rate"] <= 1.0
-    assert summary["games"] == 6 and summary["contracts"] == [1, 2]
+    assert summary["games"] == 12 and summary["contracts"] == [1, 2]  # two rounds: intervals
     assert summary["command"].startswith("python evaluate.py --players planner,greedy,random")
     with open(out / "games.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 6
+    assert len(rows) == 12
     assert {"score_planner", "score_greedy", "score_random", "capped_deals"} <= set(rows[0])
     for row in rows:
         assert int(row["score_planner"]) == int(row["deal1_planner"]) + int(row["deal2_planner"])

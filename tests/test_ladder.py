@@ -46,7 +46,8 @@ def test_ladder_ranks_bots_in_their_known_order(tmp_path):
     assert [len(r) for r in results] == [6] * 4
     entries = standings(config, results)
     by_name = {e.name: e for e in entries}
-    assert {e.name for e in entries[2:]} == {"random", "shanghai_env.agents.bots.random_agent:RandomAgent"}
+    # the factory is named by its agent ("random"), told apart from the bot of that name
+    assert {e.name for e in entries[2:]} == {"random", "random#2"}
     assert by_name["planner"].mean_game_score < by_name["random"].mean_game_score
     assert by_name["greedy"].rating_mu > by_name["random"].rating_mu
     assert all(e.games == 18 for e in entries)  # three tables each, six games a table
@@ -105,6 +106,10 @@ def test_command_line_prints_the_table_and_writes_json(tmp_path, capsys):
     assert "| player | rating" in printed and "planner" in printed
     data = json.loads((out / "ladder.json").read_text())
     assert [e["name"] for e in data["standings"]] == [e.name for e in entries]
+    # one table of one round: one mean a player, no interval (not a zero-width one)
+    assert all(e["ci95"] is None for e in data["standings"])
+    assert printed.count(" n/a |") == 3 and "95% CI: n/a for a player with one (table, round) mean" in printed
+    assert "rating: OpenSkill Plackett-Luce" in printed
 
 
 @pytest.mark.parametrize(
@@ -438,6 +443,56 @@ def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
     finally:  # leave nothing running, whatever failed
         if proc.poll() is None:
             proc.kill()
+            proc.wait()
+        for w in workers:
+            with contextlib.suppress(OSError):
+                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                    os.kill(w, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("moment", ["starting", "playing"])
+def test_ctrl_c_stops_a_ladder_with_workers_cleanly(moment: str, tmp_path) -> None:
+    """Ctrl-C (SIGINT to the terminal's whole process group) while the workers start or play: the
+    one-worker message and status, no traceback from any process, every stored game kept."""
+    out = tmp_path / "l"
+    args = ["-m", "shanghai_env.agents.arena.ladder", "--players", "random,greedy,planner"]
+    args += ["--table-size", "3", "--contracts", "1,2,3", "--games-per-table", "3000", "--workers", "2"]
+    args += ["--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    workers: set[int] = set()
+    table = out / "table_0.jsonl"
+    try:
+        deadline = time.monotonic() + 90
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            workers = _workers(proc.pid)
+        assert len(workers) == 2, "the workers did not start"
+        if moment == "playing":
+            while not (table.exists() and table.stat().st_size) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)
+        stored = table.read_bytes() if table.exists() else b""
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        assert err.strip().splitlines()[-1] == "stopped; run the same command again to resume"
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(w) for w in workers)
+        after = table.read_bytes() if table.exists() else b""
+        assert after.startswith(stored) and (after == b"" or after.endswith(b"\n"))
+        config = LadderConfig(
+            players=("random", "greedy", "planner"), table_size=3, games_per_table=3000, contracts=(1, 2, 3)
+        )
+        assert len(load_results(str(out), config)[0]) == after.count(b"\n")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         for w in workers:
             with contextlib.suppress(OSError):

@@ -73,8 +73,11 @@ def test_interval_by_hand_for_one_to_five() -> None:
     assert (mean, low, high) == pytest.approx((3.0, 3.0 - 1.963243, 3.0 + 1.963243), abs=1e-5)
 
 
-def test_one_sample_has_no_width() -> None:
-    assert t_interval([7.0]) == (7.0, [7.0, 7.0])
+def test_one_sample_has_no_interval() -> None:
+    """One sample has no spread to take an interval from: NaN bounds, not a zero-width interval."""
+    mean, (low, high) = t_interval([7.0])
+    assert mean == 7.0 and math.isnan(low) and math.isnan(high)
+    assert all(math.isnan(p) for p in paired_tests([3.0]))
 
 
 # --- (c) p-values -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from shanghai_env.agents.arena.report import (
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import Summary, summarize
-from shanghai_env.agents.arena.tasks import TASKS, task_named
+from shanghai_env.agents.arena.tasks import Task, current_versions, describe_tasks, task_named, task_record
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
     TournamentConfig,
@@ -38,7 +38,13 @@ from shanghai_env.agents.arena.tournament import (
     run_tournament,
     start_ray,
 )
-from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
+from shanghai_env.agents.registry import (
+    check_player,
+    check_spec,
+    contracts_arg,
+    describe_allowed,
+    player_pin,
+)
 from shanghai_env.cli import given, options_once, prepare_output, require_extra, run
 
 
@@ -99,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="NAME",
         help="a benchmark task (docs/benchmark.md): its table, reference players, contracts, games and "
-        f"seed; --players then names the one player under test. Tasks: {', '.join(sorted(TASKS))}",
+        "seed; --players then names the one player under test. A bare name is the task's current "
+        f"version. Tasks: {describe_tasks()}",
     )
     p.add_argument(
         "--games",
@@ -176,9 +183,9 @@ def _start_ray(parser: argparse.ArgumentParser, address: str, workers: int | Non
         parser.error(f"argument --ray: cannot connect to Ray at {address!r}: {first}{hint}")
 
 
-def _apply_task(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _apply_task(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Task:
     """Fill in the table, contracts, games and seed of ``--task``; the task fixes them, so giving
-    any of them too is an error."""
+    any of them too is an error. Returns the task (the version played)."""
     try:
         task = task_named(args.task)
     except ValueError as err:
@@ -186,15 +193,28 @@ def _apply_task(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     fixed = {"--contracts": "contracts", "--games": "games", "--seed": "seed"}
     for option, dest in fixed.items():
         if dest in given(args):
-            parser.error(f"argument {option}: --task {task.name} fixes it; leave it out")
+            parser.error(f"argument {option}: --task {task.id} fixes it; leave it out")
     if not args.duplicate:
-        parser.error(f"argument --no-duplicate: --task {task.name} plays duplicate games; leave it out")
+        parser.error(f"argument --no-duplicate: --task {task.id} plays duplicate games; leave it out")
     if len(args.players) != 1:
         parser.error(
             f"argument --players: with --task, name the one player under test, got {len(args.players)}"
         )
     args.players = list(task.players(args.players[0]))
     args.contracts, args.games, args.seed = task.contracts, task.games, task.seed
+    return task
+
+
+def rounding_notice(config: TournamentConfig, asked: str) -> str | None:
+    """One line when more games will be played than ``asked`` for (whole rounds of the seat
+    design), else None."""
+    if config.total_games == config.games:
+        return None
+    per_round = config.seat_design.games_per_round
+    return (
+        f"{asked} rounded up to {config.total_games} games: whole rounds of the seat design "
+        f"({per_round} games for {config.num_players} players)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> Summary:
@@ -209,12 +229,15 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     one_thread_per_worker()  # with --workers 1 this process plays the games itself
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.out:  # one spelling of the folder in every message: "results/" and "results//" are "results"
+        args.out = os.path.normpath(args.out)
+    task = None
     if args.task is not None:
-        _apply_task(parser, args)
+        task = _apply_task(parser, args)
     elif len(args.players) == 1:
         parser.error(
             f"argument --players: a game seats 3 to 8 players, got 1 (one player is tested against a "
-            f"--task's reference players: {', '.join(sorted(TASKS))})"
+            f"--task's reference players: {', '.join(sorted(current_versions()))})"
         )
     kwargs = {"contracts": args.contracts} if args.contracts else {}
     try:
@@ -237,6 +260,11 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     )
     if problem:
         parser.error(f"argument --out: {problem}")
+    notice = rounding_notice(
+        config, f"task {task.id}: {task.games} games" if task else f"--games {args.games}"
+    )
+    if notice and not args.quiet:
+        print(notice, file=sys.stderr)
     started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
     try:
         backend = "processes" if args.ray is None else "ray"
@@ -270,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> Summary:
         seed=config.seed,
         seating=config.seating(),
     )
+    for player in summary.players:
+        player.pin = player_pin(player.spec)
+    if task is not None:
+        summary.task = task_record(task, args.task, summary)
     summary.seconds = seconds
     summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0
     summary.workers = workers
@@ -278,13 +310,14 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     records, removed = write_outputs(summary, results, config.labels, args.out)
     if not args.quiet:
         print_tables(summary)
-        print(f"wrote {args.out}/summary.json, games.csv, scores.png")
+        print(f"wrote {os.path.join(args.out, SUMMARY_FILE)}, {GAMES_FILE}, {CHART_FILE}")
         if records:
-            print(f"wrote {records} game records to {args.out}/{RECORDS_FOLDER}/ (see docs/replay.md)")
+            folder = os.path.join(args.out, RECORDS_FOLDER)
+            print(f"wrote {records} game records to {folder}{os.sep} (see docs/replay.md)")
     if removed:  # said even with --quiet: files were deleted
         print(
             f"removed {removed} game record{'s' * (removed != 1)} of an earlier run from "
-            f"{args.out}/{RECORDS_FOLDER}/",
+            f"{os.path.join(args.out, RECORDS_FOLDER)}{os.sep}",
             file=sys.stderr,
         )
     return summary

@@ -20,8 +20,13 @@ no settings, is refused rather than mixing incompatible games. Every stored game
 against the schedule on a restart: a damaged line is refused with its file and line number, and
 only a last line cut off by a stop (it has no newline) is dropped, its games played again.
 ``ladder.json`` is written when every game is played, and removed while games are missing.
-Games run in worker processes (``workers``) that end with the ladder, and the results do not
-depend on how many.
+Games run in worker processes (``workers``) that end with the ladder (Ctrl-C, SIGTERM, or the
+ladder killed outright: :mod:`shanghai_env.agents.arena.workers`), and the results do not depend
+on how many. Ctrl-C keeps every game finished before it and says how to resume.
+
+The order the players are listed in changes nothing: the tables are formed, and played, from the
+players' canonical order (:func:`shanghai_env.agents.arena.tournament.canonical_order`), so the
+same players and seed give the same games, ratings and scores in any listing.
 
     shanghai-ladder --players random,greedy,planner,search --games-per-table 40 --out results/ladder
 """
@@ -32,34 +37,40 @@ import argparse
 import contextlib
 import glob
 import json
-import multiprocessing
 import os
 import signal
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, fields
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.arena.report import write_text_atomically
+from shanghai_env.agents.arena.report import RATING_NOTE, write_text_atomically
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.seating import DESIGN_NAME
-from shanghai_env.agents.arena.stats import t_interval
+from shanghai_env.agents.arena.stats import has_interval, t_interval, to_json_safe
 from shanghai_env.agents.arena.tournament import (
+    ORDER_NAME,
     GameResult,
     GameTask,
     TournamentConfig,
+    canonical_order,
     one_thread_per_worker,
     play_task,
     schedule,
 )
-from shanghai_env.agents.registry import check_player, check_spec, contracts_arg, describe_allowed
-from shanghai_env.cli import int_in, options_once, prepare_output, require_extra
+from shanghai_env.agents.arena.workers import run_in_workers
+from shanghai_env.agents.registry import (
+    check_player,
+    check_spec,
+    contracts_arg,
+    describe_allowed,
+    player_labels,
+    spec_stem,
+)
+from shanghai_env.cli import int_in, options_once, prepare_output, require_extra, run
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 CONFIG_FILE = "ladder_config.json"
@@ -95,8 +106,10 @@ class LadderConfig:
 
     @property
     def tables(self) -> list[tuple[str, ...]]:
-        """Every combination of ``table_size`` players, in a fixed order."""
-        return list(combinations(self.players, self.table_size))
+        """Every combination of ``table_size`` players, in a fixed order: that of the players'
+        canonical order, whatever order they were listed in."""
+        ordered = [self.players[i] for i in canonical_order(self.players)]
+        return list(combinations(ordered, self.table_size))
 
     def tournament(self, table: Sequence[str]) -> TournamentConfig:
         """The duplicate tournament one table plays (every table shares the deck seeds)."""
@@ -118,11 +131,13 @@ class LadderConfig:
         """The settings as ``ladder_config.json`` holds them."""
         # the seat design is part of the settings: a folder of games seated otherwise (before,
         # the players were only rotated) is refused rather than resumed
+        # so is the order the players are seated in (before, the order they were listed in)
         return {
             **asdict(self),
             "players": list(self.players),
             "contracts": list(self.contracts),
             "seating": DESIGN_NAME,
+            "order": ORDER_NAME,
         }
 
 
@@ -136,14 +151,14 @@ class LadderEntry:
     rating_sigma: float
     rating_ordinal: float  # mu - 3 sigma: the ladder's order
     mean_game_score: float
-    ci95: list[float]
+    ci95: list[float]  # NaN (null in ladder.json) with a single (table, round) mean
     win_rate: float
     mean_deal_score_by_contract: dict[str, float]
 
 
 def label(spec: str) -> str:
     """A short display name: a model's file name without the folder and ``.zip``."""
-    return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
+    return spec_stem(spec)
 
 
 def check_players(config: LadderConfig) -> None:
@@ -322,33 +337,6 @@ def _play_block(config: TournamentConfig, tasks: list[GameTask]) -> list[GameRes
     return [play_task(config, t) for t in tasks]
 
 
-def _worker_start(parent: int) -> None:
-    """In a worker process: end with the ladder. Ctrl-C (sent to the terminal's whole process
-    group) ends the worker at once, silently, and a watcher ends it when its parent is gone, however
-    the parent ended (killed outright, say), instead of playing on for nobody."""
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(1))
-    one_thread_per_worker()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and end the workers now (shutdown alone would wait for the
-    games in progress)."""
-    # CPython keeps the pool's processes here (shutdown forgets them); there is no public way to
-    # end a running task.
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        with contextlib.suppress(Exception):
-            process.terminate()
-
-
 def run_ladder(
     config: LadderConfig,
     out_dir: str,
@@ -413,22 +401,12 @@ def run_ladder(
         for k, tconf, block in jobs:
             save(k, _play_block(tconf, block))
     else:
-        ctx = multiprocessing.get_context("spawn")
-        size = min(workers, len(jobs))
-        with ProcessPoolExecutor(
-            size, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
-        ) as pool:
-            try:
-                pending: dict[Future[list[GameResult]], int] = {
-                    pool.submit(_play_block, tconf, block): k for k, tconf, block in jobs
-                }
-                while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        save(pending.pop(fut), fut.result())
-            except BaseException:  # Ctrl-C, a stop or a failed game: play no more, wait for nothing
-                _stop_workers(pool)
-                raise
+        # Ctrl-C, a stop or a failed game: every finished block saved, the workers ended at once
+        run_in_workers(
+            [(_play_block, (tconf, block)) for _, tconf, block in jobs],
+            workers,
+            lambda i, results: save(jobs[i][0], results),
+        )
     return [sorted(d, key=lambda g: g.index) for d in done]
 
 
@@ -437,9 +415,10 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
     from openskill.models import PlackettLuce
 
     names = list(config.players)
+    labels = player_labels(names)
     index = {p: i for i, p in enumerate(names)}
     model = PlackettLuce()
-    ratings = [model.rating(name=label(p)) for p in names]
+    ratings = [model.rating(name=labels[i]) for i in range(len(names))]
     round_means: list[list[float]] = [[] for _ in names]
     games = [0] * len(names)
     wins = [0.0] * len(names)
@@ -464,12 +443,12 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
             for j, i in enumerate(ids):
                 round_means[i].append(float(np.mean([g.scores[j] for g in round_games])))
     entries = []
-    for i, spec in enumerate(names):
+    for i in range(len(names)):
         mean, ci = t_interval(round_means[i]) if round_means[i] else (float("nan"), [float("nan")] * 2)
         r = ratings[i]
         entries.append(
             LadderEntry(
-                name=label(spec),
+                name=labels[i],
                 games=games[i],
                 rating_mu=float(r.mu),
                 rating_sigma=float(r.sigma),
@@ -482,7 +461,7 @@ def standings(config: LadderConfig, results: Sequence[Sequence[GameResult]]) -> 
                 },
             )
         )
-    entries.sort(key=lambda e: -e.rating_ordinal)
+    entries.sort(key=lambda e: (-e.rating_ordinal, e.name))  # ties by name: the same in any listing
     return entries
 
 
@@ -494,9 +473,10 @@ def markdown(entries: Sequence[LadderEntry], contracts: Sequence[int]) -> str:
     lines = [head + " |", "|---|---:|---:|---:|" + "---:|" * len(contracts)]
     for e in entries:
         per = " | ".join(f"{e.mean_deal_score_by_contract.get(str(c), float('nan')):.1f}" for c in contracts)
+        ci = f"[{e.ci95[0]:.1f}, {e.ci95[1]:.1f}]" if has_interval(e.ci95) else "n/a"
         lines.append(
             f"| {e.name} | {e.rating_mu:.1f} ± {e.rating_sigma:.1f} | {e.mean_game_score:.1f} "
-            f"[{e.ci95[0]:.1f}, {e.ci95[1]:.1f}] | {e.win_rate:.1%} | {per} |"
+            f"{ci} | {e.win_rate:.1%} | {per} |"
         )
     return "\n".join(lines)
 
@@ -557,6 +537,8 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
     one_thread_per_worker()  # with one worker this process plays the games itself
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.out:  # one spelling of the folder in every message
+        args.out = os.path.normpath(args.out)
     try:
         config = LadderConfig(
             players=tuple(s.strip() for s in args.players.split(",")),
@@ -596,8 +578,13 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
         raise SystemExit(128 + signal.SIGTERM) from None
     entries = standings(config, results)
     result = {"config": config.to_json(), "standings": [asdict(e) for e in entries]}
-    write_text_atomically(os.path.join(args.out, RESULT_FILE), json.dumps(result, indent=2) + "\n")
+    write_text_atomically(
+        os.path.join(args.out, RESULT_FILE), json.dumps(to_json_safe(result), indent=2) + "\n"
+    )
     print(markdown(entries, config.contracts))
+    print(RATING_NOTE)
+    if any(not has_interval(e.ci95) for e in entries):
+        print("95% CI: n/a for a player with one (table, round) mean: play two rounds a table or more")
     played = sum(len(r) for r in results)
     print(f"{len(config.tables)} tables, {played} games; wrote {os.path.join(args.out, RESULT_FILE)}")
     return entries
@@ -606,7 +593,7 @@ def main(argv: Sequence[str] | None = None) -> list[LadderEntry]:
 def cli() -> None:
     """The ``shanghai-ladder`` command."""
     require_extra("shanghai-ladder", "eval")
-    main()
+    run(main)  # Ctrl-C while the players and the folder are checked: "interrupted", status 130
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import math
 import os
 import re
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shanghai_env.agents.arena.stats import Summary
+from shanghai_env.agents.arena.stats import Summary, has_interval
 from shanghai_env.agents.arena.tournament import GameResult
 
 SUMMARY_FILE = "summary.json"
@@ -186,11 +187,13 @@ def write_chart(summary: Summary, out_dir: str) -> str:
     names = [p.name for p in players]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     means = [p.mean_game_score for p in players]
-    low = [p.mean_game_score - p.ci95[0] for p in players]
-    high = [p.ci95[1] - p.mean_game_score for p in players]
-    ax1.bar(names, means, yerr=[low, high], capsize=6, color="#4c72b0")
+    bars = all(has_interval(p.ci95) for p in players)
+    low = [p.mean_game_score - p.ci95[0] if bars else 0.0 for p in players]
+    high = [p.ci95[1] - p.mean_game_score if bars else 0.0 for p in players]
+    ax1.bar(names, means, yerr=[low, high] if bars else None, capsize=6, color="#4c72b0")
     ax1.set_ylabel("mean game score (lower is better)")
-    ax1.set_title(f"{summary.games} games, {summary.blocks} deck sets, {summary.rounds} rounds, 95% CI")
+    what = "95% CI" if bars else "no interval: one round"
+    ax1.set_title(f"{summary.games} games, {summary.blocks} deck sets, {summary.rounds} rounds, {what}")
     ax1.tick_params(axis="x", rotation=20)
     contracts = sorted({int(c) for p in players for c in p.mean_deal_score_by_contract})
     for p in players:
@@ -213,17 +216,56 @@ def write_chart(summary: Summary, out_dir: str) -> str:
     return path
 
 
+RATING_NOTE = (
+    "rating: OpenSkill Plackett-Luce μ ± σ from each game's finishing order (who finished ahead of "
+    "whom, not by how many points): it can rank a player above one with a lower mean game score"
+)
+
+
+def _interval(interval: Sequence[float], signed: bool = False) -> str:
+    if not has_interval(interval):
+        return "n/a"
+    low, high = interval
+    return f"[{low:+.1f}, {high:+.1f}]" if signed else f"[{low:.1f}, {high:.1f}]"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if math.isfinite(value) else "n/a"
+
+
+def task_line(summary: Summary) -> str:
+    """The headline of a benchmark task: the player under test minus each reference seat."""
+    task = summary.task
+    player = summary.players[0].name if summary.players else ""
+    seats = []
+    for s in task.get("score", []):
+        ci = s["ci95"]
+        verdict = s["verdict"] if has_interval(ci) else "n/a"
+        seats.append(f"{s['seat']} {s['mean_diff']:+.1f} {_interval(ci, signed=True)} {verdict}")
+    return (
+        f"task {task.get('id', '')} ({task.get('text', '')}): {player} − each reference seat, paired over "
+        f"{summary.rounds} rounds (lower is better; 95% CI, separated where it excludes 0): "
+        + "; ".join(seats)
+    )
+
+
 def print_tables(summary: Summary) -> None:
-    """The per-player table and the pairwise table, with rich."""
+    """The per-player table and the pairwise table, with rich; a task's score line; what the
+    rating measures and why an interval or a test is missing."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     if not console.is_terminal:  # a pipe or a log file: do not squeeze the tables into 80 columns
         console = Console(width=130)
+
+    def say(text: str) -> None:  # a line of plain text, never wrapped or read as markup
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    rounds = f"{summary.rounds} round{'s' * (summary.rounds != 1)}"
     t = Table(
         title=(
-            f"{summary.games} games ({summary.blocks} deck sets in {summary.rounds} rounds, "
+            f"{summary.games} games ({summary.blocks} deck sets in {rounds}, "
             f"{'duplicate' if summary.duplicate else 'independent'} deals), seed {summary.seed}, "
             f"contracts {','.join(map(str, summary.contracts))}"
         )
@@ -231,16 +273,22 @@ def print_tables(summary: Summary) -> None:
     for col in ("player", "mean game score", "95% CI", "mean deal score", "win rate", "went out", "rating"):
         t.add_column(col, justify="left" if col == "player" else "right")
     for p in sorted(summary.players, key=lambda p: p.mean_game_score):
+        deal = f"{p.mean_deal_score:.1f}" + (
+            f" {_interval(p.deal_ci95)}" if has_interval(p.deal_ci95) else ""
+        )
         t.add_row(
             p.name,
             f"{p.mean_game_score:.1f}",
-            f"[{p.ci95[0]:.1f}, {p.ci95[1]:.1f}]",
-            f"{p.mean_deal_score:.1f} [{p.deal_ci95[0]:.1f}, {p.deal_ci95[1]:.1f}]",
+            _interval(p.ci95),
+            deal,
             f"{p.win_rate:.1%}",
             f"{p.went_out_rate:.1%}",
             f"{p.rating_mu:.1f} ± {p.rating_sigma:.1f}",
         )
     console.print(t)
+    say(RATING_NOTE)
+    if summary.rounds == 1 and summary.interval_note:
+        say(f"95% CI: n/a ({summary.interval_note})")
     pt = Table(title="pairwise: mean game-score difference over the same decks (A - B)")
     for col in ("A", "B", "A - B", "95% CI", "t-test p", "Wilcoxon p", "p < 0.05"):
         pt.add_column(col, justify="left" if col in ("A", "B") else "right")
@@ -249,17 +297,25 @@ def print_tables(summary: Summary) -> None:
             pr.a,
             pr.b,
             f"{pr.mean_diff:+.1f}",
-            f"[{pr.ci95[0]:+.1f}, {pr.ci95[1]:+.1f}]",
-            f"{pr.p_value:.2g}",
-            f"{pr.wilcoxon_p:.2g}",
+            _interval(pr.ci95, signed=True),
+            _p(pr.p_value),
+            _p(pr.wilcoxon_p),
             "yes" if pr.significant else "",
         )
     console.print(pt)
+    if summary.rounds == 1 and summary.interval_note:
+        say(f"intervals and p-values: n/a ({summary.interval_note})")
+    elif summary.interval_note:
+        say(summary.interval_note)
+    if summary.wilcoxon_note:
+        say(f"Wilcoxon p: n/a ({summary.wilcoxon_note})")
+    if summary.task:
+        say(task_line(summary))
     if summary.seating:
         seats = summary.seating
         note = "" if seats.get("balanced", True) else " (the last round is cut short: not balanced)"
-        console.print(f"seats: {seats.get('description', seats.get('design', ''))}{note}")
-    console.print(
+        say(f"seats: {seats.get('description', seats.get('design', ''))}{note}")
+    say(
         f"{summary.deals} deals, {summary.capped_deals} ended by the move cap; "
         f"{summary.mean_moves_per_game:.0f} moves per game; "
         f"{summary.games_per_second:.2f} games/s on {summary.workers} worker(s)"

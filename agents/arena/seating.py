@@ -41,7 +41,9 @@ a round is the 3! = 6 orders, for four players the 4! = 24; for 5 to 8 players i
 42 and 112 games (a small part of n!). Statistics take the round as their unit (the seating
 effects cancel within it; :mod:`shanghai_env.agents.arena.stats`) and pair players on each
 deck, and small blocks keep the number of deck sets as high as plain rotation did. The players
-are renamed so that the first order is the one given.
+are renamed so that the first order is ``(0, 1, ..., n-1)``; the tournament lays the design on
+the players' sorted order (:func:`shanghai_env.agents.arena.tournament.canonical_order`), so
+that the order they were listed in changes nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-Order = tuple[int, ...]  # order[seat] = the player (an index into the players as given) in that seat
+Order = tuple[int, ...]  # order[seat] = the player (its place in the canonical order) in that seat
 
 DESIGN_NAME = "rotations and reflections of balanced seat cycles"
 

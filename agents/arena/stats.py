@@ -9,6 +9,13 @@ Pairwise differences are formed game by game, so on the same deck from the same 
 averaged per round: a one-sample t-test on the per-round differences, with a Wilcoxon
 signed-rank test beside it. Ratings come from
 openskill's Plackett-Luce model, fed every game in schedule order with ranks by final score.
+
+**Few rounds.** One round is one sample: it has no interval and no test, and the summary holds
+NaN there (``null`` in ``summary.json``; the report prints n/a and how many games would give
+one). Two rounds give a t interval on 1 degree of freedom, 12.7 standard errors wide each side:
+the report says so. The Wilcoxon test on ``n`` rounds cannot give a two-sided p below
+``2 / 2**n`` (every difference of one sign), 0.5 on two rounds: below six rounds it cannot reach
+0.05, and its p-value is left out (NaN) rather than shown as if it could be evidence.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ class PlayerStats:
     rating_mu: float = 0.0
     rating_sigma: float = 0.0
     rating_ordinal: float = 0.0
+    pin: dict[str, Any] = field(default_factory=dict)  # what the player was (registry.player_pin)
 
 
 @dataclass
@@ -51,9 +59,9 @@ class PairStats:
     a: str
     b: str
     mean_diff: float  # a's mean game score minus b's (negative: a scores fewer points, better)
-    ci95: list[float]
-    p_value: float  # paired t-test over rounds
-    wilcoxon_p: float
+    ci95: list[float]  # NaN on one round
+    p_value: float  # paired t-test over rounds; NaN on one round
+    wilcoxon_p: float  # NaN below WILCOXON_MIN_ROUNDS rounds (it could not reach 0.05)
     blocks: int  # deck sets
     rounds: int  # the samples of the tests
     significant: bool
@@ -79,42 +87,68 @@ class Summary:
     workers: int = 1
     command: str = ""
     seating: dict[str, Any] = field(default_factory=dict)  # the seat design (TournamentConfig.seating)
+    interval_note: str = ""  # why there is no interval, or why it is so wide ("" when neither)
+    wilcoxon_note: str = ""  # why there is no Wilcoxon p-value ("" when there is one)
+    task: dict[str, Any] = field(default_factory=dict)  # the benchmark task played, and its score
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (NaN becomes null)."""
+        """A JSON-ready dict (NaN becomes null, and so does an interval that could not be formed)."""
         return _clean(asdict(self))
 
 
+WILCOXON_MIN_ROUNDS = 6  # 2 / 2**6 < 0.05 <= 2 / 2**5: fewer rounds cannot give a p below 0.05
+_INTERVALS = {"ci95", "deal_ci95"}
+
+
+def to_json_safe(obj: Any) -> Any:
+    """``obj`` (plain dicts and lists) with NaN and infinities as None, an interval without
+    bounds (``ci95``, ``deal_ci95``) as None: what ``json.dumps`` writes as valid JSON."""
+    return _clean(obj)
+
+
 def _clean(obj: Any) -> Any:
-    """JSON-safe: NaN and infinities become None."""
+    """JSON-safe: NaN and infinities become None, an interval without bounds None."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
+        return {k: None if k in _INTERVALS and _no_bounds(v) else _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_clean(v) for v in obj]
     return obj
 
 
+def _no_bounds(interval: object) -> bool:
+    return isinstance(interval, (list, tuple)) and any(
+        isinstance(x, float) and not math.isfinite(x) for x in interval
+    )
+
+
+def has_interval(interval: Sequence[float] | None) -> bool:
+    """Whether ``interval`` has both bounds (one round gives NaN for both)."""
+    return interval is not None and all(math.isfinite(x) for x in interval)
+
+
 def t_interval(samples: Sequence[float] | np.ndarray) -> tuple[float, list[float]]:
-    """(mean, [low, high]) 95% Student-t interval; a single sample gives a zero-width interval."""
+    """(mean, [low, high]) 95% Student-t interval; a single sample has none: [NaN, NaN]."""
     from scipy import stats
 
     x = np.asarray(samples, dtype=float)
     mean = float(x.mean())
     if len(x) < 2:
-        return mean, [mean, mean]
+        return mean, [math.nan, math.nan]
     half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
     return mean, [mean - half, mean + half]
 
 
 def paired_tests(diffs: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """(t-test p, Wilcoxon p) that the mean per-block difference is zero."""
+    """(t-test p, Wilcoxon p) that the mean per-block difference is zero; NaN for a single sample."""
     from scipy import stats
 
     d = np.asarray(diffs, dtype=float)
-    if len(d) < 2 or not np.any(d):
+    if len(d) < 2:
+        return math.nan, math.nan
+    if not np.any(d):
         return 1.0, 1.0
     if np.all(d == d[0]):
         return 0.0, 0.0  # a constant non-zero difference: no variance, certainly not zero
@@ -187,22 +221,33 @@ def summarize(
             )
         )
     num_blocks = len({g.block for g in results})
+    num_rounds = len(round_ids)
     pairs = []
     for i, j in combinations(range(n), 2):
         # each game's difference is on one deck; a round's mean of them is a round mean difference
         diffs = round_game[:, i] - round_game[:, j]
         mean, ci = t_interval(diffs)
         t_p, w_p = paired_tests(diffs)
+        if num_rounds < WILCOXON_MIN_ROUNDS:
+            w_p = math.nan
         pairs.append(
-            PairStats(labels[i], labels[j], mean, ci, t_p, w_p, num_blocks, len(round_ids), bool(t_p < 0.05))
+            PairStats(labels[i], labels[j], mean, ci, t_p, w_p, num_blocks, num_rounds, bool(t_p < 0.05))
         )
+    per_round = int((seating or {}).get("games_per_round") or (len(rounds[round_ids[0]]) if round_ids else 0))
+    interval_note = wilcoxon_note = ""
+    if num_rounds == 1:
+        interval_note = f"one round: at least {2 * per_round} games for an interval"
+    elif num_rounds == 2:
+        interval_note = "two rounds (1 degree of freedom): the intervals are very wide"
+    if 1 < num_rounds < WILCOXON_MIN_ROUNDS:
+        wilcoxon_note = f"{num_rounds} rounds: it cannot go below {2 / 2**num_rounds:g}"
     capped = sum(sum(g.capped) for g in results)
     return Summary(
         players=players,
         pairs=pairs,
         games=games,
         blocks=num_blocks,
-        rounds=len(round_ids),
+        rounds=num_rounds,
         duplicate=duplicate,
         seed=seed,
         contracts=list(results[0].contracts) if results else [],
@@ -210,6 +255,8 @@ def summarize(
         capped_deals=int(capped),
         mean_moves_per_game=float(np.mean([g.moves for g in results])) if results else 0.0,
         seating=dict(seating or {}),
+        interval_note=interval_note,
+        wilcoxon_note=wilcoxon_note,
     )
 
 

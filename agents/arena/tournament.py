@@ -6,17 +6,23 @@ one cycle of the players: in rotation ``r`` the player ``cycle[i]`` sits in seat
 ``(i + r) % n``. The decks and the dealer stay; the players move, so every player meets every
 hand of the block from every seat, and most of the luck of the deal cancels when players are
 compared within a block. The blocks take the cycles of the seat design in turn
-(:mod:`shanghai_env.agents.arena.seating`), the players' cycle as given and others, each also
-reflected; a *round* has one block of each, so that every player sits in every seat, and right
-after every other player, equally often (6 games for three players, 24 for four; ``n(n-1)``
-for odd ``n``, ``2n(n-1)`` for even ``n``). ``games`` is rounded up to whole rounds. With
-``duplicate=False`` every game gets fresh decks and exactly ``games`` games are played, the
-seat orders taken in the same turn (balanced when ``games`` is a multiple of a round).
+(:mod:`shanghai_env.agents.arena.seating`), each also reflected; a *round* has one block of
+each, so that every player sits in every seat, and right after every other player, equally
+often (6 games for three players, 24 for four; ``n(n-1)`` for odd ``n``, ``2n(n-1)`` for even
+``n``). ``games`` is rounded up to whole rounds. With ``duplicate=False`` every game gets fresh
+decks and exactly ``games`` games are played, the seat orders taken in the same turn (balanced
+when ``games`` is a multiple of a round).
+
+**The order the players are listed in changes nothing.** The seat design and the agents' seeds
+are laid on the players in their :func:`canonical_order` (sorted by name; the copies of one
+player in the order listed), not as listed: the same players and seed play the same games,
+each player on the same decks from the same seats with the same seed, in any listing. Results
+and reports keep the listing (``GameResult`` is indexed by player as listed).
 
 **Reproducibility.** Game seeds and every agent's seed derive from ``(seed, block, rotation,
-player)`` with :class:`numpy.random.SeedSequence`; workers receive only plain data (player
-names, seeds) and rebuild agents themselves (spawn-safe), and results are put back in schedule
-order, so a run gives the same numbers whatever ``workers`` is.
+player's canonical position)`` with :class:`numpy.random.SeedSequence`; workers receive only
+plain data (player names, seeds) and rebuild agents themselves (spawn-safe), and results are put
+back in schedule order, so a run gives the same numbers whatever ``workers`` is.
 
 **Ray.** ``run_tournament(..., backend="ray")`` submits the same blocks as Ray tasks instead, to
 a local Ray or to a cluster (``ray_address``), and gives the same results as the local workers:
@@ -26,15 +32,10 @@ then (the ``rllib`` extra installs it).
 
 from __future__ import annotations
 
-import contextlib
 import math
-import multiprocessing
 import os
-import signal
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,8 +45,10 @@ from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.ray_address import ray_address_problem as ray_address_problem
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
 from shanghai_env.agents.arena.seating import DESIGN_NAME, SeatDesign, seat_design
+from shanghai_env.agents.arena.workers import one_thread_per_worker as one_thread_per_worker
+from shanghai_env.agents.arena.workers import run_in_workers
 from shanghai_env.agents.base import Agent
-from shanghai_env.agents.registry import check_spec, make_agent
+from shanghai_env.agents.registry import check_spec, make_agent, player_labels, spec_stem
 from shanghai_env.engine import Game
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
@@ -89,14 +92,15 @@ class TournamentConfig:
 
     @property
     def labels(self) -> list[str]:
-        """Unique display names: a repeated name gets ``#2``, ``#3``, ..."""
-        seen: dict[str, int] = {}
-        out = []
-        for spec in self.players:
-            base = os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
-            seen[base] = seen.get(base, 0) + 1
-            out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
-        return out
+        """Unique display names, in the order listed
+        (:func:`shanghai_env.agents.registry.player_labels`: a ``module:factory`` by its agent's
+        name, a repeated name with ``#2``, ``#3``, ...)."""
+        return player_labels(self.players)
+
+    @property
+    def canonical(self) -> list[int]:
+        """The players (indices into ``players``) in the order the schedule seats them."""
+        return canonical_order(self.players)
 
     @property
     def seat_design(self) -> SeatDesign:
@@ -129,7 +133,22 @@ class TournamentConfig:
             "games_per_round": design.games_per_round,
             "rounds": self.rounds,
             "balanced": self.total_games % design.games_per_round == 0,
+            "order": ORDER_NAME,
+            "games_asked": self.games,
         }
+
+
+ORDER_NAME = "players seated by their sorted names, whatever the order listed"
+
+
+def canonical_order(players: Sequence[str]) -> list[int]:
+    """The indices of ``players`` sorted by name (a saved model by its file name, wherever the
+    file is; then the whole name), the copies of one player in the order listed.
+
+    The schedule seats the players in this order, so that the games do not depend on the order
+    they were listed in. Built from the names alone (no agent is made), the same in every process.
+    """
+    return sorted(range(len(players)), key=lambda i: (spec_stem(players[i]), players[i], i))
 
 
 @dataclass(frozen=True)
@@ -178,38 +197,49 @@ def _derive(*key: int) -> int:
 
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
-    """Every game of the tournament, in a fixed order (block-major)."""
+    """Every game of the tournament, in a fixed order (block-major).
+
+    The seat design places players by their position in :func:`canonical_order`; the tasks name
+    them by their index as listed.
+    """
     design = config.seat_design
     per_round = design.blocks_per_round
+    canonical = config.canonical
     tasks: list[GameTask] = []
     if config.duplicate:
         for block in range(config.blocks):
             game_seed = _derive(config.seed, block)
             for r, seats in enumerate(design.blocks[block % per_round]):
-                tasks.append(_task(config, len(tasks), block, block // per_round, r, seats, game_seed))
+                tasks.append(
+                    _task(config, canonical, len(tasks), block, block // per_round, r, seats, game_seed)
+                )
     else:
         orders = design.orders
         for g in range(config.games):
             k = g % len(orders)
+            rotation = k % config.num_players
             tasks.append(
-                _task(
-                    config, g, g, g // len(orders), k % config.num_players, orders[k], _derive(config.seed, g)
-                )
+                _task(config, canonical, g, g, g // len(orders), rotation, orders[k], _derive(config.seed, g))
             )
     return tasks
 
 
 def _task(
     config: TournamentConfig,
+    canonical: Sequence[int],
     index: int,
     block: int,
     round_: int,
     rotation: int,
-    seats: tuple[int, ...],
+    design_seats: tuple[int, ...],
     game_seed: int,
 ) -> GameTask:
-    agent_seeds = tuple(_derive(config.seed, block, rotation, i, 1) for i in range(config.num_players))
-    return GameTask(index, block, round_, rotation, game_seed, seats, agent_seeds)
+    """One game: ``design_seats[s]`` is the canonical position of the player in seat ``s``."""
+    seats = tuple(canonical[k] for k in design_seats)
+    agent_seeds = [0] * config.num_players
+    for k, player in enumerate(canonical):
+        agent_seeds[player] = _derive(config.seed, block, rotation, k, 1)
+    return GameTask(index, block, round_, rotation, game_seed, seats, tuple(agent_seeds))
 
 
 # --- playing (also in worker processes) --------------------------------------------------------
@@ -293,51 +323,6 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     )
 
 
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Hold Ctrl-C back in this thread for a moment: one arriving meanwhile is delivered at the end.
-
-    Processes started meanwhile inherit the hold, so a worker still importing cannot be
-    interrupted with a traceback; :func:`_worker_start` releases it. (POSIX; elsewhere a no-op.)
-    """
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def one_thread_per_worker() -> None:
-    """In a worker process, before any numerical library loads: one thread for its linear algebra.
-
-    A model decides one observation at a time, where extra threads only wait for each other; with
-    one worker per core, torch's default of one thread per core in every worker made a 4-player
-    game of a model and three planners 4 times slower on 2 cores. A value the user set is kept.
-    The commands (evaluate.py, the ladder) also call it in their own process, which plays the
-    games itself with ``--workers 1``.
-    """
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
-    torch = sys.modules.get("torch")  # already loaded (a model was checked): tell it directly
-    if torch is not None:
-        try:
-            torch.set_num_threads(max(1, int(os.environ["OMP_NUM_THREADS"])))
-        except ValueError:
-            torch.set_num_threads(1)
-
-
-def _worker_start() -> None:
-    """In a worker process: Ctrl-C (sent to the whole terminal's process group) ends it at once,
-    silently; the parent process reports the interruption."""
-    one_thread_per_worker()
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(1))
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 def _play_chunk(config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
     return [play_task(config, t) for t in tasks]
 
@@ -373,29 +358,18 @@ def run_tournament(
     workers = (os.cpu_count() or 1) if workers is None else workers
     chunks = _chunks(config, tasks)
     results: list[GameResult] = []
+
+    def take(_: int, chunk_results: list[GameResult]) -> None:
+        results.extend(chunk_results)
+        if progress:
+            progress(len(chunk_results))
+
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
-            results.extend(_play_chunk(config, chunk))
-            if progress:
-                progress(len(chunk))
+            take(0, _play_chunk(config, chunk))
     else:
-        ctx = multiprocessing.get_context("spawn")
-        size = min(workers, len(chunks))
-        with ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_worker_start) as pool:
-            pending: set[Future[list[GameResult]]] = set()
-            try:
-                with _interrupts_held():  # the workers start (on submit) with Ctrl-C held back
-                    pending = {pool.submit(_play_chunk, config, c) for c in chunks}
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        chunk_results = fut.result()
-                        results.extend(chunk_results)
-                        if progress:
-                            progress(len(chunk_results))
-            except BaseException:  # Ctrl-C or a failed game: play no more, do not wait for the rest
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        # workers that end with this process, on Ctrl-C and when it is killed (agents/arena/workers.py)
+        run_in_workers([(_play_chunk, (config, c)) for c in chunks], workers, take)
     results.sort(key=lambda r: r.index)
     return results
 

@@ -1,0 +1,70 @@
+"""The tournament's worker processes end with the command that started them, however it ends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            found |= {int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()}
+    return found
+
+
+def _workers(pid: int) -> set[int]:
+    out = set()
+    for child in _children(pid):
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                out.add(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
+def test_a_killed_tournament_takes_its_workers_with_it(tmp_path: Path) -> None:
+    # full games with search: one deck set (three games) takes minutes, the test seconds
+    args = ["evaluate.py", "--players", "search,planner,greedy", "--games", "12", "--workers", "2"]
+    args += ["--no-progress", "--quiet", "--out", str(tmp_path / "res")]
+    proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = _workers(proc.pid)
+        assert len(workers) == 2, "the workers did not start"
+        time.sleep(2.0)  # into their games
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(w) for w in workers)
+    finally:  # leave nothing running, whatever failed
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:
+            with contextlib.suppress(OSError):
+                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                    os.kill(w, signal.SIGKILL)

@@ -176,3 +176,35 @@ def test_a_network_seat_decides_every_game_in_one_batch_with_the_same_play():
         for x, y in zip(ra, rb):
             np.testing.assert_array_equal(x, y)
     assert max(shared.batches) > 1  # decisions of several games in one call
+
+
+def test_the_gymnasium_vector_view_is_the_learners_seat():
+    from functools import partial
+
+    from gymnasium.vector import AutoresetMode
+
+    from shanghai_env.gym_vector import SingleAgentVectorEnv
+
+    env = SingleAgentVectorEnv(3, opponents=[partial(make_agent, "greedy")] * 3, contracts=(1,))
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, info = env.reset(seed=7)
+    reference = vector_env(3, players=[None, *[partial(make_agent, "greedy")] * 3], contracts=(1,))
+    ref_obs, _, _ = reference.reset(seed=7)
+    np.testing.assert_array_equal(obs, ref_obs)
+    assert env.observation_space.contains(obs)
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(300):
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in info["action_mask"]])
+        obs, rewards, term, trunc, info = env.step(actions)
+        ref = reference.step(actions)
+        np.testing.assert_array_equal(obs, ref[0])
+        np.testing.assert_allclose(rewards, ref[3][:, 0])
+        np.testing.assert_array_equal(term, ref[4])
+        assert not trunc.any() and env.action_masks().shape == (3, env.single_action_space.n)
+        if term.any():
+            ends += 1
+            assert info["_final_scores"].tolist() == term.tolist()
+    assert ends > 0
+    with pytest.raises(ValueError, match="every other seat"):
+        SingleAgentVectorEnv(2, opponents=[None, None, None])

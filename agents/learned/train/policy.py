@@ -52,6 +52,7 @@ class PolicyNet(nn.Module):
     """MLP trunk, a per-action policy head used only at legal actions, and a value head."""
 
     inv_scale: torch.Tensor  # a buffer: 1 / each observation entry's largest value
+    fields: torch.Tensor  # a buffer (A, 3): every action's kind, card and place, from 0
 
     def __init__(
         self,

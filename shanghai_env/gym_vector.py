@@ -1,0 +1,69 @@
+"""The single-agent view of many games as one Gymnasium ``VectorEnv``, on :mod:`shanghai_env.vector`.
+
+``SingleAgentVectorEnv(num_envs, opponents=[...], **rule_options)``: in every game the learner
+holds seat 0 and ``opponents`` the other seats (the vector env's ``players`` entries: a network
+with ``act_batch`` decides that seat in all games at once, a factory gives each game its own
+bot); ``step`` plays the learner's actions and every opponent move after them until the learner
+must act again. Observations ``(N, L)`` int8 are the learner's own (``ObservationEncoder``),
+actions ``MultiDiscrete([A] * N)``, rewards the learner's (the AEC env's ``reward`` mode),
+``infos["action_mask"]`` (``(N, A)`` int8) the legal moves, also ``action_masks()`` as
+sb3-contrib calls it. Episodes are games; they end by termination and restart in the same step
+(Gymnasium's ``SAME_STEP`` autoreset): the row then shows the next game's first decision, and
+``infos["final_scores"]`` keeps the totals of the game that ended (rows where ``terminations``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from .vector import PlayerEntry
+from .vector import VectorEnv as GameBatch
+
+
+class SingleAgentVectorEnv(VectorEnv):
+    """One learner seat per game, N games, Gymnasium's vector API; see the module docstring."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
+
+    def __init__(
+        self, num_envs: int = 8, *, opponents: list[PlayerEntry], reward: str = "deal", **rule_options: Any
+    ) -> None:
+        entries = [None, *opponents]
+        if any(o is None for o in opponents):
+            raise ValueError("opponents: every other seat needs a player (a network or a factory of bots)")
+        self.games = GameBatch(num_envs, players=entries, reward=reward, **rule_options)
+        n, length, size = num_envs, self.games.observation_length, self.games.num_actions
+        encoder = self.games.encoder
+        self.num_envs = n
+        self.single_observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.int8)
+        self.single_action_space = spaces.Discrete(size)
+        self.observation_space = spaces.Box(
+            np.broadcast_to(encoder.low, (n, length)),
+            np.broadcast_to(encoder.high, (n, length)),
+            dtype=np.int8,
+        )
+        self.action_space = spaces.MultiDiscrete(np.full(n, size))
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if isinstance(seed, list):
+            raise ValueError("seed must be one int (every game's seed derives from it) or None")
+        obs, mask, _ = self.games.reset(seed=seed)
+        return obs.copy(), {"action_mask": mask.copy()}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        obs, mask, _, rewards, done = self.games.step(actions)
+        infos: dict[str, Any] = {"action_mask": mask.copy()}
+        if done.any():
+            infos["final_scores"] = self.games.final_scores.copy()
+            infos["_final_scores"] = done.copy()
+        return obs.copy(), rewards[:, 0].copy(), done, np.zeros(self.num_envs, bool), infos
+
+    def action_masks(self) -> np.ndarray:
+        """The legal moves of every game, ``(N, A)`` bool (sb3-contrib's name)."""
+        return self.games.mask.astype(bool)

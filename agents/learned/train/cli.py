@@ -236,12 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "\nusage: shanghai-train METHOD [options]; shanghai-train METHOD --help lists a method's options"
         )
         return 0
-    if first.startswith("-"):
-        # the options of the MaskablePPO trainer, as before methods were named
-        print(
-            "note: shanghai-train without a method runs sb3 (MaskablePPO): shanghai-train sb3 ...",
-            file=sys.stderr,
-        )
+    if first.startswith("-"):  # the options of the MaskablePPO trainer, as before methods were named
         return _other("sb3", argv)
     if first not in METHODS:
         print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)

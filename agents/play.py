@@ -29,7 +29,7 @@ from shanghai_env.actions import action_table
 from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, run
-from shanghai_env.decision import Agent, Encoder, decision_for
+from shanghai_env.decision import Agent, Encoder, chosen_move, decision_for
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
 from shanghai_env.melds import RUN, describe_contract
 from shanghai_env.moves import Move, MoveKind, parse_move
@@ -152,10 +152,7 @@ class PlaySession:
 
     def _bot_move(self, p: int) -> None:
         decision = decision_for(self.game, p, self.table, self.encoder)
-        action = self.bots[p].act(decision)
-        move = self.table.decode(action)
-        if move not in decision.view.legal_moves:
-            raise ValueError(f"{self.names[p]} in seat {p} chose an illegal move: {move.name}")
+        move = chosen_move(decision, self.bots[p].act(decision), f"{self.names[p]} in seat {p}")
         self._others_moved = self._others_moved or move.kind != MoveKind.PASS
         self._apply(p, move)
         if self.delay > 0:

@@ -109,6 +109,21 @@ class Encoder(Protocol):
     def encode(self, game: Game, player: int) -> np.ndarray: ...
 
 
+def chosen_move(decision: Decision, action: object, who: str) -> Move:
+    """The move ``action`` names at ``decision``, checked: the one place a player's answer is
+    decoded and checked (tournament, single-agent view, vector env). A ValueError names ``who``
+    (e.g. ``"agent 'greedy' in seat 2"``) if it is no action id or not a legal move now."""
+    try:
+        move = decision.table.decode(action)  # type: ignore[arg-type]  # decode checks the type
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{who} returned {action!r}: {err}") from None
+    if move not in decision.view.legal_moves:
+        raise ValueError(
+            f"{who} chose illegal action {action} ({move.name}) in phase {decision.view.phase.name}"
+        )
+    return move
+
+
 def decision_for(game: Game, player: int, table: ActionTable, encoder: Encoder | None = None) -> Decision:
     """The decision of ``player`` (who must be the player to act) in ``game``.
 

@@ -119,7 +119,7 @@ from .checks import (
     real_arg,
     reset_options,
 )
-from .decision import Agent, Decision, decision_for
+from .decision import Agent, Decision, chosen_move, decision_for
 from .engine import Game
 from .moves import Move
 from .observation import ObservationEncoder
@@ -377,10 +377,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 action = yield agent, decision
             else:
                 action = agent.act(decision)
-            try:
-                game.apply(self.table.decode(action))
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"opponent {agent.name!r} in seat {p} played {action!r}: {err}") from None
+            game._apply_plain(chosen_move(decision, action, f"opponent {agent.name!r} in seat {p}"))
             reward += self._collect()
         self._mask = self._build_mask()
         return reward

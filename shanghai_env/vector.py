@@ -58,7 +58,7 @@ import numpy as np
 from .actions import action_table
 from .aec import REWARD_MODES, step_rewards
 from .checks import choice_arg, int_arg, is_int
-from .decision import Agent, BatchAgent, decision_for
+from .decision import Agent, BatchAgent, chosen_move, decision_for
 from .engine import Game
 from .observation import INT8, ObservationEncoder
 from .rules import Rules
@@ -273,13 +273,19 @@ class VectorEnv:
                     batched.setdefault(s, []).append(i)
                 else:
                     decision = decision_for(self._games[i], s, table, encoder)
-                    self._play(i, table.moves[agent.act(decision)], done)
+                    self._play(i, chosen_move(decision, agent.act(decision), _who(agent, s)), done)
             for s, idx in batched.items():
                 shared = self._shared[s]
                 assert shared is not None
                 decisions = [decision_for(self._games[i], s, table, encoder) for i in idx]
-                for i, a in zip(idx, shared.act_batch(decisions)):
-                    self._play(i, table.moves[a], done)
+                chosen = shared.act_batch(decisions)
+                if len(chosen) != len(decisions):
+                    raise ValueError(
+                        f"{_who(shared, s)}: act_batch returned {len(chosen)} actions "
+                        f"for {len(decisions)} decisions"
+                    )
+                for i, d, a in zip(idx, decisions, chosen):
+                    self._play(i, chosen_move(d, a, _who(shared, s)), done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         for i in rows:
             self._write(i)
@@ -297,6 +303,10 @@ class VectorEnv:
         ids = sorted(action_of[m] for m in game._legal_now())
         row[ids] = 1
         self.legal_actions[i] = ids
+
+
+def _who(agent: Agent, seat: int) -> str:
+    return f"agent {getattr(agent, 'name', type(agent).__name__)!r} in seat {seat}"
 
 
 def vector_env(num_envs: int = 64, **options: Any) -> VectorEnv:

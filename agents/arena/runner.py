@@ -14,6 +14,7 @@ from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.base import Agent, Encoder, decision_for
+from shanghai_env.decision import chosen_move
 from shanghai_env.engine import Game
 from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import DEFAULT_MAX_MOVES_PER_DEAL
@@ -62,17 +63,8 @@ def play_game(
     while not game.game_over:
         p = game.to_act
         decision = decision_for(game, p, table, encoder)
-        action = agents[p].act(decision)
-        try:
-            move = table.decode(action)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"agent {agents[p].name!r} in seat {p} returned {action!r}: {err}") from None
-        if move not in decision.view.legal_moves:
-            raise ValueError(
-                f"agent {agents[p].name!r} in seat {p} chose illegal action {action} ({move.name}) "
-                f"in phase {game.phase.name}"
-            )
-        game.apply(move)
+        move = chosen_move(decision, agents[p].act(decision), f"agent {agents[p].name!r} in seat {p}")
+        game._apply_plain(move)  # a table move, checked legal by chosen_move
         if log is not None:
             log.add(move.name, len(game.deal_results))
     results = game.deal_results

@@ -35,6 +35,7 @@ from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Candidates, ScorerBot, ScorerNet
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
+from shanghai_env.decision import chosen_move
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind
 from shanghai_env.rules import Rules
@@ -219,8 +220,8 @@ def _one_game(
         if p in learners:
             assert isinstance(agent, ScorerBot)
             label(game, decision, agent, rollout_bots)
-        action = agent.act(decision)
-        game.apply(table.decode(action))  # the rules' move cap ends a stalled deal
+        move = chosen_move(decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
+        game._apply_plain(move)  # the rules' move cap ends a stalled deal
         moves += 1
     return moves
 

@@ -34,8 +34,15 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+_BARS: list[Any] = []  # the progress bar in use: messages go above it, not into its line
+
+
 def _say(config: RunConfig, text: str) -> None:
-    if config.progress:
+    if not config.progress:
+        return
+    if _BARS:
+        _BARS[-1].write(text)
+    else:
         print(text, flush=True)
 
 
@@ -98,6 +105,8 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     if not resumed and config.eval_every and config.eval_games:
         last_eval = evaluate()
     bar = _progress_bar(config, env_steps)
+    if bar is not None:
+        _BARS.append(bar)
     try:
         while env_steps < config.timesteps:
             start = time.perf_counter()
@@ -123,6 +132,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     finally:
         if bar is not None:
             bar.close()
+            _BARS.remove(bar)
     if config.eval_games and (not last_eval or last_eval.get("env_steps") != env_steps):
         last_eval = evaluate()
     checkpoint()

@@ -31,7 +31,7 @@ from shanghai_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"game", "seat", "state", "phase", "left", "header", "table", "prompt", "moves", "next", "known"}
-KEYS |= {"results", "scores", "winners", "log"}
+KEYS |= {"results", "scores", "winners", "log", "drawn", "status", "hint"}
 
 
 class Client:
@@ -45,6 +45,8 @@ class Client:
     def raw(
         self, method: str, path: str, data: bytes | None = None, headers: dict[str, str] | None = None
     ) -> tuple[int, str]:
+        if data is not None and headers is None:
+            headers = {"Content-Type": "application/json"}  # what the server takes a body as
         request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
         try:
             with urllib.request.urlopen(request, timeout=60) as answer:
@@ -115,10 +117,9 @@ def check_seat_view(data: dict[str, Any], web: WebGame, body: str) -> None:
         assert data["table"] == expected
         legal = sorted(m.name for m in game.legal_moves()) if game.to_act == seat else []
         assert sorted(m["name"] for m in data["moves"]) == legal
+        # the face-up cards every player took and holds, the person's own too: everybody saw them
         known = [
-            []
-            if p == seat
-            else [card_to_str(c) for c in sorted(cards_of(game.picked_up[p]), key=sort_key_by_rank)]
+            [card_to_str(c) for c in sorted(cards_of(game.picked_up[p]), key=sort_key_by_rank)]
             for p in range(n)
         ]
         assert data["known"] == known
@@ -208,6 +209,63 @@ def test_a_deal_end_waits_for_the_person_and_shows_every_hand(serve) -> None:
     assert status == 400 and "still on" in refused["error"]
 
 
+def test_the_page_is_told_what_was_drawn_and_why_only_a_discard_is_offered(serve) -> None:
+    client = serve(Table(Rules(num_players=3, contracts=(1, 1)), 0, ["greedy", "greedy"], 21))
+    data = client.new()
+    key = data["game"]
+    web = engine_of(client, key)
+    bot = GreedyBot()
+    bot.reset(0)
+    seen: set[str] = set()
+    for _ in range(600):
+        if data["phase"] == "GAME_OVER":
+            break
+        name = "next" if data["next"] else greedy_choice(web, bot)
+        kind = name.split()[0]
+        before = list(web.game.hands[0])
+        data = client.move(key, 0, data["state"], name)[1]
+        if data["phase"] in ("END", "GAME_OVER"):
+            assert data["drawn"] == [] and data["status"] is None and data["hint"] == ""
+            continue
+        got = [c for c in range(len(before)) for _ in range(max(0, web.game.hands[0][c] - before[c]))]
+        got_text = sorted(card_to_str(c) for c in got)
+        if kind in ("take", "draw"):
+            # the card drawn (the upcard taken, or the stock's card after the others' answers)
+            assert len(got) == 1 and sorted(data["drawn"]) == got_text, (name, data["drawn"], got_text)
+            seen.add(kind)
+        elif kind == "buy":
+            assert len(got) >= 1 and sorted(data["drawn"]) == got_text
+            seen.add(kind)
+        elif kind == "discard":
+            assert data["drawn"] == []  # the turn is over
+        if web.game.phase.name == "PLAY" and web.game.to_act == 0 and web.game.view(0).went_down_this_turn:
+            # just gone down: laying off waits for the next turn, and the page says so
+            assert all(m["kind"] == "discard" for m in data["moves"])
+            assert "laying off waits for your next turn" in data["prompt"]
+            assert "went down this turn" in data["status"] and "wait for your next turn" in data["hint"]
+            seen.add("down")
+        else:
+            assert data["status"] is None
+        if data["known"][0]:
+            seen.add("known")  # the person's own face-up pickups are listed with everybody's
+    assert {"take", "draw", "down", "known"} <= seen, seen
+
+
+def test_leaving_says_so_on_the_table(serve) -> None:
+    client = serve(Table(Rules(num_players=3, contracts=(1,)), 0, ["greedy", "greedy"], 2))
+    data = client.new()
+    key = data["game"]
+    web = engine_of(client, key)
+    bot = GreedyBot()
+    bot.reset(0)
+    while data["phase"] != "BUY":  # an offer of the upcard: the table says who may buy it
+        data = client.move(key, 0, data["state"], greedy_choice(web, bot))[1]
+    assert data["status"] is None and data["table"]["phase"] == "BUY"  # the drawing says who may buy
+    status, left = client.call("POST", f"/api/game/{key}/leave", {"seat": 0})
+    assert status == 200 and left["left"] and left["prompt"] == "You left the game."
+    assert "left the game" in left["status"] and left["moves"] == [] and left["drawn"] == []
+
+
 def test_bad_requests_are_refused_and_change_nothing(serve) -> None:
     client = serve(Table(Rules(num_players=3, contracts=(1,)), 0, ["random", "random"], 11))
     data = client.new()
@@ -244,7 +302,7 @@ def test_bad_requests_are_refused_and_change_nothing(serve) -> None:
     assert client.call("GET", "/api/nothing")[0] == 404
     assert client.raw("GET", "/nothing.html")[0] == 404
     status, text = client.raw("GET", "/", headers={"Host": "attacker.example:80"})
-    assert status == 403  # a page of another site reaching this server through its own name
+    assert status == 421  # a page of another site reaching this server through its own name
     assert web.game.move_count == moves_before and web.version == state
     assert client.get(key, 0) == data
     # and the game goes on from there
@@ -319,12 +377,15 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
         assert url, line
         with urllib.request.urlopen(url.group(0), timeout=30) as answer:
             assert b"Shanghai Rummy" in answer.read()
-        request = urllib.request.Request(url.group(0) + "api/new", data=b"{}", method="POST")
+        json_body = {"Content-Type": "application/json"}
+        request = urllib.request.Request(
+            url.group(0) + "api/new", data=b"{}", method="POST", headers=json_body
+        )
         with urllib.request.urlopen(request, timeout=60) as answer:
             game = json.loads(answer.read())
         body = json.dumps({"seat": 0, "state": game["state"], "move": game["moves"][0]["name"]}).encode()
         request = urllib.request.Request(
-            url.group(0) + f"api/game/{game['game']}/move", data=body, method="POST"
+            url.group(0) + f"api/game/{game['game']}/move", data=body, method="POST", headers=json_body
         )
         with urllib.request.urlopen(request, timeout=60) as answer:
             assert answer.status == 200

@@ -85,6 +85,7 @@ class WebGame:
         self.moves = MoveLog()
         self.end: dict[str, Any] | None = None  # the table as the last deal ended, while waiting
         self.left = False  # the person left before the game's end
+        self.drawn: list[int] = []  # the cards the person last drew (or bought), until their discard
         self._deal_start = 0
         self.game.reset(seed)
         self.first_dealer = self.game.dealer
@@ -123,6 +124,9 @@ class WebGame:
             "moves": [self._move_json(m) for m in legal],
             "next": self.end is not None and not self.left,
             "known": self._known(),
+            "drawn": self._drawn(),
+            "status": self._status(),
+            "hint": self._hint(legal),
             "results": [_result_json(r) for r in game.deal_results],
             "scores": list(game.scores),
             "winners": game.winners() if game.game_over else [],
@@ -163,16 +167,54 @@ class WebGame:
         }
 
     def _known(self) -> list[list[str]]:
-        """The face-up cards each other player took and still holds (everybody saw them taken)."""
+        """The face-up cards each player, the person included, took and still holds (everybody
+        saw them taken)."""
         if self.over or self.end is not None:
             return [[] for _ in range(self.game.num_players)]
         view = self.game.view(self.seat)
         return [
-            []
-            if p == self.seat
-            else [card_to_str(c) for c in sorted(cards_of(view.picked_up[p]), key=sort_key_by_rank)]
+            [card_to_str(c) for c in sorted(cards_of(view.picked_up[p]), key=sort_key_by_rank)]
             for p in range(view.num_players)
         ]
+
+    def _drawn(self) -> list[str]:
+        """The cards the person just drew, took or bought (the page marks them in the hand)."""
+        if self.over or self.end is not None:
+            return []
+        return [card_to_str(c) for c in self.drawn]
+
+    def _went_down_now(self) -> bool:
+        """The person went down this turn and is still to discard."""
+        game = self.game
+        return (
+            game.phase == Phase.PLAY and game.to_act == self.seat and game.view(self.seat).went_down_this_turn
+        )
+
+    def _status(self) -> str | None:
+        """The table's status line where the drawing's own words (the turn in general) would
+        mislead: after the person left, or went down this turn (laying off waits for their next
+        turn). None: the drawing's own."""
+        if self.left:
+            return f"{self.words[self.seat]} left the game: nothing more is played"
+        if self.end is None and not self.over and self._went_down_now():
+            return (
+                f"{self.words[self.seat]} went down this turn: discard to end it "
+                "(laying off and swapping wait for your next turn)"
+            )
+        return None
+
+    def _hint(self, legal: Sequence[Move]) -> str:
+        """Why a card of the person's hand offers no more than a discard now ("" where the moves
+        say it themselves)."""
+        game = self.game
+        if not legal or game.phase != Phase.PLAY:
+            return ""
+        if self._went_down_now():
+            return "You went down this turn: laying off and swapping wait for your next turn."
+        if not game.down[self.seat] and not any(m.kind == MoveKind.MELD for m in legal):
+            contract = describe_contract(game.contract)
+            return f"Your hand cannot make the contract ({contract}) yet: you can only discard."
+        return ""
 
     def _move_json(self, move: Move) -> dict[str, Any]:
         """A legal move of the person: its engine name (what the page sends back), the card it
@@ -254,6 +296,11 @@ class WebGame:
             if kind in kinds
         ]
         if not can:
+            if self._went_down_now():
+                return (
+                    "You went down this turn: laying off waits for your next turn. "
+                    "Discard: pick a card, then click it again."
+                )
             return "Discard: pick a card, then click it again."
         first = ", ".join(can[:-1]) + (" or " if len(can) > 1 else "") + can[-1]
         return f"Pick a card to {first} (then click a meld), or click it twice to discard it."
@@ -313,6 +360,7 @@ class WebGame:
             raise Refused(409, "the game is already over")
         self.left = True
         self.end = None
+        self.drawn = []
         self.version += 1
         self._say("You left the game.", "deal")
         if self.on_over is not None:
@@ -368,10 +416,15 @@ class WebGame:
         if got:
             cards = " ".join(symbol_text(c) for c in sorted(got, key=sort_key_by_rank))
             self._say(f"you receive {cards}", "info")
+            if move.kind in (MoveKind.TAKE, MoveKind.DRAW, MoveKind.PASS, MoveKind.BUY):
+                self.drawn = sorted(got, key=sort_key_by_rank)
+        if p == seat and move.kind == MoveKind.DISCARD:
+            self.drawn = []  # the turn is over: what was drawn is just a card of the hand now
 
     def _deal_over(self, before: Game, move: Move | None) -> None:
         """Say how the deal ended and keep its table until the person deals on (``next``)."""
         game = self.game
+        self.drawn = []
         result = game.deal_results[-1]
         if result.out_player == NO_PLAYER:
             how = "nobody went out"

@@ -65,6 +65,7 @@ from .rules import Rules
 
 PlayerEntry = BatchAgent | Callable[[], Agent] | None
 SEED_LIMIT = 2**63
+SHARED_ROW = 2**32  # the row number in the seeds of players that play every game
 
 
 def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
@@ -72,6 +73,32 @@ def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
     agent playing that seat inside that game)."""
     words = [seed, row, game] if seat < 0 else [seed, row, game, seat + 1]
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] % SEED_LIMIT)
+
+
+def checked_actions(
+    actions: Any, mask: np.ndarray, legal: list[list[int]], name: Callable[[int], str]
+) -> np.ndarray:
+    """``actions`` as int64 ids, one per row, each legal under ``mask``; TypeError/ValueError
+    naming the first bad row and what is allowed otherwise."""
+    rows, size = mask.shape
+    acts = np.asarray(actions)
+    if acts.shape != (rows,):
+        raise ValueError(f"actions must have shape ({rows},), one per game, got {acts.shape}")
+    if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+        raise TypeError(f"actions must be integers (action ids 0..{size - 1}), got {acts.dtype}")
+    bad = np.flatnonzero((acts < 0) | (acts >= size))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"actions[{i}] = {int(acts[i])} is no action id; ids are 0..{size - 1}")
+    acts = acts.astype(np.int64)
+    illegal = np.flatnonzero(mask[np.arange(rows), acts] == 0)
+    if illegal.size:
+        i = int(illegal[0])
+        raise ValueError(
+            f"actions[{i}] = {int(acts[i])} ({name(int(acts[i]))}) is not legal in game {i}; "
+            f"legal there: {legal[i][:12]}"
+        )
+    return acts
 
 
 class VectorEnv:
@@ -83,9 +110,13 @@ class VectorEnv:
         *,
         players: Sequence[PlayerEntry] | None = None,
         reward: str = "deal",
+        first_row: int = 0,
         **rule_options: Any,
     ) -> None:
         self.num_envs = int_arg("num_envs", num_envs, low=1)
+        # rows are numbered from first_row in the seeds: a worker process holding rows 32..63 of a
+        # larger batch deals the very games those rows deal in one process
+        self.first_row = int_arg("first_row", first_row, low=0)
         self.rules = Rules.from_options(rule_options)
         self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         n = self.num_players = self.rules.num_players
@@ -160,8 +191,8 @@ class VectorEnv:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self._seed = int(seed)
         for s, shared in enumerate(self._shared):
-            if shared is not None:  # a row past the last: seeds no game of any row
-                shared.reset(game_seed(self._seed, self.num_envs, 0, s))
+            if shared is not None:  # a row number no game has
+                shared.reset(game_seed(self._seed, SHARED_ROW, 0, s))
         self._acc[:] = 0.0
         self.final_scores[:] = 0
         for i in range(self.num_envs):
@@ -202,33 +233,13 @@ class VectorEnv:
     # --- inside ----------------------------------------------------------------------------
 
     def _checked(self, actions: Any) -> np.ndarray:
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), one per game, got {acts.shape}")
-        if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
-            raise TypeError(
-                f"actions must be integers (action ids 0..{self.num_actions - 1}), got {acts.dtype}"
-            )
-        bad = np.flatnonzero((acts < 0) | (acts >= self.num_actions))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(
-                f"actions[{i}] = {int(acts[i])} is no action id; ids are 0..{self.num_actions - 1}"
-            )
-        acts = acts.astype(np.int64)
-        illegal = np.flatnonzero(self.mask[np.arange(self.num_envs), acts] == 0)
-        if illegal.size:
-            i = int(illegal[0])
-            raise ValueError(
-                f"actions[{i}] = {int(acts[i])} ({self.table.name(int(acts[i]))}) is not legal in game {i}; "
-                f"legal there: {self.legal_actions[i][:12]}"
-            )
-        return acts
+        return checked_actions(actions, self.mask, self.legal_actions, self.table.name)
 
     def _new_game(self, i: int) -> None:
         assert self._seed is not None
         k = self.games_played[i]
-        seed = game_seed(self._seed, i, k)
+        row = self.first_row + i
+        seed = game_seed(self._seed, row, k)
         self.game_seeds[i] = seed
         self._games[i].reset(seed)
         self._deals_seen[i] = 0
@@ -236,7 +247,7 @@ class VectorEnv:
         self.games_played[i] = k + 1
         for s, agent in enumerate(self._agents[i]):
             if agent is not None:
-                agent.reset(game_seed(self._seed, i, k, s))
+                agent.reset(game_seed(self._seed, row, k, s))
 
     def _play(self, i: int, move: Any, done: np.ndarray) -> None:
         """Apply one legal move in game ``i``, collecting rewards; a finished game restarts."""

@@ -169,3 +169,10 @@ def test_the_example_loop_runs(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "update 0: value loss" in done.stdout
+
+
+def test_games_in_worker_processes_train_the_same_network(tmp_path):
+    train(tiny("ppo", str(tmp_path / "one")))
+    train(tiny("ppo", str(tmp_path / "two"), env_workers=2))
+    a, b = weights(str(tmp_path / "one" / "model.pt")), weights(str(tmp_path / "two" / "model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

@@ -208,3 +208,33 @@ def test_the_gymnasium_vector_view_is_the_learners_seat():
     assert ends > 0
     with pytest.raises(ValueError, match="every other seat"):
         SingleAgentVectorEnv(2, opponents=[None, None, None])
+
+
+def test_games_in_worker_processes_are_the_same_games():
+    import pickle
+
+    from shanghai_env.vector_workers import WorkerVectorEnv
+
+    one = vector_env(5, contracts=(1,))
+    split = WorkerVectorEnv(5, workers=2, contracts=(1,))
+    try:
+        one.reset(seed=3)
+        split.reset(seed=3)
+        rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+        for t in range(300):
+            ra = one.step(_random_actions(one, rng_a))
+            rb = split.step(_random_actions(split, rng_b))
+            for x, y in zip(ra, rb):
+                np.testing.assert_array_equal(x, y)
+            if t == 150:  # a checkpoint: the copy goes on with the same games in workers of its own
+                copy = pickle.loads(pickle.dumps(split))
+                split.close()
+                split = copy
+        assert one.game_seeds == split.game_seeds and one.deal_counts == split.deal_counts
+        np.testing.assert_array_equal(one.observe(4, 2), split.observe(4, 2))
+        before = split.obs.copy()
+        with pytest.raises(ValueError, match="not legal"):
+            split.step([ids[0] for ids in split.legal_actions[:-1]] + [split.num_actions - 1])
+        np.testing.assert_array_equal(split.obs, before)
+    finally:
+        split.close()

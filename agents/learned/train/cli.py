@@ -93,6 +93,12 @@ def build_parser(method: str) -> argparse.ArgumentParser:
         "--num-envs", type=int_in(1, 4096), default=defaults.num_envs, help="games stepped together"
     )
     g.add_argument(
+        "--env-workers",
+        type=int_in(1, 256),
+        default=defaults.env_workers,
+        help="processes stepping the games (1: this one; the same games either way)",
+    )
+    g.add_argument(
         "--opponents",
         type=_players_list,
         default=defaults.opponents,
@@ -171,6 +177,7 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         seed=args.seed,
         out=os.path.normpath(args.out),
         num_envs=args.num_envs,
+        env_workers=args.env_workers,
         opponents=tuple(args.opponents),
         reward=args.reward,
         eval_every=args.eval_every,

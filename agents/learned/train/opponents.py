@@ -16,6 +16,22 @@ from typing import Any
 from .run import SELF, RunConfig
 
 
+def make_games(config: RunConfig) -> Any:
+    """The run's batched games: in this process, or in ``env_workers`` processes (the same games)."""
+    options: dict[str, Any] = {
+        "players": players_for(config),
+        "num_players": config.players,
+        "contracts": config.contracts,
+    }
+    if config.env_workers > 1:
+        from shanghai_env.vector_workers import WorkerVectorEnv
+
+        return WorkerVectorEnv(config.num_envs, workers=config.env_workers, **options)
+    from shanghai_env.vector import VectorEnv
+
+    return VectorEnv(config.num_envs, **options)
+
+
 def players_for(config: RunConfig) -> list[Any]:
     """The ``players`` argument of the vector env for this run (None: the learner's seats)."""
     n = config.players

@@ -35,6 +35,7 @@ class RunConfig:
     seed: int = 1
     out: str = "runs/ppo"
     num_envs: int = 64  # games stepped together
+    env_workers: int = 1  # processes stepping the games (shanghai_env.vector_workers); 1: this one
     opponents: tuple[str, ...] = (
         SELF,
     )  # "self": every seat is the learner; else players for the other seats
@@ -62,7 +63,7 @@ class RunConfig:
 
 
 # options that may differ between a run and its resumption (they change no result)
-RESUMABLE = ("timesteps", "progress", "threads", "device", "eval_every", "checkpoint_every")
+RESUMABLE = ("timesteps", "progress", "threads", "device", "eval_every", "checkpoint_every", "env_workers")
 
 
 class Run:

@@ -22,12 +22,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.vector import VectorEnv
-
-from ..opponents import players_for
+from ..opponents import make_games
 from ..policy import PolicyNet, build_net, padded, save_policy
 from ..run import RunConfig
-from .ppo import _pickled, _rule_options, deal_stats
+from .ppo import _pickled, deal_stats
 
 
 @dataclass
@@ -55,7 +53,7 @@ class DMC:
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = VectorEnv(config.num_envs, players=players_for(config), **_rule_options(config))
+        self.venv = make_games(config)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         # per row: the decisions of its current deal (observation, action, seat), until it ends

@@ -9,7 +9,7 @@ loss look only at the legal actions (:class:`..policy.PolicyNet`).
 
 Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
 ``n_steps`` (steps of every game per rollout), ``gamma``, ``gae_lambda``, ``clip``,
-``ent_coef``, ``vf_coef``, ``max_grad_norm``.
+``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``norm_adv``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.vector import VectorEnv
-
-from ..opponents import players_for
+from ..opponents import make_games
 from ..policy import PolicyNet, build_net, padded, save_policy
 from ..run import RunConfig
 
@@ -41,6 +39,7 @@ class PPOOptions:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
+    norm_adv: bool = True  # normalise advantages per minibatch (CleanRL, SB3); off: raw advantages
 
 
 class PPO:
@@ -56,7 +55,7 @@ class PPO:
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = VectorEnv(config.num_envs, players=players_for(config), **_rule_options(config))
+        self.venv = make_games(config)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         self.updates = 0
@@ -165,7 +164,8 @@ class PPO:
                 logp_safe = logp_legal.masked_fill(~valid_t, 0.0)
                 entropy = -(logp_safe.exp() * logp_safe).masked_fill(~valid_t, 0.0).sum(1).mean()
                 adv = adv_all[mb_t].to(dev)
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                if opt.norm_adv:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 ratio = (new_logp - logp_all[mb_t].to(dev)).exp()
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - opt.clip, 1 + opt.clip)).mean()
                 v_loss = 0.5 * (net.value(h) - ret_all[mb_t].to(dev)).pow(2).mean()
@@ -227,16 +227,12 @@ def deal_stats(before: dict[str, int], after: dict[str, int]) -> dict[str, float
     }
 
 
-def _pickled(venv: VectorEnv) -> bytes | None:
+def _pickled(venv: Any) -> bytes | None:
     """The games in progress, to resume exactly; None when a player cannot be pickled (a network)."""
     try:
         return pickle.dumps(venv)
     except (pickle.PicklingError, TypeError, AttributeError):
         return None
-
-
-def _rule_options(config: RunConfig) -> dict[str, Any]:
-    return {"num_players": config.players, "contracts": config.contracts, "reward": "deal"}
 
 
 def _gae(

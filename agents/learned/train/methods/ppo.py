@@ -39,7 +39,11 @@ class PPOOptions:
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
-    norm_adv: bool = True  # normalise advantages per minibatch (CleanRL, SB3); off: raw advantages
+    # Normalising advantages per minibatch (CleanRL's and SB3's default) blows the noise of a
+    # sparse, deal-end reward up to unit size: in full-game self-play the entropy fell from 1.4 to
+    # 0.1 within 250,000 steps and nobody went out any more; raw advantages kept it near 1.3 and
+    # deals 40% shorter over 600,000 steps (docs/training.md).
+    norm_adv: bool = False
 
 
 class PPO:

@@ -23,7 +23,7 @@ from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.play import main as play_main
 from shanghai_env.agents.web import GameServer, Table, WebGame, start_server
 from shanghai_env.agents.web.game import HIDDEN
-from shanghai_env.cards import card_to_str, cards_of, sort_key_by_rank
+from shanghai_env.cards import card_to_str, cards_of, sort_key_by_rank, str_to_card
 from shanghai_env.decision import decision_for
 from shanghai_env.draw.state import hand_text, table_state
 from shanghai_env.record import load, replay
@@ -238,11 +238,13 @@ def test_the_page_is_told_what_was_drawn_and_why_only_a_discard_is_offered(serve
             seen.add(kind)
         elif kind == "discard":
             assert data["drawn"] == []  # the turn is over
+        elif kind in ("meld", "layoff", "swap"):
+            assert all(web.game.hands[0][str_to_card(c)] for c in data["drawn"])  # still held
         if web.game.phase.name == "PLAY" and web.game.to_act == 0 and web.game.view(0).went_down_this_turn:
             # just gone down: laying off waits for the next turn, and the page says so
             assert all(m["kind"] == "discard" for m in data["moves"])
-            assert "laying off waits for your next turn" in data["prompt"]
-            assert "went down this turn" in data["status"] and "wait for your next turn" in data["hint"]
+            assert data["hint"] == "You went down this turn: laying off and swapping wait for your next turn."
+            assert data["hint"] in data["prompt"] and "went down this turn" in data["status"]
             seen.add("down")
         else:
             assert data["status"] is None

@@ -1,5 +1,6 @@
 """The browser game in a real browser: headless Chromium (through Playwright) plays a whole deal
-by clicking, and what the page shows is compared with the engine at every decision.
+by clicking, and what the page shows is compared with the engine at every decision; the page's
+layout is measured on a phone, a small laptop and a desktop screen.
 
 Skipped where Playwright (the ``dev`` extra) or Chromium (Debian's ``chromium`` package, which
 .ci/run installs) is missing.
@@ -54,10 +55,27 @@ def server() -> Iterator[GameServer]:
 
 
 def python_texts(web: WebGame) -> list[str]:
-    """The texts Python's drawing (shanghai_env.draw.scene) puts on the person's table."""
+    """The texts Python's drawing (shanghai_env.draw.scene) puts on the person's table, with the
+    status line the page puts in where the server gives one."""
     state = web.state()
     svg = scene_svg(table_scene(state["table"], state["header"], web.seat), WIDTH, 100)
-    return [t.text or "" for t in ET.fromstring(svg).iter(f"{SVG}text")]
+    texts = [t.text or "" for t in ET.fromstring(svg).iter(f"{SVG}text")]
+    if state["status"]:
+        texts[1] = state["status"]
+    return texts
+
+
+# How far the picked (lifted) card's top edge, its outline included, stays below the bottom of its
+# panel's first line (the player's name): negative when they overlap.
+LIFT_GAP = """() => {
+  const g = document.querySelector('#table g.hand > g.chosen');
+  const rect = g.querySelector('rect');
+  const svg = document.querySelector('#table svg');
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const outline = parseFloat(getComputedStyle(rect).strokeWidth) * scale / 2;
+  const name = g.closest('g.player').querySelector(':scope > text').getBoundingClientRect();
+  return rect.getBoundingClientRect().top - outline - name.bottom;
+}"""
 
 
 def wait_settled(page: Any, before: str | None = None) -> str:
@@ -144,17 +162,51 @@ def test_a_whole_deal_played_by_clicking_shows_what_the_engine_holds(browser, se
         assert page.locator("#prompt").text_content() == web.state()["prompt"]
         offered = page.evaluate("Array.from(document.querySelectorAll('#menu button')).map(b => b.title)")
         assert sorted(offered) == sorted(m.name for m in game.legal_moves())
+        # the cards just drawn are marked in the hand, and only they
+        marked = page.evaluate(
+            "Array.from(document.querySelectorAll('#table g.hand > g.drawn')).map(g => g.dataset.card)"
+        )
+        assert sorted(marked) == sorted(web.state()["drawn"])
+        used["drawn marked"] += bool(marked)
+        known = page.locator("#known").text_content()
+        if web.state()["known"][0]:
+            assert "player 0 (you): " in known  # the person's own face-up pickups are listed too
+            used["own pickups"] += 1
         # the person's move: a greedy player's choice, made by clicking
         name = table.decode(bot.act(decision_for(game, 0, table))).name
         move = next(m for m in web.state()["moves"] if m["name"] == name)
         moves_before = game.move_count
-        play_by_clicks(page, web, move, used)
+        if move["kind"] == "discard":
+            # a picked card lifts clear of the player's name above it; where it may only be
+            # discarded because its player just went down, the page says why
+            click_card(page, hand_text(game.hands[0]).split().index(move["card"]))
+            assert page.evaluate(LIFT_GAP) >= 0
+            buttons = page.evaluate(
+                "Array.from(document.querySelectorAll('#actions button')).map(b => b.dataset.move)"
+            )
+            if game.view(0).went_down_this_turn:
+                # said in the prompt, on the table and on the card (not again beside the button)
+                assert buttons == [name] and page.locator("#actions .why").count() == 0
+                assert "wait for your next turn" in page.locator("#prompt").text_content()
+                assert "went down this turn" in texts[1]
+                title = page.locator("#table g.hand > g.chosen > title").text_content()
+                assert "discard only" in title and "wait for your next turn" in title
+                used["why only a discard"] += 1
+            elif len(buttons) == 1 and web.state()["hint"]:
+                assert page.locator("#actions .why").text_content() == web.state()["hint"]
+                used["why beside the button"] += 1
+            click_card(page, hand_text(game.hands[0]).split().index(move["card"]))
+            used["discard"] += 1
+        else:
+            play_by_clicks(page, web, move, used)
         state = wait_settled(page, state)
         assert web.moves.flat()[moves_before] == name  # the engine played the move clicked
     assert web.game.game_over, "the deal did not end"
     assert page.evaluate("document.body.dataset.phase") == "GAME_OVER"
     assert used["stock"] + used["upcard"] >= 3 and used["discard"] >= 3
     assert used["meld button"] + used["meld click"] >= 6  # going down, card by card
+    assert used["why only a discard"] == 1 and used["why beside the button"] >= 1, used
+    assert used["drawn marked"] >= 3 and used["own pickups"] >= 1, used
     # the scores shown are the engine's, and so is the story of the game, line for line
     totals = page.evaluate(
         "Array.from(document.querySelectorAll('#scores tr')).slice(1)"
@@ -180,4 +232,127 @@ def test_the_page_says_why_a_move_is_refused(browser, server: GameServer) -> Non
         web.play(0, web.version, name)
     page.locator("#menu button").first.dispatch_event("click")
     page.wait_for_function("document.getElementById('error').textContent.includes('stale move')")
+    page.close()
+
+
+def test_leaving_is_said_on_the_table(browser, server: GameServer) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server.url)
+    state = wait_settled(page)
+    web = next(iter(server.games.games.values()))
+    bot = GreedyBot()
+    bot.reset(0)
+    table = action_table(web.game.rules)
+    used: Counter[str] = Counter()
+    # on to an offer of the upcard to the person: the table says who may buy it
+    while not (web.game.phase.name == "BUY" and web.game.to_act == 0):
+        name = table.decode(bot.act(decision_for(web.game, 0, table))).name
+        play_by_clicks(page, web, next(m for m in web.state()["moves"] if m["name"] == name), used)
+        state = wait_settled(page, state)
+    drawing = "Array.from(document.querySelectorAll('#table svg text')).map(t => t.textContent)"
+    assert "player 0 may buy it" in " ".join(page.evaluate(drawing))
+    page.locator("#leave").click()
+    page.locator("#leave").click()  # "Really leave?"
+    wait_settled(page, state)
+    texts = page.evaluate(drawing)
+    assert texts[1] == "player 0 (you) left the game: nothing more is played"
+    assert not any("may buy" in t for t in texts)
+    assert page.locator("#prompt").text_content() == "You left the game."
+    page.close()
+
+
+def test_a_reloaded_page_comes_back_to_its_game(browser, server: GameServer) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(server.url)
+    state = wait_settled(page)
+    page.reload()
+    assert wait_settled(page) == state and len(server.games.games) == 1
+    page.close()
+
+
+@pytest.fixture
+def server4() -> Iterator[GameServer]:
+    table = Table(Rules(num_players=4, contracts=(1, 2)), 0, ["greedy", "greedy", "greedy"], seed=12)
+    running = start_server(table, "127.0.0.1", 0)
+    threading.Thread(target=running.serve_forever, daemon=True).start()
+    yield running
+    running.shutdown()
+    running.server_close()
+
+
+# the sizes the page is laid out for: (width, height, the narrowest a card of the hand may be)
+SCREENS = {"phone": (390, 844, 28), "small laptop": (800, 600, 26), "desktop": (1440, 900, 32)}
+
+MEASURE = """() => {
+  const inTable = (e) => e.closest('#table') !== null;
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const svg = document.querySelector('#table svg');
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const hand = Array.from(document.querySelectorAll('#table g.player.p0 > g.hand > g'));
+  const cards = hand.map(g => g.querySelector('rect').getBoundingClientRect());
+  // every element outside the table (which scrolls in its own box) holding text of its own
+  const texts = Array.from(document.querySelectorAll('body *')).filter(e => !inTable(e) && shown(e) &&
+    Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()));
+  const wide = Array.from(document.querySelectorAll('body *')).filter(e => !inTable(e) && shown(e))
+    .filter(e => e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.tagName + '#' + e.id);
+  const svgText = Array.from(svg.querySelectorAll('text')).filter(t => !t.closest('g.card, g.joker'))
+    .map(t => Number(t.getAttribute('font-size')) * scale);
+  const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width}; };
+  return {
+    card: Math.min(...cards.map(r => r.width)),
+    handRight: Math.max(...cards.map(r => r.right)),
+    handBottom: Math.max(...cards.map(r => r.bottom)),
+    htmlFont: Math.min(...texts.map(e => parseFloat(getComputedStyle(e).fontSize))),
+    smallHtml: texts.filter(e => parseFloat(getComputedStyle(e).fontSize) < 12).map(e => e.outerHTML),
+    labelFont: Math.min(...svgText),
+    pageWidth: document.documentElement.scrollWidth,
+    wide: wide,
+    totals: Array.from(document.querySelectorAll('#info b')).map(b => b.getBoundingClientRect().bottom),
+    table: box('#table'), scores: box('#scores table'), prompt: box('#prompt'), log: box('#log'),
+    width: innerWidth, height: innerHeight,
+  };
+}"""
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_page_is_laid_out_for_phone_laptop_and_desktop(
+    browser, server4: GameServer, tmp_path, screen
+) -> None:
+    width, height, narrowest = SCREENS[screen]
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(server4.url)
+    wait_settled(page)
+    got = page.evaluate(MEASURE)
+    page.screenshot(path=str(tmp_path / f"{screen.replace(' ', '-')}-{width}x{height}.png"))
+    page.screenshot(
+        path=str(tmp_path / f"{screen.replace(' ', '-')}-{width}x{height}-full.png"), full_page=True
+    )
+    # cards wide enough to read and to tap, text no smaller than 12 px, the drawing's labels legible
+    assert got["card"] >= narrowest, got
+    assert got["htmlFont"] >= 12, got["smallHtml"]
+    assert got["labelFont"] >= 8.5, got
+    # nothing wider than the screen: the page never scrolls sideways (the table may, in its box)
+    assert got["pageWidth"] <= width and got["wide"] == [], got["wide"]
+    assert got["table"]["right"] <= width and got["scores"]["right"] <= width, got
+    # the hand is in view without scrolling, and so are the prompt and every player's total score
+    assert got["handRight"] <= width and got["handBottom"] <= height, got
+    assert got["prompt"]["bottom"] <= height
+    assert len(got["totals"]) == 4 and max(got["totals"]) <= height, got
+    if screen != "phone":
+        assert got["log"]["bottom"] <= height and got["log"]["right"] <= width  # the story too
+    if screen == "desktop":
+        assert got["scores"]["bottom"] <= height and got["table"]["width"] >= 0.6 * width  # beside the table
+    else:
+        assert got["table"]["width"] >= width - 24  # the table takes the page's width
+    # a phone scrolls the table sideways to see the rest of it
+    if screen == "phone":
+        scrolled = page.evaluate(
+            "() => { const t = document.getElementById('table'); t.scrollLeft = 1e6; return t.scrollLeft; }"
+        )
+        assert scrolled > 0
+        page.screenshot(path=str(tmp_path / "phone-390x844-table-scrolled.png"))
+    assert errors == []
     page.close()

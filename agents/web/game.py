@@ -37,6 +37,8 @@ from shanghai_env.rules import Rules
 NEXT = "next"  # the request that deals the next hand after a deal's end
 HIDDEN = "??"  # a card the person may not see, in another player's hand
 LOG_SENT = 500  # at most this many lines of the game's story with one state
+# why a player who just went down may only discard (docs/rules.md 5.3: laying off starts next turn)
+WENT_DOWN = "You went down this turn: laying off and swapping wait for your next turn."
 
 
 class Refused(Exception):
@@ -103,7 +105,9 @@ class WebGame:
 
     def state(self, since: object = None) -> dict[str, Any]:
         """Everything the page shows, as the person's seat may see it; ``log``: the lines of the
-        game's story after line ``since`` (an int; the page's last line), else the last ones."""
+        game's story after line ``since`` (an int; the page's last line), else the last ones;
+        ``drawn``: the cards the person just drew; ``hint``: why a card may only be discarded;
+        ``status``: the table's status line where the drawing's own would mislead (else None)."""
         game, seat = self.game, self.seat
         if self.end is not None:
             table, phase = self.end, "END"
@@ -178,10 +182,17 @@ class WebGame:
         ]
 
     def _drawn(self) -> list[str]:
-        """The cards the person just drew, took or bought (the page marks them in the hand)."""
+        """The cards the person just drew, took or bought and still holds (the page marks them in
+        the hand)."""
         if self.over or self.end is not None:
             return []
-        return [card_to_str(c) for c in self.drawn]
+        held = list(self.game.hands[self.seat])
+        out = []
+        for c in self.drawn:
+            if held[c] > 0:  # not melded since
+                held[c] -= 1
+                out.append(card_to_str(c))
+        return out
 
     def _went_down_now(self) -> bool:
         """The person went down this turn and is still to discard."""
@@ -210,7 +221,7 @@ class WebGame:
         if not legal or game.phase != Phase.PLAY:
             return ""
         if self._went_down_now():
-            return "You went down this turn: laying off and swapping wait for your next turn."
+            return WENT_DOWN
         if not game.down[self.seat] and not any(m.kind == MoveKind.MELD for m in legal):
             contract = describe_contract(game.contract)
             return f"Your hand cannot make the contract ({contract}) yet: you can only discard."
@@ -297,10 +308,7 @@ class WebGame:
         ]
         if not can:
             if self._went_down_now():
-                return (
-                    "You went down this turn: laying off waits for your next turn. "
-                    "Discard: pick a card, then click it again."
-                )
+                return f"{WENT_DOWN} Discard: pick a card, then click it again."
             return "Discard: pick a card, then click it again."
         first = ", ".join(can[:-1]) + (" or " if len(can) > 1 else "") + can[-1]
         return f"Pick a card to {first} (then click a meld), or click it twice to discard it."

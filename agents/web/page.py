@@ -15,14 +15,21 @@ without package data.
 
 from __future__ import annotations
 
+# From a phone to a wide screen: the table (a drawing 1000 units wide, WIDTH) is as large as the
+# window's height allows beside the scores and the story on a wide screen, the page's full width
+# below 1100 px, and on a screen too narrow for readable cards it keeps a readable size and scrolls
+# sideways in its own box (fit() in the script). Text is never under 12 px.
 CSS = """
 body { margin: 0; background: #153d27; color: #f4f1e8;
   font: 14px/1.4 "DejaVu Sans", Verdana, Arial, sans-serif; }
-main { max-width: 1400px; margin: 0 auto; padding: 8px 10px; }
-header { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
-h1 { font-size: 18px; margin: 0 8px 0 0; }
-h2 { font-size: 13px; margin: 10px 0 4px; color: #cfe3d2; }
-#info { color: #cfe3d2; flex: 1 1 auto; }
+main { max-width: 1400px; margin: 0 auto; padding: 8px 10px; box-sizing: border-box; }
+header { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; }
+h1 { font-size: 18px; margin: 0; }
+h2 { font-size: 13px; margin: 8px 0 4px; color: #cfe3d2; }
+#info { color: #cfe3d2; flex: 1 1 20em; }
+#info .who { white-space: nowrap; }
+#info b { color: #f4f1e8; }
+#buttons { display: flex; gap: 6px; margin-left: auto; }
 button { background: #2e7a4e; color: #f4f1e8; border: 1px solid #5fae7e; border-radius: 4px;
   padding: 4px 10px; font: inherit; cursor: pointer; }
 button:hover { background: #3f9663; }
@@ -30,31 +37,57 @@ button:disabled { opacity: 0.5; cursor: default; }
 button.main { background: #b8860b; border-color: #f2c14e; font-weight: bold; }
 #prompt { font-size: 16px; font-weight: bold; color: #f2c14e; min-height: 24px; margin: 6px 0 4px; }
 #actions { display: flex; flex-wrap: wrap; gap: 6px; min-height: 30px; align-items: center; }
+#actions .why { color: #cfe3d2; font-size: 13px; flex: 1 1 16em; }
 #error { color: #ffb3b3; font-weight: bold; min-height: 20px; }
-#layout { display: flex; gap: 12px; align-items: flex-start; }
-#table { flex: 1 1 auto; min-width: 0; }
-#table svg { width: 100%; height: auto; display: block; margin: 0 auto; border-radius: 8px; }
-aside { flex: 0 0 300px; font-size: 12px; }
+#layout { display: grid; gap: 4px 14px; align-items: start;
+  grid-template-columns: minmax(0, 1fr) 300px; grid-template-rows: auto auto auto 1fr;
+  grid-template-areas: "controls controls" "table scores" "table known" "table story"; }
+#controls { grid-area: controls; min-width: 0; }
+#table { grid-area: table; min-width: 0; overflow-x: auto; }
+#table svg { display: block; height: auto; max-width: none; margin: 0 auto; border-radius: 8px; }
+#scores-box { grid-area: scores; min-width: 0; }
+#known-box { grid-area: known; min-width: 0; }
+#story { grid-area: story; min-width: 0; font-size: 13px; }
+#scores-box, #known-box { font-size: 13px; }
+#scores { overflow-x: auto; }
 #log { height: 300px; overflow-y: auto; background: #10301e; border-radius: 6px; padding: 4px 6px; }
 #log div { padding: 1px 0; }
 #log .you { font-weight: bold; }
 #log .deal { color: #f2c14e; }
 #log .info { color: #9fc7ab; }
 table.scores { border-collapse: collapse; width: 100%; }
-table.scores th, table.scores td { padding: 1px 4px; text-align: right; border-bottom: 1px solid #2e7a4e; }
+table.scores th, table.scores td { padding: 1px 4px; text-align: right; border-bottom: 1px solid #2e7a4e;
+  white-space: nowrap; }
 table.scores th:first-child, table.scores td:first-child { text-align: left; }
 table.scores tr.me { font-weight: bold; }
-#links a { color: #f2c14e; margin-right: 12px; }
+#links a { color: #f2c14e; margin-right: 12px; display: inline-block; margin-top: 4px; }
 details { margin-top: 8px; color: #cfe3d2; }
 #menu { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
 #menu button { font-size: 12px; padding: 2px 6px; }
 g.pick { cursor: pointer; }
 g.pick:hover rect { stroke: #f2c14e; stroke-width: 2; }
-g.chosen { transform: translateY(-7px); }
-g.chosen rect { stroke: #f2c14e; stroke-width: 3; }
+g.drawn > rect { stroke: #5cc8ff; stroke-width: 3; }
+g.chosen { transform: translateY(-2px); }  /* no higher: the name above would be under it */
+g.chosen > rect { stroke: #f2c14e; stroke-width: 2.5; fill: #fff1bf; }
 g.target rect { stroke: #f2c14e; stroke-width: 3; }
 g.target rect.hit, g.pick:hover rect.hit { stroke: none; }
-@media (max-width: 900px) { #layout { flex-direction: column; } aside { flex: none; width: 100%; } }
+/* narrower: the table takes the page's width; the latest of the story (what the others just
+   did) beside the prompt, above the table; the scores and the cards seen below it */
+@media (max-width: 1099px) {
+  #layout { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); grid-template-rows: none;
+    grid-template-areas: "controls story" "table table" "scores known"; }
+  #story h2 { margin-top: 4px; }
+  #log { height: auto; max-height: 5.8em; }
+}
+/* a phone: one column */
+@media (max-width: 599px) {
+  main { padding: 6px 8px; }
+  h1 { font-size: 17px; }
+  #prompt { font-size: 15px; }
+  #layout { grid-template-columns: minmax(0, 1fr);
+    grid-template-areas: "controls" "story" "table" "scores" "known"; }
+  #log { max-height: 4.3em; }
+}
 """
 
 PAGE = f"""<!DOCTYPE html>
@@ -70,20 +103,22 @@ PAGE = f"""<!DOCTYPE html>
 <header>
 <h1>Shanghai Rummy</h1>
 <span id="info"></span>
+<span id="buttons">
 <button id="newgame" title="start another game (this one stays where it is)">New game</button>
 <button id="leave" title="stop playing this game">Leave</button>
+</span>
 </header>
+<div id="layout">
+<div id="controls">
 <div id="prompt">Dealing…</div>
 <div id="actions"></div>
 <div id="error" role="alert"></div>
-<div id="layout">
+</div>
 <div id="table"></div>
-<aside>
-<h2>Scores</h2><div id="scores"></div>
-<h2>Seen going into hands</h2><div id="known"></div>
-<h2>The game so far</h2><div id="log" aria-live="polite"></div>
-<div id="links"></div>
-</aside>
+<section id="scores-box"><h2>Scores</h2><div id="scores"></div></section>
+<section id="known-box"><h2>Seen going into hands</h2><div id="known"></div></section>
+<section id="story"><h2>The game so far</h2><div id="log" aria-live="polite"></div>
+<div id="links"></div></section>
 </div>
 <details id="all"><summary>All your legal moves</summary><div id="menu"></div></details>
 </main>
@@ -147,6 +182,7 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
   async function resume() {
     const params = new URLSearchParams(location.hash.slice(1));
     if (params.get("game")) {
+      setBusy(true);
       try {
         const url = "/api/game/" + encodeURIComponent(params.get("game")) + "?seat=" +
           encodeURIComponent(params.get("seat") || "");
@@ -155,7 +191,11 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
         seat = d.seat;
         show(d);
         return;
-      } catch (e) { /* that game is gone (the server restarted): start a new one */ }
+      } catch (e) {
+        /* that game is gone (the server restarted, or it was closed): start a new one */
+      } finally {
+        setBusy(false);
+      }
     }
     await newGame();
   }
@@ -192,8 +232,7 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
     }
     log.scrollTop = log.scrollHeight;
     el("prompt").textContent = d.prompt;
-    const names = d.header.names.map((n, p) => "player " + p + (p === seat ? " (you)" : " " + n));
-    el("info").textContent = names.join(" \u00b7 ");
+    drawInfo();
     el("newgame").textContent = "New game";
     el("leave").textContent = "Leave";
     el("leave").disabled = d.phase === "GAME_OVER" || d.left;
@@ -206,6 +245,33 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
     document.body.dataset.phase = d.phase;
   }
 
+  // Who plays, with every total: the scores stay in view at the top on any screen.
+  function drawInfo() {
+    const info = el("info");
+    info.textContent = "";
+    data.header.names.forEach((n, p) => {
+      if (p) info.append(" \u00b7 ");
+      const who = document.createElement("span");
+      who.className = "who";
+      who.textContent = "player " + p + (p === seat ? " (you)" : " " + n) + ": ";
+      const total = document.createElement("b");
+      total.textContent = String(data.scores[p]);
+      total.title = "total score";
+      who.appendChild(total);
+      info.appendChild(who);
+    });
+  }
+
+  // Why a card offers no more than a discard: the server says so for the whole hand (just gone
+  // down, or the contract out of reach); a player already down may hold a card that fits nowhere.
+  function onlyDiscard(card) {
+    const moves = withCard(card);
+    if (!moves.length || moves.some((m) => m.kind !== "discard")) return "";
+    if (data.hint) return data.hint;
+    if (data.table.down[seat]) return cardWords(card) + " fits no meld on the table.";
+    return "";
+  }
+
   function handCards() {
     const text = data.table.hands[seat];
     return text ? text.split(" ") : [];
@@ -213,11 +279,15 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
 
   function withCard(card) { return data.moves.filter((m) => m.card === card); }
 
+  function tip(g, title) {
+    const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+    t.textContent = title;
+    g.appendChild(t);
+  }
+
   function clickable(g, title, onClick) {
     g.classList.add("pick");
-    const tip = document.createElementNS("http://www.w3.org/2000/svg", "title");
-    tip.textContent = title;
-    g.appendChild(tip);
+    tip(g, title);
     g.addEventListener("click", (e) => { e.stopPropagation(); if (!busy) onClick(); });
   }
 
@@ -234,15 +304,29 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
     if (draw) clickable(stock, draw.words, () => send(draw.name));
     if (take) clickable(up, take.words, () => send(take.name));
     if (buy) clickable(up, buy.words, () => send(buy.name));
+    if (data.status) {  // where the drawing's words for the turn would mislead, the server's
+      const line = svg.querySelector(":scope > text:nth-of-type(2)");
+      if (line) line.textContent = data.status;
+    }
     const hand = svg.querySelector("g.player.p" + seat + " > g.hand");
     const cards = handCards();
     if (hand && state.phase !== "END" && state.phase !== "GAME_OVER") {
+      const drawn = data.drawn.slice();  // each card drawn marks one card of the hand
       Array.from(hand.children).forEach((g, i) => {
         const card = cards[i];
         g.dataset.card = card;
         g.dataset.index = String(i);
+        const fresh = drawn.indexOf(card);
+        if (fresh >= 0) {
+          drawn.splice(fresh, 1);
+          g.classList.add("drawn");
+        }
         if (chosen && chosen.index === i) g.classList.add("chosen");
-        if (withCard(card).length) clickable(g, "pick " + cardWords(card), () => pick(card, i));
+        const why = onlyDiscard(card);
+        const title = "pick " + cardWords(card) + (fresh >= 0 ? " (just drawn)" : "") +
+          (why ? ": discard only. " + why : "");
+        if (withCard(card).length) clickable(g, title, () => pick(card, i));
+        else if (fresh >= 0) tip(g, cardWords(card) + ": just drawn");
       });
     }
     for (let p = 0; p < header.players; p++) {
@@ -299,6 +383,13 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
       const words = m.words[0].toUpperCase() + m.words.slice(1);
       button(box, words, () => send(m.name), m.name, m.kind !== "pass");
     }
+    const why = !only && chosen ? onlyDiscard(chosen.card) : "";
+    if (why && !data.prompt.includes(why)) {  // said beside the button unless the prompt says it
+      const span = document.createElement("span");
+      span.className = "why";
+      span.textContent = why;
+      box.appendChild(span);
+    }
     if (only) button(box, "Cancel", () => drawActions());
     const menu = el("menu");
     menu.textContent = "";
@@ -323,7 +414,8 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
   function drawKnown() {
     const lines = [];
     data.known.forEach((cards, p) => {
-      if (cards.length) lines.push("player " + p + ": " + cards.map(cardWords).join(" "));
+      const who = "player " + p + (p === seat ? " (you)" : "");
+      if (cards.length) lines.push(who + ": " + cards.map(cardWords).join(" "));
     });
     el("known").textContent = lines.length ? lines.join("\n") : "nothing";
     el("known").style.whiteSpace = "pre-line";
@@ -346,13 +438,20 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
   }
 
   // The table is scaled to fit the window's height (at the largest it can grow to, so that the
-  // scale stays as players go down): every player's panel stays in view.
+  // scale stays as players go down): every player's panel stays in view. Where the page has the
+  // room it is never narrower than READABLE px (cards 28 px wide) for that; on a page narrower
+  // than NARROW it is READABLE px wide all the same and scrolls sideways in its box, with the
+  // hand, the stock and the upcard (at its left) in view.
+  const READABLE = 840, NARROW = 700;
   function fit() {
-    const svg = el("table").querySelector("svg");
+    const box = el("table"), svg = box.querySelector("svg");
     if (!svg || !data) return;
-    const top = el("table").getBoundingClientRect().top + window.scrollY;
-    const room = Math.max(300, window.innerHeight - top - 8);
-    svg.style.maxWidth = Math.floor(room * WIDTH / height(data.header.players)) + "px";
+    const room = box.clientWidth;
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    const tall = Math.max(300, window.innerHeight - top - 8);
+    const fits = Math.floor(tall * WIDTH / height(data.header.players));
+    const width = room < NARROW ? READABLE : Math.max(Math.min(room, fits), Math.min(room, READABLE));
+    svg.style.width = width + "px";
   }
 
   function confirmed(b) {

@@ -144,7 +144,9 @@ class Games:
             if game.game.move_count > 0:
                 game.on_over(game)
         if key in self.saved:
-            print(f"an idle game was closed to make room; its record is in {self.saved[key]}", file=sys.stderr)
+            print(
+                f"an idle game was closed to make room; its record is in {self.saved[key]}", file=sys.stderr
+            )
 
     def _build(self) -> tuple[str, WebGame]:
         from shanghai_env.agents.registry import make_agent

@@ -25,7 +25,8 @@ finished game's totals.
 
 - ``None``: the caller (its actions come through ``step``); at least one seat must be the caller's;
 - a :class:`~shanghai_env.decision.BatchAgent` (a network): one object plays that seat in every
-  game, and its decisions in all games are taken in one ``act_batch`` call;
+  game, and its decisions in all games are taken in one ``act_batch`` call (or, if it has one,
+  one ``act_arrays(observations, legal_ids)`` call, which needs no view of the game built);
 - a callable with no arguments that returns an :class:`~shanghai_env.decision.Agent` (a bot such
   as ``lambda: make_agent("planner")``): one agent per game, ``reset`` with a seed of its own
   before every game.
@@ -276,30 +277,52 @@ class VectorEnv:
         pending = [i for i in rows if self._inside[self._games[i].to_act]]
         table, encoder = self.table, self.encoder
         while pending:
-            batched: dict[int, list[int]] = {}
+            # a network playing several seats decides all of them, in every game, in one batch
+            batched: dict[int, list[tuple[int, int]]] = {}
             for i in pending:
                 s = self._games[i].to_act
                 agent = self._agents[i][s]
                 if agent is None:
-                    batched.setdefault(s, []).append(i)
+                    batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
                     decision = decision_for(self._games[i], s, table, encoder)
                     self._play(i, chosen_move(decision, agent.act(decision), _who(agent, s)), done)
-            for s, idx in batched.items():
-                shared = self._shared[s]
+            for group in batched.values():
+                shared = self._shared[group[0][1]]
                 assert shared is not None
-                decisions = [decision_for(self._games[i], s, table, encoder) for i in idx]
+                if hasattr(shared, "act_arrays"):
+                    self._act_arrays(shared, group, done)
+                    continue
+                decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
                 chosen = shared.act_batch(decisions)
                 if len(chosen) != len(decisions):
                     raise ValueError(
-                        f"{_who(shared, s)}: act_batch returned {len(chosen)} actions "
+                        f"{_who(shared, group[0][1])}: act_batch returned {len(chosen)} actions "
                         f"for {len(decisions)} decisions"
                     )
-                for i, d, a in zip(idx, decisions, chosen):
+                for (i, s), d, a in zip(group, decisions, chosen):
                     self._play(i, chosen_move(d, a, _who(shared, s)), done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         for i in rows:
             self._write(i)
+
+    def _act_arrays(self, agent: Any, group: list[tuple[int, int]], done: np.ndarray) -> None:
+        """A network that reads only the observation and the legal ids (``act_arrays(obs, legal)``,
+        e.g. a ``shanghai-train`` player) decides from arrays, without building a view per game."""
+        action_of, moves, encode = self.table.action_of, self.table.moves, self.encoder.encode_bytes
+        legal = [sorted(action_of[m] for m in self._games[i]._legal_now()) for i, _ in group]
+        obs = np.stack([np.frombuffer(encode(self._games[i], s), INT8) for i, s in group])
+        chosen = agent.act_arrays(obs, legal)
+        if len(chosen) != len(group):
+            raise ValueError(
+                f"{_who(agent, group[0][1])}: act_arrays returned {len(chosen)} actions "
+                f"for {len(group)} games"
+            )
+        for (i, s), ids, a in zip(group, legal, chosen):
+            if a not in ids:
+                name = self.table.name(a) if 0 <= a < self.num_actions else "no action"
+                raise ValueError(f"{_who(agent, s)} chose illegal action {a} ({name}) in game {i}")
+            self._play(i, moves[a], done)
 
     def _write(self, i: int) -> None:
         game = self._games[i]

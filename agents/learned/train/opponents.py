@@ -44,16 +44,20 @@ def players_for(config: RunConfig) -> list[Any]:
         raise ValueError(
             f"--opponents names one player for every other seat ({n - 1}) or one for all, got {len(names)}"
         )
-    return [None, *(_entry(name, seat) for seat, name in enumerate(names, start=1))]
+    made: dict[str, Any] = {}  # one network object for all the seats it plays: one batch for all
+    return [None, *(_entry(name, seat, made) for seat, name in enumerate(names, start=1))]
 
 
-def _entry(spec: str, seat: int) -> Any:
+def _entry(spec: str, seat: int, made: dict[str, Any]) -> Any:
     from shanghai_env.agents.registry import make_agent
 
     if spec == SELF:
         raise ValueError("'self' is the only opponent of self-play: --opponents self")
+    if spec in made:
+        return made[spec]
     agent = make_agent(spec, seed=seat)
     if hasattr(agent, "act_batch"):
-        return agent  # a network: one object decides that seat in every game
+        made[spec] = agent  # a network: one object decides its seats in every game
+        return agent
     factory: Callable[[], Any] = partial(make_agent, spec)  # picklable: checkpoints keep the games
     return factory

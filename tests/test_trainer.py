@@ -176,3 +176,22 @@ def test_games_in_worker_processes_train_the_same_network(tmp_path):
     train(tiny("ppo", str(tmp_path / "two"), env_workers=2))
     a, b = weights(str(tmp_path / "one" / "model.pt")), weights(str(tmp_path / "two" / "model.pt"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_saved_players_as_opponents_decide_in_one_batch(tmp_path, monkeypatch):
+    first = str(tmp_path / "first")
+    train(tiny("ppo", first))
+    from shanghai_env.agents.learned.train.policy import PolicyAgent
+
+    calls: list[int] = []
+    act_arrays = PolicyAgent.act_arrays
+
+    def counted(self, obs, legal):
+        calls.append(len(legal))
+        return act_arrays(self, obs, legal)
+
+    monkeypatch.setattr(PolicyAgent, "act_arrays", counted)
+    second = str(tmp_path / "second")
+    train(tiny("ppo", second, opponents=(os.path.join(first, "model.pt"),)))
+    assert os.path.isfile(os.path.join(second, "model.pt"))
+    assert calls and max(calls) > 1  # the three seats of the four games, together

@@ -22,10 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..opponents import make_games
-from ..policy import PolicyNet, build_net, padded, save_policy
-from ..run import RunConfig
-from .ppo import _pickled, deal_stats
+from ..policy import padded
+from .base import NetMethod, deal_stats
 
 
 @dataclass
@@ -39,26 +37,19 @@ class DMCOptions:
     max_grad_norm: float = 1.0
 
 
-class DMC:
+class DMC(NetMethod):
     name = "dmc"
     Options = DMCOptions
 
-    def setup(self, config: RunConfig, device: torch.device) -> None:
-        self.config = config
-        self.opt = DMCOptions(**config.method_options)
-        self.device = device
-        torch.manual_seed(config.seed)
-        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch).to(device)
-        # a value head at zero: DMC reads the per-action rows as values (the policy head's init is tiny)
-        self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
-        self.gen = torch.Generator().manual_seed(config.seed)
-        self.np_rng = np.random.default_rng(config.seed)
-        self.venv = make_games(config)
-        self.venv.reset(seed=config.seed)
-        self.learner_seats = self.venv.caller_seats
+    def reset_extra(self) -> None:
         # per row: the decisions of its current deal (observation, action, seat), until it ends
-        self.pending: list[list[tuple[bytes, int, int]]] = [[] for _ in range(config.num_envs)]
-        self.updates = 0
+        self.pending: list[list[tuple[bytes, int, int]]] = [[] for _ in range(self.config.num_envs)]
+
+    def extra_state(self) -> dict[str, Any]:
+        return {"pending": pickle.dumps(self.pending)}
+
+    def load_extra(self, state: dict[str, Any]) -> None:
+        self.pending = pickle.loads(state["pending"])
 
     def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
         venv, net = self.venv, self.net
@@ -132,31 +123,3 @@ class DMC:
         if finished and tuple(self.config.opponents) != ("self",):
             out["train_game_diff"] = round(float(np.mean(finished)), 2)
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "net": self.net.state_dict(),
-            "optim": self.optim.state_dict(),
-            "gen": self.gen.get_state(),
-            "np_rng": self.np_rng.bit_generator.state,
-            "venv": _pickled(self.venv),
-            "pending": pickle.dumps(self.pending),
-            "updates": self.updates,
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.net.load_state_dict(state["net"])
-        self.optim.load_state_dict(state["optim"])
-        self.gen.set_state(state["gen"])
-        self.np_rng.bit_generator.state = state["np_rng"]
-        self.updates = int(state["updates"])
-        if state["venv"] is not None:
-            self.venv = pickle.loads(state["venv"])
-            self.pending = pickle.loads(state["pending"])
-        else:  # games with unpicklable players: new games (their waiting decisions dropped)
-            self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)
-            self.pending = [[] for _ in range(self.venv.num_envs)]
-
-    def export(self, path: str, meta: dict[str, Any]) -> None:
-        save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
-        self.net.to(self.device)

@@ -10,34 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import processes
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(OSError):
-            found |= {int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()}
-    return found
-
-
-def _workers(pid: int) -> set[int]:
-    out = set()
-    for child in _children(pid):
-        with contextlib.suppress(OSError):
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                out.add(child)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
@@ -51,20 +27,20 @@ def test_a_killed_tournament_takes_its_workers_with_it(tmp_path: Path) -> None:
         deadline = time.monotonic() + 90
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-            workers = _workers(proc.pid)
+            workers = processes.workers(proc.pid)
         assert len(workers) == 2, "the workers did not start"
         time.sleep(2.0)  # into their games
         proc.kill()
         proc.wait(timeout=30)
         deadline = time.monotonic() + 5
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(processes.alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers)
+        assert not any(processes.alive(w) for w in workers)
     finally:  # leave nothing running, whatever failed
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         for w in workers:
             with contextlib.suppress(OSError):
-                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                if processes.alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
                     os.kill(w, signal.SIGKILL)

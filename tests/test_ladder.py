@@ -13,6 +13,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import processes
 import pytest
 
 from shanghai_env.agents.arena.ladder import (
@@ -385,31 +386,6 @@ def test_standings_of_fewer_games_do_not_stay_beside_a_longer_ladder(tmp_path) -
     assert not (out / "ladder.json").exists()
 
 
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(OSError):
-            found |= {int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()}
-    return found
-
-
-def _workers(pid: int) -> set[int]:
-    out = set()
-    for child in _children(pid):
-        with contextlib.suppress(OSError):
-            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                out.add(child)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
@@ -429,16 +405,16 @@ def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
         deadline = time.monotonic() + 90
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-            workers = _workers(proc.pid)
+            workers = processes.workers(proc.pid)
         assert len(workers) == 2, "the workers did not start"
         time.sleep(2.0)  # into their games
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == -sig or proc.returncode == 128 + sig, err
         deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(processes.alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(_alive(w) for w in workers)
+        assert not any(processes.alive(w) for w in workers)
         assert "Traceback" not in err
     finally:  # leave nothing running, whatever failed
         if proc.poll() is None:
@@ -446,7 +422,7 @@ def test_a_stopped_ladder_takes_its_workers_with_it(sig: int, tmp_path) -> None:
             proc.wait()
         for w in workers:
             with contextlib.suppress(OSError):
-                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                if processes.alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
                     os.kill(w, signal.SIGKILL)
 
 
@@ -468,7 +444,7 @@ def test_ctrl_c_stops_a_ladder_with_workers_cleanly(moment: str, tmp_path) -> No
         deadline = time.monotonic() + 90
         while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-            workers = _workers(proc.pid)
+            workers = processes.workers(proc.pid)
         assert len(workers) == 2, "the workers did not start"
         if moment == "playing":
             while not (table.exists() and table.stat().st_size) and time.monotonic() < deadline:
@@ -481,9 +457,9 @@ def test_ctrl_c_stops_a_ladder_with_workers_cleanly(moment: str, tmp_path) -> No
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
         assert err.strip().splitlines()[-1] == "stopped; run the same command again to resume"
         deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(processes.alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers)
+        assert not any(processes.alive(w) for w in workers)
         after = table.read_bytes() if table.exists() else b""
         assert after.startswith(stored) and (after == b"" or after.endswith(b"\n"))
         config = LadderConfig(
@@ -496,5 +472,5 @@ def test_ctrl_c_stops_a_ladder_with_workers_cleanly(moment: str, tmp_path) -> No
             proc.wait()
         for w in workers:
             with contextlib.suppress(OSError):
-                if _alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
+                if processes.alive(w) and b"spawn_main" in Path(f"/proc/{w}/cmdline").read_bytes():
                     os.kill(w, signal.SIGKILL)

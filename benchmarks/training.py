@@ -105,9 +105,7 @@ def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> di
             parts["games"] += time.perf_counter() - start
 
     VectorEnv.step = timed_step  # type: ignore[method-assign]
-    method_cls = __import__(
-        f"shanghai_env.agents.learned.train.methods.{settings['method']}", fromlist=["x"]
-    )
+    method_cls = __import__(f"shanghai_env.agents.learned.train.methods.{settings['method']}", fromlist=["x"])
     cls = getattr(method_cls, settings["method"].upper())
     collect = cls._collect
 

@@ -195,3 +195,17 @@ def test_saved_players_as_opponents_decide_in_one_batch(tmp_path, monkeypatch):
     train(tiny("ppo", second, opponents=(os.path.join(first, "model.pt"),)))
     assert os.path.isfile(os.path.join(second, "model.pt"))
     assert calls and max(calls) > 1  # the three seats of the four games, together
+
+
+def test_plot_draws_several_runs(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    runs = []
+    for seed in (3, 4):
+        out = str(tmp_path / f"s{seed}")
+        train(tiny("dmc", out, seed=seed, eval_games=4, eval_opponents=("random",)))
+        runs.append(out)
+    png = str(tmp_path / "curves.png")
+    assert cli.main(["plot", *runs, "--out", png]) == 0
+    assert os.path.getsize(png) > 1000
+    with pytest.raises(SystemExit):
+        cli.main(["plot", str(tmp_path / "none"), "--out", png])

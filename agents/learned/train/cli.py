@@ -14,6 +14,8 @@ Methods with programs of their own, reached through the same command:
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players);
 - ``rllib``: Ray RLlib multi-agent PPO, the route to a cluster.
 
+``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
+
 ``python train.py`` with no arguments is a short demonstration: ``ppo`` in contract 1 against
 three greedy bots, saying what it trains at the start and what came of it at the end.
 Every option is checked before anything starts: a bad one prints one line and exits with 2.
@@ -245,12 +247,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if first.startswith("-"):  # the options of the MaskablePPO trainer, as before methods were named
         return _other("sb3", argv)
+    if first == "plot":
+        return plot_runs(argv[1:])
     if first not in METHODS:
         print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)
         return 2
     if first in LOOP_METHODS:
         return main_loop(first, argv[1:])
     return _other(first, argv[1:])
+
+
+def plot_runs(argv: Sequence[str]) -> int:
+    """``shanghai-train plot RUN... --out PNG``: the learning curves of several runs in one picture."""
+    from .run import plot_curve
+
+    p = argparse.ArgumentParser(prog="shanghai-train plot", description=plot_runs.__doc__)
+    p.add_argument("runs", nargs="+", help="run folders (each with its eval.csv)")
+    p.add_argument("--out", required=True, help="the picture to write (.png)")
+    p.add_argument("--title", default="", help="the picture's title")
+    args = p.parse_args(argv)
+    missing = [r for r in args.runs if not os.path.isfile(os.path.join(r, "eval.csv"))]
+    if missing:
+        p.error(f"no eval.csv in {', '.join(missing)}: name run folders of shanghai-train")
+    if not args.out.endswith(".png"):
+        p.error(f"argument --out: a .png file, got {args.out!r}")
+    plot_curve([os.path.join(r, "eval.csv") for r in args.runs], args.out, args.title)
+    print(f"wrote {args.out}")
+    return 0
 
 
 def _other(method: str, argv: list[str]) -> int:

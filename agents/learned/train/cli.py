@@ -42,6 +42,17 @@ DEMO = [
 ]  # fmt: skip
 
 
+# (low, high, low excluded) of the methods' real-valued options; others are >= 0
+FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
+    "lr": (0.0, None, True),
+    "gamma": (0.0, 1.0, False),
+    "gae_lambda": (0.0, 1.0, False),
+    "epsilon": (0.0, 1.0, False),
+    "clip": (0.0, None, True),
+    "max_grad_norm": (0.0, None, True),
+}
+
+
 def _ints(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(x) for x in text.split(",") if x.strip())
@@ -148,7 +159,9 @@ def build_parser(method: str) -> argparse.ArgumentParser:
         elif isinstance(default, int):
             h.add_argument(name, type=int_in(1), default=default, help=f"(default {default})")
         else:
-            h.add_argument(name, type=number_in(0.0, None), default=default, help=f"(default {default})")
+            low, high, low_open = FLOAT_BOUNDS.get(f.name, (0.0, None, False))
+            kind = number_in(low, high, low_open=low_open)
+            h.add_argument(name, type=kind, default=default, help=f"(default {default})")
     options_once(p)
     return p
 

@@ -54,6 +54,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     resumed = run.check_config()
     method = method_class(config.method)()
     method.setup(config, device)
+    player_file = getattr(method, "player_file", "model.pt")  # a scorer saves a .zip
     env_steps, train_seconds = 0, 0.0
     next_eval = config.eval_every if config.eval_every else None
     next_ckpt = config.checkpoint_every
@@ -69,7 +70,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         _say(config, f"resuming {config.out} at {env_steps:,} env steps")
 
     def evaluate() -> dict[str, Any]:
-        path = run.path("model.pt")
+        path = run.path(player_file)
         method.export(path, {"method": config.method, "env_steps": env_steps})
         start = time.perf_counter()
         row: dict[str, Any] = {"env_steps": env_steps, "wall_seconds": round(run.wall(), 1)}
@@ -136,13 +137,14 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     if config.eval_games and (not last_eval or last_eval.get("env_steps") != env_steps):
         last_eval = evaluate()
     checkpoint()
-    method.export(run.path("model.pt"), {"method": config.method, "env_steps": env_steps})
+    method.export(run.path(player_file), {"method": config.method, "env_steps": env_steps})
     recipe = {
-        "player": "model.pt",
+        "player": player_file,
         "method": config.method,
         "command": command or " ".join(sys.argv),
         "config": config.to_json(),
-        "teacher": None,
+        "teacher": None,  # no labels: what the method learns comes from its own play
+        "init": getattr(getattr(method, "opt", None), "init", None),  # the starting weights, if any
         "env_steps": env_steps,
         "train_seconds": round(train_seconds, 1),
         "wall_seconds": round(run.wall(), 1),

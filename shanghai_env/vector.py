@@ -112,6 +112,8 @@ class VectorEnv:
         players: Sequence[PlayerEntry] | None = None,
         reward: str = "deal",
         first_row: int = 0,
+        features: Callable[[Game, int], np.ndarray] | None = None,
+        features_size: int = 0,
         **rule_options: Any,
     ) -> None:
         self.num_envs = int_arg("num_envs", num_envs, low=1)
@@ -162,6 +164,10 @@ class VectorEnv:
             for s, agent in enumerate(row):
                 if agent is not None and not isinstance(agent, Agent):
                     raise TypeError(f"players[{s}]() returned {type(agent).__name__}, not an Agent")
+        # extra inputs of the seat to act, computed by ``features(game, seat)`` (which must read
+        # only what that seat sees): (N, features_size) float32, zero-width without features
+        self.features = features
+        self.extra = np.zeros((num, features_size if features is not None else 0), np.float32)
         self.obs = np.zeros((num, self.observation_length), INT8)
         self.mask = np.zeros((num, self.num_actions), INT8)
         self.seat = np.zeros(num, np.int64)
@@ -231,6 +237,12 @@ class VectorEnv:
         that is not to act); the same vector ``env().observe`` gives that seat."""
         return np.frombuffer(self.encoder.encode_bytes(self._games[row], seat), INT8)
 
+    def observe_extra(self, row: int, seat: int) -> np.ndarray:
+        """The extra inputs (``features``) of any seat in game ``row`` now."""
+        if self.features is None:
+            return np.zeros(0, np.float32)
+        return self.features(self._games[row], seat)
+
     # --- inside ----------------------------------------------------------------------------
 
     def _checked(self, actions: Any) -> np.ndarray:
@@ -290,7 +302,7 @@ class VectorEnv:
             for group in batched.values():
                 shared = self._shared[group[0][1]]
                 assert shared is not None
-                if hasattr(shared, "act_arrays"):
+                if hasattr(shared, "act_arrays") and not getattr(shared, "needs_view", False):
                     self._act_arrays(shared, group, done)
                     continue
                 decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
@@ -329,6 +341,8 @@ class VectorEnv:
         s = game.to_act
         self.seat[i] = s
         self.obs[i] = np.frombuffer(self.encoder.encode_bytes(game, s), INT8)
+        if self.features is not None:
+            self.extra[i] = self.features(game, s)
         row = self.mask[i]
         old = self.legal_actions[i]
         if old:

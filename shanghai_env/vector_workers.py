@@ -44,6 +44,8 @@ def _serve(conn: Connection, blob: bytes) -> None:
             conn.send(_arrays(venv, out[3:]))
         elif cmd == "observe":
             conn.send(venv.observe(*arg))
+        elif cmd == "observe_extra":
+            conn.send(venv.observe_extra(*arg))
         elif cmd == "state":
             conn.send(pickle.dumps(venv))
         elif cmd == "close":
@@ -63,6 +65,7 @@ def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
         venv.game_seeds,
         dict(venv.deal_counts),
         tail,
+        venv.extra,
     )
 
 
@@ -86,6 +89,7 @@ class WorkerVectorEnv:
         self.observation_length, self.caller_seats = first.observation_length, first.caller_seats
         self._bounds = [(b.first_row - blocks[0].first_row, b.num_envs) for b in blocks]
         n = self.num_envs
+        self.extra = np.zeros((n, first.extra.shape[1]), np.float32)
         self.obs = np.zeros((n, self.observation_length), np.int8)
         self.mask = np.zeros((n, self.num_actions), np.int8)
         self.seat = np.zeros(n, np.int64)
@@ -121,9 +125,10 @@ class WorkerVectorEnv:
         return [r[8] for r in replies]
 
     def _fill(self, start: int, n: int, reply: tuple[Any, ...]) -> None:
-        _, obs, _, seat, legal, final, seeds, _, _ = reply
+        _, obs, _, seat, legal, final, seeds, _, _, extra = reply
         rows = slice(start, start + n)
         self.obs[rows], self.seat[rows], self.final_scores[rows] = obs, seat, final
+        self.extra[rows] = extra
         for i, ids in enumerate(legal, start):
             old = self.legal_actions[i]
             if old:
@@ -157,9 +162,15 @@ class WorkerVectorEnv:
         return self.obs, self.mask, self.seat, rewards, done
 
     def observe(self, row: int, seat: int) -> np.ndarray:
+        return self._ask("observe", row, seat)
+
+    def observe_extra(self, row: int, seat: int) -> np.ndarray:
+        return self._ask("observe_extra", row, seat)
+
+    def _ask(self, cmd: str, row: int, seat: int) -> np.ndarray:
         for k, (start, n) in enumerate(self._bounds):
             if start <= row < start + n:
-                self._conns[k].send(("observe", (row - start, seat)))
+                self._conns[k].send((cmd, (row - start, seat)))
                 return np.asarray(self._conns[k].recv())
         raise ValueError(f"row must be 0..{self.num_envs - 1}, got {row}")
 

@@ -213,3 +213,44 @@ def test_plot_draws_several_runs(tmp_path, capsys):
     assert os.path.getsize(png) > 1000
     with pytest.raises(SystemExit):
         cli.main(["plot", str(tmp_path / "none"), "--out", png])
+
+
+@pytest.mark.parametrize("method", ["ppo", "dmc"])
+def test_facts_runs_resume_and_play(tmp_path, method):
+    whole, parts = str(tmp_path / "whole"), str(tmp_path / "parts")
+    train(tiny(method, whole, timesteps=128, facts=True))
+    train(tiny(method, parts, timesteps=64, facts=True))
+    train(tiny(method, parts, timesteps=128, facts=True))
+    a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournament
+
+    player = os.path.join(whole, "model.pt")
+    config = TournamentConfig(players=(player, "greedy", "greedy", "random"), games=4, contracts=(1,))
+    assert len(run_tournament(config, workers=1)) >= 4
+    # as an opponent inside the batched games it decides from views (it needs its hand's facts)
+    train(tiny("ppo", str(tmp_path / "against"), opponents=(player,)))
+
+
+def test_the_facts_are_exact_facts_of_the_own_hand():
+    from shanghai_env.agents.learned.train.facts import FACTS_SIZE, hand_facts
+    from shanghai_env.cards import str_to_card
+
+    # contract 1 (two sets of three): 7C 7D 7H and 9C 9D, plus KS: one card short (a third 9)
+    counts = [0] * 53
+    for card in ["7C", "7D", "7H", "9C", "9D", "KS"]:
+        counts[str_to_card(card)] += 1
+    f = hand_facts(counts, 1, 1)
+    assert f.shape == (FACTS_SIZE,) and f[0] == pytest.approx(1 / 8)
+    outs = {c for c in range(53) if f[1 + c]}
+    assert {str_to_card("9H"), str_to_card("9S")} <= outs and str_to_card("KS") not in outs
+    assert f[54 + str_to_card("KS")] == 0  # the king is spare
+    assert f[54 + str_to_card("7C")] == 1  # letting a 7 go costs a card
+    assert not hand_facts(counts, 1, 1, down=True).any()
+
+
+def test_facts_with_games_in_worker_processes_train_the_same_network(tmp_path):
+    train(tiny("dmc", str(tmp_path / "one"), facts=True))
+    train(tiny("dmc", str(tmp_path / "two"), facts=True, env_workers=2))
+    a, b = weights(str(tmp_path / "one" / "model.pt")), weights(str(tmp_path / "two" / "model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)

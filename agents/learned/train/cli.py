@@ -118,6 +118,12 @@ def build_parser(method: str) -> argparse.ArgumentParser:
         help="'self' (every seat the learner) or the players of the other seats (one name: all)",
     )
     g.add_argument(
+        "--facts",
+        action="store_true",
+        help="add the exact facts of the own hand (distance to the contract, outs, what each card is worth "
+        "to it) to the network's input",
+    )
+    g.add_argument(
         "--reward",
         choices=("relative", "deal"),
         default=defaults.reward,
@@ -194,6 +200,7 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         num_envs=args.num_envs,
         env_workers=args.env_workers,
         opponents=tuple(args.opponents),
+        facts=args.facts,
         reward=args.reward,
         eval_every=args.eval_every,
         eval_games=args.eval_games,

@@ -23,6 +23,10 @@ def make_games(config: RunConfig) -> Any:
         "num_players": config.players,
         "contracts": config.contracts,
     }
+    if config.facts:
+        from .facts import FACTS_SIZE, game_facts
+
+        options.update(features=game_facts, features_size=FACTS_SIZE)
     if config.env_workers > 1:
         from shanghai_env.vector_workers import WorkerVectorEnv
 

@@ -60,15 +60,17 @@ class PolicyNet(nn.Module):
         num_actions: int,
         hidden: Sequence[int] = (128, 128),
         action_fields: np.ndarray | None = None,
+        extra_size: int = 0,
     ) -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)
         self.num_actions = int(num_actions)
+        self.extra_size = int(extra_size)  # inputs after the observation (the facts block)
         self.register_buffer(
             "inv_scale", torch.as_tensor(1.0 / np.maximum(obs_scale, 1), dtype=torch.float32)
         )
         layers: list[nn.Module] = []
-        width = len(obs_scale)
+        width = len(obs_scale) + self.extra_size
         for h in self.hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
@@ -90,8 +92,13 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.v.weight, 1.0)
         nn.init.zeros_(self.v.bias)
 
-    def features(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.trunk(obs.float() * self.inv_scale)
+    def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        x = obs.float() * self.inv_scale
+        if self.extra_size:
+            if extra is None:
+                raise ValueError(f"this network reads {self.extra_size} inputs (facts) after the observation")
+            x = torch.cat([x, extra.float()], 1)
+        return self.trunk(x)
 
     def logits(self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False."""
@@ -128,12 +135,15 @@ def action_fields(rules: Rules) -> np.ndarray:
     return np.array([(int(m.kind), m.card, m.place) for m in action_table(rules).moves], np.int64)
 
 
-def build_net(rules: Rules, hidden: Sequence[int]) -> PolicyNet:
+def build_net(rules: Rules, hidden: Sequence[int], facts: bool = False) -> PolicyNet:
     from shanghai_env.actions import action_table
+
+    from .facts import FACTS_SIZE
 
     encoder = ObservationEncoder(rules)
     table = action_table(rules)
-    return PolicyNet(np.asarray(encoder.high, np.float32), table.size, hidden, action_fields(rules))
+    extra = FACTS_SIZE if facts else 0
+    return PolicyNet(np.asarray(encoder.high, np.float32), table.size, hidden, action_fields(rules), extra)
 
 
 def rules_json(rules: Rules) -> dict[str, Any]:
@@ -148,6 +158,7 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
             "version": POLICY_VERSION,
             "rules": rules_json(rules),
             "hidden": list(net.hidden),
+            "facts": bool(net.extra_size),
             "state_dict": net.state_dict(),
             "meta": json.loads(json.dumps(meta or {})),
         },
@@ -175,7 +186,7 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
     rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
-    net = build_net(rules, blob["hidden"])
+    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)))
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, rules, dict(blob.get("meta", {}))
@@ -215,6 +226,8 @@ class PolicyAgent:
     def __init__(self, path: str, greedy: bool = True, name: str | None = None) -> None:
         self.net, self.rules, self.meta = load_policy(path)
         self.path = path
+        # a network reading the facts of its hand needs each decision's view (not arrays only)
+        self.needs_view = bool(self.net.extra_size)
         self.greedy = greedy
         self.name = name or path
         self._gen = torch.Generator().manual_seed(0)
@@ -228,13 +241,22 @@ class PolicyAgent:
     def act_batch(self, decisions: list[Decision]) -> list[int]:
         obs = np.stack([d.observation for d in decisions])
         legal = [d.legal_actions for d in decisions]
-        return self.act_arrays(obs, legal)
+        extra = None
+        if self.needs_view:
+            from .facts import hand_facts
+
+            views = [(d.view, d.rules.same_suit_run_gap) for d in decisions]
+            extra = np.stack([hand_facts(v.hand, v.contract, gap, v.down[v.player]) for v, gap in views])
+        return self.act_arrays(obs, legal, extra)
 
     @torch.no_grad()
-    def act_arrays(self, obs: np.ndarray, legal: Sequence[Sequence[int]]) -> list[int]:
+    def act_arrays(
+        self, obs: np.ndarray, legal: Sequence[Sequence[int]], extra: np.ndarray | None = None
+    ) -> list[int]:
         idx, valid = padded(legal)
         t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
-        logits = self.net.logits(self.net.features(torch.from_numpy(obs)), t_idx, t_valid)
+        t_extra = torch.from_numpy(extra) if extra is not None else None
+        logits = self.net.logits(self.net.features(torch.from_numpy(obs), t_extra), t_idx, t_valid)
         if not self.greedy:
             u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
             logits = logits - torch.log(-torch.log(u))

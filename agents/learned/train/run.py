@@ -39,6 +39,7 @@ class RunConfig:
     opponents: tuple[str, ...] = (
         SELF,
     )  # "self": every seat is the learner; else players for the other seats
+    facts: bool = False  # the exact facts of the own hand as extra inputs (train/facts.py)
     reward: str = "relative"  # "deal": -deal score/100; "relative": that minus the table's mean
     eval_every: int = 500_000  # env steps between evaluations; 0: only at the end
     eval_games: int = 48

@@ -25,7 +25,7 @@ class NetMethod:
         self.opt = self.Options(**config.method_options)
         self.device = device
         torch.manual_seed(config.seed)
-        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch).to(device)
+        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch, config.facts).to(device)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
@@ -34,6 +34,10 @@ class NetMethod:
         self.learner_seats = self.venv.caller_seats
         self.updates = 0
         self.reset_extra()
+
+    def extra_inputs(self, extra: np.ndarray) -> torch.Tensor | None:
+        """The facts block as a tensor on the device (None when the network reads none)."""
+        return torch.from_numpy(extra).to(self.device) if extra.shape[1] else None
 
     def reset_extra(self) -> None:
         """The method's own state, fresh (also when a checkpoint's games could not be kept)."""

@@ -63,7 +63,7 @@ class DMC(NetMethod):
         for _ in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
-                h = net.features(torch.from_numpy(venv.obs).to(self.device))
+                h = net.features(torch.from_numpy(venv.obs).to(self.device), self.extra_inputs(venv.extra))
                 q = net.logits(
                     h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 )
@@ -73,7 +73,9 @@ class DMC(NetMethod):
             k = np.where(explore, uniform, k)
             actions = idx[rows, k]
             for row in range(n):
-                self.pending[row].append((venv.obs[row].tobytes(), int(actions[row]), int(venv.seat[row])))
+                # the observation's bytes, then the facts' (none without --facts)
+                seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
+                self.pending[row].append((seen, int(actions[row]), int(venv.seat[row])))
             _, _, _, rew, done = venv.step(actions)
             if relative:
                 rew = rew - rew.mean(1, keepdims=True)
@@ -98,7 +100,10 @@ class DMC(NetMethod):
         size = len(actions)
         if size:
             net, dev = self.net, self.device
-            obs_all = torch.from_numpy(np.frombuffer(b"".join(obs), np.int8).reshape(size, -1).copy())
+            length = self.venv.observation_length
+            seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
+            obs_all = torch.from_numpy(seen[:, :length].view(np.int8).copy())
+            extra_all = seen[:, length:].copy().view(np.float32)
             act_all = torch.tensor(actions, dtype=torch.int64)
             tgt_all = torch.tensor(targets, dtype=torch.float32)
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
@@ -106,7 +111,7 @@ class DMC(NetMethod):
                 order = torch.from_numpy(self.np_rng.permutation(size))
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
-                    h = net.features(obs_all[mb].to(dev))
+                    h = net.features(obs_all[mb].to(dev), self.extra_inputs(extra_all[mb.numpy()]))
                     q = net.logits(h, act_all[mb].to(dev)[:, None], valid.expand(len(mb), 1)).squeeze(1)
                     loss = (q - tgt_all[mb].to(dev)).pow(2).mean()
                     self.optim.zero_grad()

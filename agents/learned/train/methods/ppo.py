@@ -55,6 +55,7 @@ class PPO(NetMethod):
         n, p, steps = venv.num_envs, venv.num_players, opt.n_steps
         size = n * steps
         obs_buf = np.empty((size, venv.observation_length), np.int8)
+        extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
         legal: list[list[int]] = []
         chosen = np.empty(size, np.int64)
         logp = np.empty(size, np.float32)
@@ -69,10 +70,11 @@ class PPO(NetMethod):
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
+            extra_buf[cur] = venv.extra
             idx, valid = padded(venv.legal_actions)
             legal.extend(venv.legal_actions)
             with torch.no_grad():
-                h = net.features(torch.from_numpy(venv.obs).to(self.device))
+                h = net.features(torch.from_numpy(venv.obs).to(self.device), self.extra_inputs(venv.extra))
                 logits = net.logits(
                     h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 )
@@ -110,12 +112,15 @@ class PPO(NetMethod):
         open_i, open_s = np.nonzero(last >= 0)
         if open_i.size:
             obs_now = np.stack([venv.observe(int(i), int(s)) for i, s in zip(open_i, open_s)])
+            extra_now = np.stack([venv.observe_extra(int(i), int(s)) for i, s in zip(open_i, open_s)])
             with torch.no_grad():
-                vb = net.value(net.features(torch.from_numpy(obs_now).to(self.device))).cpu().numpy()
+                h_now = net.features(torch.from_numpy(obs_now).to(self.device), self.extra_inputs(extra_now))
+                vb = net.value(h_now).cpu().numpy()
             boot[last[open_i, open_s]] = vb
         adv = _gae(rewards, values, terminal, nxt, boot, opt.gamma, opt.gae_lambda)
         return {
             "obs": obs_buf,
+            "extra": extra_buf,
             "legal": legal,
             "chosen": chosen,
             "logp": logp,
@@ -133,6 +138,7 @@ class PPO(NetMethod):
         size = len(data["chosen"])
         stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "clip_frac": []}
         obs_all = torch.from_numpy(data["obs"])
+        extra_all = data["extra"]
         chosen_all = torch.from_numpy(data["chosen"])
         logp_all = torch.from_numpy(data["logp"])
         adv_all = torch.from_numpy(data["adv"])
@@ -143,7 +149,7 @@ class PPO(NetMethod):
                 mb = order[start : start + opt.batch_size]
                 idx, valid = padded([data["legal"][j] for j in mb])
                 mb_t = torch.from_numpy(mb)
-                h = net.features(obs_all[mb_t].to(dev))
+                h = net.features(obs_all[mb_t].to(dev), self.extra_inputs(extra_all[mb]))
                 logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev))
                 logp_legal = torch.log_softmax(logits, 1)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t].to(dev)[:, None]).squeeze(1)

@@ -254,3 +254,12 @@ def test_facts_with_games_in_worker_processes_train_the_same_network(tmp_path):
     train(tiny("dmc", str(tmp_path / "two"), facts=True, env_workers=2))
     a, b = weights(str(tmp_path / "one" / "model.pt")), weights(str(tmp_path / "two" / "model.pt"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_example_in_the_docs_is_the_file():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    docs = (root / "docs" / "training.md").read_text(encoding="utf-8")
+    example = (root / "examples" / "ppo_vector_env.py").read_text(encoding="utf-8")
+    assert f"```python\n{example}```" in docs

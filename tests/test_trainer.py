@@ -263,3 +263,30 @@ def test_the_example_in_the_docs_is_the_file():
     docs = (root / "docs" / "training.md").read_text(encoding="utf-8")
     example = (root / "examples" / "ppo_vector_env.py").read_text(encoding="utf-8")
     assert f"```python\n{example}```" in docs
+
+
+def test_a_move_reads_its_own_cards_facts():
+    import numpy as np
+
+    from shanghai_env.actions import action_table
+    from shanghai_env.agents.learned.train.facts import FACTS_SIZE
+    from shanghai_env.agents.learned.train.policy import build_net
+    from shanghai_env.cards import str_to_card
+    from shanghai_env.moves import discard
+    from shanghai_env.rules import Rules
+
+    rules = Rules(num_players=4, contracts=(1,))
+    net = build_net(rules, (8,), facts=True)
+    table = action_table(rules)
+    a7, ak = table.encode(discard(str_to_card("7C"))), table.encode(discard(str_to_card("KS")))
+    extra = np.zeros((1, FACTS_SIZE), np.float32)
+    extra[0, 54 + str_to_card("7C")] = 1.0  # letting the 7 go costs the hand a card
+    obs = torch.zeros(1, net.inv_scale.shape[0], dtype=torch.int8)
+    idx, valid = torch.tensor([[a7, ak]]), torch.ones(1, 2, dtype=torch.bool)
+    with torch.no_grad():
+        h = net.features(obs, torch.from_numpy(extra))
+        before = net.logits(h, idx, valid, torch.from_numpy(extra))
+        kind = int(net.fields[a7, 0])
+        net.move_weights[kind, 1] = -5.0  # discards: weight of the card's loss
+        after = net.logits(h, idx, valid, torch.from_numpy(extra))
+    assert after[0, 0] == pytest.approx(before[0, 0] - 5.0) and after[0, 1] == pytest.approx(before[0, 1])

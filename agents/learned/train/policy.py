@@ -86,6 +86,8 @@ class PolicyNet(nn.Module):
             self.place_rows = nn.Parameter(torch.zeros(int(fields[:, 2].max()) + 1, width))
             for rows in (self.kind_rows, self.card_rows, self.place_rows):
                 nn.init.orthogonal_(rows, 0.01)
+            if self.extra_size:  # per move kind: the weight of its card's two facts (outs, losses)
+                self.move_weights = nn.Parameter(torch.zeros(int(fields[:, 0].max()) + 1, 2))
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.zeros_(self.pi.bias)
@@ -100,8 +102,13 @@ class PolicyNet(nn.Module):
             x = torch.cat([x, extra.float()], 1)
         return self.trunk(x)
 
-    def logits(self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False."""
+    def logits(
+        self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor, extra: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. With the facts
+        block (``extra``), a move that names a card also reads that card's own facts (is it an
+        out, what letting it go costs) through a weight per move kind: a move's own features,
+        as DouZero's action encoding gives each move."""
         if not self.has_fields:
             w = self.pi.weight[idx]  # (B, K, H)
         elif idx.numel() > self.num_actions:
@@ -111,6 +118,13 @@ class PolicyNet(nn.Module):
             w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
             w = w + self.place_rows[f[..., 2]]
         out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
+        if self.extra_size and extra is not None and self.has_fields:
+            f = self.fields[idx]
+            per_card = torch.stack([extra[:, 1:54], extra[:, 54:107]], -1).float()  # (B, 53, 2)
+            per_card = torch.cat([torch.zeros_like(per_card[:, :1]), per_card], 1)  # row 0: no card
+            card = f[..., 1].clamp(max=53)  # fields start at 0: 0 = a move without a card, c + 1 = card c
+            own = per_card.gather(1, card[..., None].expand(-1, -1, 2))  # (B, K, 2)
+            out = out + (own * self.move_weights[f[..., 0]]).sum(-1)
         return out.masked_fill(~valid, float("-inf"))
 
     def action_rows(self) -> torch.Tensor:
@@ -256,7 +270,7 @@ class PolicyAgent:
         idx, valid = padded(legal)
         t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
         t_extra = torch.from_numpy(extra) if extra is not None else None
-        logits = self.net.logits(self.net.features(torch.from_numpy(obs), t_extra), t_idx, t_valid)
+        logits = self.net.logits(self.net.features(torch.from_numpy(obs), t_extra), t_idx, t_valid, t_extra)
         if not self.greedy:
             u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
             logits = logits - torch.log(-torch.log(u))

@@ -63,9 +63,10 @@ class DMC(NetMethod):
         for _ in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
-                h = net.features(torch.from_numpy(venv.obs).to(self.device), self.extra_inputs(venv.extra))
+                extra = self.extra_inputs(venv.extra)
+                h = net.features(torch.from_numpy(venv.obs).to(self.device), extra)
                 q = net.logits(
-                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device), extra
                 )
                 k = q.argmax(1).cpu().numpy()
             explore = self.np_rng.random(n) < self.opt.epsilon
@@ -111,8 +112,10 @@ class DMC(NetMethod):
                 order = torch.from_numpy(self.np_rng.permutation(size))
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
-                    h = net.features(obs_all[mb].to(dev), self.extra_inputs(extra_all[mb.numpy()]))
-                    q = net.logits(h, act_all[mb].to(dev)[:, None], valid.expand(len(mb), 1)).squeeze(1)
+                    extra = self.extra_inputs(extra_all[mb.numpy()])
+                    h = net.features(obs_all[mb].to(dev), extra)
+                    played = act_all[mb].to(dev)[:, None]
+                    q = net.logits(h, played, valid.expand(len(mb), 1), extra).squeeze(1)
                     loss = (q - tgt_all[mb].to(dev)).pow(2).mean()
                     self.optim.zero_grad()
                     loss.backward()

@@ -74,9 +74,10 @@ class PPO(NetMethod):
             idx, valid = padded(venv.legal_actions)
             legal.extend(venv.legal_actions)
             with torch.no_grad():
-                h = net.features(torch.from_numpy(venv.obs).to(self.device), self.extra_inputs(venv.extra))
+                extra = self.extra_inputs(venv.extra)
+                h = net.features(torch.from_numpy(venv.obs).to(self.device), extra)
                 logits = net.logits(
-                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device), extra
                 )
                 v = net.value(h).cpu()
                 logits = logits.cpu()
@@ -149,8 +150,9 @@ class PPO(NetMethod):
                 mb = order[start : start + opt.batch_size]
                 idx, valid = padded([data["legal"][j] for j in mb])
                 mb_t = torch.from_numpy(mb)
-                h = net.features(obs_all[mb_t].to(dev), self.extra_inputs(extra_all[mb]))
-                logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev))
+                extra = self.extra_inputs(extra_all[mb])
+                h = net.features(obs_all[mb_t].to(dev), extra)
+                logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev), extra)
                 logp_legal = torch.log_softmax(logits, 1)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t].to(dev)[:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)

@@ -290,3 +290,17 @@ def test_a_move_reads_its_own_cards_facts():
         net.move_weights[kind, 1] = -5.0  # discards: weight of the card's loss
         after = net.logits(h, idx, valid, torch.from_numpy(extra))
     assert after[0, 0] == pytest.approx(before[0, 0] - 5.0) and after[0, 1] == pytest.approx(before[0, 1])
+
+
+def test_a_run_from_before_an_option_existed_resumes(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny("ppo", out, timesteps=32))
+    path = os.path.join(out, "config.json")
+    with open(path, encoding="utf-8") as f:
+        stored = json.load(f)
+    del stored["facts"]  # written before the option existed: it ran at the default
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(stored, f)
+    train(tiny("ppo", out, timesteps=64))
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        assert json.load(f)["env_steps"] >= 64

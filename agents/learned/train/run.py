@@ -85,6 +85,9 @@ class Run:
         if os.path.exists(self.path("checkpoint.pt")) and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 theirs = json.load(f)
+            # an option the run's version did not have yet ran at its default then
+            defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
+            theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **theirs}
             diff = [k for k in mine if k not in RESUMABLE and theirs.get(k) != mine[k]]
             if diff:
                 shown = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)

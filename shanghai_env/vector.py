@@ -245,6 +245,13 @@ class VectorEnv:
 
     # --- inside ----------------------------------------------------------------------------
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy (a checkpoint) from before the extra inputs existed gets none."""
+        self.__dict__.update(state)
+        if "features" not in state:
+            self.features = None
+            self.extra = np.zeros((self.num_envs, 0), np.float32)
+
     def _checked(self, actions: Any) -> np.ndarray:
         return checked_actions(actions, self.mask, self.legal_actions, self.table.name)
 

@@ -238,3 +238,16 @@ def test_games_in_worker_processes_are_the_same_games():
         np.testing.assert_array_equal(split.obs, before)
     finally:
         split.close()
+
+
+def test_a_copy_from_before_the_extra_inputs_goes_on():
+    import pickle
+
+    venv = vector_env(2, contracts=(1,))
+    venv.reset(seed=1)
+    old = dict(venv.__dict__)
+    del old["features"], old["extra"]  # as pickled before the option existed
+    copy = VectorEnv.__new__(VectorEnv)
+    copy.__setstate__(pickle.loads(pickle.dumps(old)))
+    assert copy.extra.shape == (2, 0) and copy.features is None
+    copy.step([ids[0] for ids in copy.legal_actions])

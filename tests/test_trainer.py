@@ -304,3 +304,21 @@ def test_a_run_from_before_an_option_existed_resumes(tmp_path):
     train(tiny("ppo", out, timesteps=64))
     with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
         assert json.load(f)["env_steps"] >= 64
+
+
+def test_the_demonstration_says_what_it_trains_and_what_came_of_it(tmp_path, monkeypatch, capsys):
+    tiny_demo = [
+        "ppo", "--contracts", "1", "--opponents", "greedy", "--timesteps", "64", "--num-envs", "4",
+        "--n-steps", "8", "--batch-size", "16", "--net-arch", "16", "--eval-every", "32",
+        "--eval-games", "4", "--eval-opponents", "greedy", "--no-progress", "--out", "runs/demo",
+    ]  # fmt: skip
+    monkeypatch.setattr(cli, "DEMO", tiny_demo)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert "lower is" in out and "below zero it is ahead of the bots" in out  # how to read it, first
+    verdict = [line for line in out.splitlines() if line.startswith("After training:")]
+    assert len(verdict) == 1 and "greedy bots" in verdict[0]
+    assert any(w in verdict[0] for w in ("ahead of", "still behind", "not separated"))
+    assert "runs/demo/curve.png" in out and "greedy,greedy,greedy" in out
+    assert (tmp_path / "runs" / "demo" / "model.pt").is_file()

@@ -190,26 +190,13 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
     if problem:
         parser.error(f"argument --out: {problem}")
     option_names = [f.name for f in dataclasses.fields(method_class(method).Options)]
+    # every run option's flag has the field's name; sequences become tuples, the folder normal
+    fields = dataclasses.fields(RunConfig)
+    run_options = {f.name: getattr(args, f.name) for f in fields if hasattr(args, f.name)}
+    run_options.update({k: tuple(run_options[k]) for k in ("contracts", "opponents", "eval_opponents")})
     config = RunConfig(
         method=method,
-        players=args.players,
-        contracts=tuple(args.contracts),
-        timesteps=args.timesteps,
-        seed=args.seed,
-        out=os.path.normpath(args.out),
-        num_envs=args.num_envs,
-        env_workers=args.env_workers,
-        opponents=tuple(args.opponents),
-        facts=args.facts,
-        reward=args.reward,
-        eval_every=args.eval_every,
-        eval_games=args.eval_games,
-        eval_opponents=tuple(args.eval_opponents),
-        eval_seed=args.eval_seed,
-        checkpoint_every=args.checkpoint_every,
-        device=args.device,
-        threads=args.threads,
-        progress=args.progress,
+        **{**run_options, "out": os.path.normpath(args.out)},
         method_options={k: getattr(args, k) for k in option_names},
     )
     from .loop import train

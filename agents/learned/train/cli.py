@@ -78,6 +78,19 @@ def _players_list(text: str) -> tuple[str, ...]:
     return names
 
 
+def _init_arg(text: str) -> str:
+    """A saved network to start from: a shipped model's name or a file (.pt or MaskablePPO .zip)."""
+    from shanghai_env.agents.registry import check_spec
+
+    try:
+        path = check_spec(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if not path.endswith((".pt", ".zip")) or not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is no saved network (.pt of shanghai-train, or .zip)")
+    return path
+
+
 def build_parser(method: str) -> argparse.ArgumentParser:
     from shanghai_env.agents.registry import contracts_arg
 
@@ -122,6 +135,13 @@ def build_parser(method: str) -> argparse.ArgumentParser:
         action="store_true",
         help="add the exact facts of the own hand (distance to the contract, outs, what each card is worth "
         "to it) to the network's input",
+    )
+    g.add_argument(
+        "--init",
+        type=_init_arg,
+        default=defaults.init,
+        help="start from this player's network: a .pt of shanghai-train, or (ppo) a MaskablePPO player "
+        "such as ppo_full_4p (RL after cloning)",
     )
     g.add_argument(
         "--reward",

@@ -144,7 +144,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         "command": command or " ".join(sys.argv),
         "config": config.to_json(),
         "teacher": None,  # no labels: what the method learns comes from its own play
-        "init": getattr(getattr(method, "opt", None), "init", None),  # the starting weights, if any
+        "init": config.init or None,  # the starting weights, if any
         "env_steps": env_steps,
         "train_seconds": round(train_seconds, 1),
         "wall_seconds": round(run.wall(), 1),

@@ -16,17 +16,21 @@ from typing import Any
 from .run import SELF, RunConfig
 
 
-def make_games(config: RunConfig) -> Any:
-    """The run's batched games: in this process, or in ``env_workers`` processes (the same games)."""
+def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | None = None) -> Any:
+    """The run's batched games: in this process, or in ``env_workers`` processes (the same games).
+    ``features``: the function and size of the extra inputs the network reads (default: the
+    facts block with ``--facts``, else none)."""
     options: dict[str, Any] = {
         "players": players_for(config),
         "num_players": config.players,
         "contracts": config.contracts,
     }
-    if config.facts:
+    if features is None and config.facts:
         from .facts import FACTS_SIZE, game_facts
 
-        options.update(features=game_facts, features_size=FACTS_SIZE)
+        features = (game_facts, FACTS_SIZE)
+    if features is not None:
+        options.update(features=features[0], features_size=features[1])
     if config.env_workers > 1:
         from shanghai_env.vector_workers import WorkerVectorEnv
 

@@ -40,6 +40,9 @@ class RunConfig:
         SELF,
     )  # "self": every seat is the learner; else players for the other seats
     facts: bool = False  # the exact facts of the own hand as extra inputs (train/facts.py)
+    # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
+    # (a .zip such as ppo_full_4p: RL after cloning, train/sb3_net.py; ppo only)
+    init: str = ""
     reward: str = "relative"  # "deal": -deal score/100; "relative": that minus the table's mean
     eval_every: int = 500_000  # env steps between evaluations; 0: only at the end
     eval_games: int = 48

@@ -12,28 +12,59 @@ import numpy as np
 import torch
 
 from ..opponents import make_games
-from ..policy import PolicyNet, build_net, save_policy
+from ..policy import build_net, load_policy, save_policy
 from ..run import RunConfig
+from ..sb3_net import game_derived, is_sb3_file, load_sb3, save_sb3
 
 
 class NetMethod:
     name = ""
     Options: Any = None
+    takes_sb3 = False  # whether a MaskablePPO policy can be the network (--init a .zip)
 
     def setup(self, config: RunConfig, device: torch.device) -> None:
         self.config = config
         self.opt = self.Options(**config.method_options)
         self.device = device
         torch.manual_seed(config.seed)
-        self.net: PolicyNet = build_net(config.rules, self.opt.net_arch, config.facts).to(device)
+        self.sb3_model: Any = None  # the MaskablePPO object when the network is one (--init a .zip)
+        self.player_file = "model.pt"
+        features = None
+        if config.init and is_sb3_file(config.init):
+            if not self.takes_sb3:
+                raise ValueError(
+                    f"--init {config.init!r} is a MaskablePPO policy; {self.name} learns a value per "
+                    "move and starts fresh or from a .pt of shanghai-train"
+                )
+            net, self.sb3_model = load_sb3(config.init, config.rules, device)
+            self.net: Any = net.to(device)
+            self.player_file = "model.zip"
+            if net.extra_size:
+                features = (game_derived, net.extra_size)
+        else:
+            self.net = build_net(config.rules, self.opt.net_arch, config.facts).to(device)
+            if config.init:
+                self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = make_games(config)
+        self.venv = make_games(config, features)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         self.updates = 0
         self.reset_extra()
+
+    def _start_from(self, path: str) -> None:
+        """Copy the weights of a saved player of the same shape (``--init`` a .pt)."""
+        net, rules, _ = load_policy(path)
+        mine = (self.config.players, tuple(self.config.contracts), self.net.hidden, bool(self.net.extra_size))
+        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, bool(net.extra_size))
+        if mine != theirs:
+            raise ValueError(
+                f"--init {path!r} has players, contracts, net_arch, facts {theirs}; this run has {mine}: "
+                "give the run the same options"
+            )
+        self.net.load_state_dict(net.state_dict())
 
     def extra_inputs(self, extra: np.ndarray) -> torch.Tensor | None:
         """The facts block as a tensor on the device (None when the network reads none)."""
@@ -73,6 +104,11 @@ class NetMethod:
             self.reset_extra()
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
+        if self.sb3_model is not None:
+            self.net.cpu()
+            save_sb3(path, self.sb3_model)
+            self.net.to(self.device)
+            return
         save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
         self.net.to(self.device)
 

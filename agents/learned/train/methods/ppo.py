@@ -47,6 +47,7 @@ class PPOOptions:
 class PPO(NetMethod):
     name = "ppo"
     Options = PPOOptions
+    takes_sb3 = True
 
     # --- collecting ------------------------------------------------------------------------
 

@@ -1,0 +1,115 @@
+"""A saved MaskablePPO player (``ppo_*``, a ``.zip``) as the loop's network: RL after cloning.
+
+The shipped ``ppo_full_*`` players were cloned from ``shanghai_4p`` with Stable-Baselines3; to
+go on from them with the loop's methods at the batched env's speed, :class:`SB3Net` gives the
+policy the interface :class:`~.policy.PolicyNet` has (``features``, ``logits`` at the legal
+actions, ``value``). Its "features" are the full logits and the value side by side, so the
+method's code is the same for both networks. A model trained on the derived inputs
+(:mod:`shanghai_env.agents.learned.derived`) reads them as the loop's extra inputs, computed per
+decision from the seat's own view (:func:`game_derived`). The trained player is saved back as a
+MaskablePPO ``.zip`` (:func:`save_sb3`), which every command plays like the one it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from shanghai_env.engine import Game
+from shanghai_env.rules import Rules
+
+
+def is_sb3_file(path: str) -> bool:
+    """Whether ``path`` looks like a saved Stable-Baselines3 model (a zip with ``policy.pth``)."""
+    import zipfile
+
+    if not path.endswith(".zip"):
+        return False
+    try:
+        with zipfile.ZipFile(path) as z:
+            return "policy.pth" in z.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def game_derived(game: Game, seat: int) -> np.ndarray:
+    """The derived inputs of ``seat``'s own view of ``game`` (what a derived model reads)."""
+    from shanghai_env.agents.learned.derived import derived_block
+
+    return derived_block(game.view(seat), game.rules)
+
+
+class SB3Net(nn.Module):
+    """A MaskablePPO actor-critic behind :class:`~.policy.PolicyNet`'s interface."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        from shanghai_env.agents.learned.derived import DERIVED_SIZE
+
+        self.policy = model.policy
+        self.policy.set_training_mode(True)
+        self.num_actions = int(model.action_space.n)
+        self.extra_size = DERIVED_SIZE if getattr(self.policy, "derived", False) else 0
+        self.hidden: tuple[int, ...] = ()
+        self.observation_length = int(np.prod(model.observation_space.shape)) - self.extra_size
+
+    def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """``(B, A + 1)``: every action's logit, then the value."""
+        from stable_baselines3.common.policies import BaseModel
+
+        x = obs.float()
+        if self.extra_size:
+            if extra is None:
+                raise ValueError(f"this model reads {self.extra_size} derived inputs after the observation")
+            x = torch.cat([x, extra.float()], 1)
+        policy = self.policy
+        if policy.share_features_extractor:
+            f = BaseModel.extract_features(policy, x, policy.features_extractor)
+            latent_pi, latent_vf = policy.mlp_extractor(f)
+        else:
+            pi_f = BaseModel.extract_features(policy, x, policy.pi_features_extractor)
+            vf_f = BaseModel.extract_features(policy, x, policy.vf_features_extractor)
+            latent_pi = policy.mlp_extractor.forward_actor(pi_f)
+            latent_vf = policy.mlp_extractor.forward_critic(vf_f)
+        return torch.cat([policy.action_net(latent_pi), policy.value_net(latent_vf)], 1)
+
+    def logits(
+        self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor, extra: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return h[:, : self.num_actions].gather(1, idx).masked_fill(~valid, float("-inf"))
+
+    def value(self, h: torch.Tensor) -> torch.Tensor:
+        return h[:, self.num_actions]
+
+
+def load_sb3(path: str, rules: Rules, device: torch.device) -> tuple[SB3Net, Any]:
+    """The model at ``path`` as an :class:`SB3Net` (and the MaskablePPO object, to save with);
+    ValueError if it is no MaskablePPO model or plays another table than ``rules``."""
+    from shanghai_env.actions import action_table
+    from shanghai_env.agents.learned.model import load_maskable
+    from shanghai_env.observation import ObservationEncoder
+
+    try:
+        model = load_maskable(path, device=device)
+    except Exception as err:  # SB3 raises many kinds; say which file and why in one line
+        first = (str(err).strip().splitlines() or [""])[0][:200]
+        raise ValueError(f"--init {path!r} cannot be loaded as a MaskablePPO model ({first})") from None
+    net = SB3Net(model)
+    want_obs, want_actions = ObservationEncoder(rules).size, action_table(rules).size
+    if net.observation_length != want_obs or net.num_actions != want_actions:
+        raise ValueError(
+            f"--init {path!r} plays observations of {net.observation_length} values and "
+            f"{net.num_actions} actions; this run's table ({rules.num_players} players, contracts "
+            f"{','.join(map(str, rules.contracts))}) has {want_obs} and {want_actions}"
+        )
+    return net, model
+
+
+def save_sb3(path: str, model: Any) -> None:
+    """Write the MaskablePPO model (whose policy the loop trained in place) as a ``.zip``."""
+    model.policy.set_training_mode(False)
+    model.save(path)
+    model.policy.set_training_mode(True)

@@ -1,0 +1,140 @@
+"""``shanghai-train ppo --init``: the loop going on from a saved player (RL after cloning).
+
+A MaskablePPO player (the shipped ``ppo_*`` zips) becomes the loop's network with its own
+choices unchanged; the trained player is saved back as a zip that every command plays; a
+checkpointed run resumes exactly; a ``.pt`` of the loop starts a run from its weights; what
+cannot start from a given file says so in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from shanghai_env.agents.learned.model import ModelAgent  # noqa: E402
+from shanghai_env.agents.learned.train import cli  # noqa: E402
+from shanghai_env.agents.learned.train.loop import train  # noqa: E402
+from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402
+from shanghai_env.agents.learned.train.policy import padded  # noqa: E402
+from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
+from shanghai_env.agents.learned.train.sb3_net import game_derived, load_sb3  # noqa: E402
+from shanghai_env.agents.registry import make_agent, shipped_models  # noqa: E402
+from shanghai_env.decision import decision_for  # noqa: E402
+from shanghai_env.observation import ObservationEncoder  # noqa: E402
+from shanghai_env.rules import Rules  # noqa: E402
+from shanghai_env.vector import VectorEnv  # noqa: E402
+
+CONTRACT1 = shipped_models()["ppo_contract1"]
+FULL4 = shipped_models()["ppo_full_4p"]
+CPU = torch.device("cpu")
+
+
+def tiny(out: str, timesteps: int = 64, **kw) -> RunConfig:
+    base = dict(
+        method="ppo",
+        contracts=(1,),
+        timesteps=timesteps,
+        seed=5,
+        out=out,
+        num_envs=4,
+        eval_every=0,
+        eval_games=0,
+        checkpoint_every=32,
+        progress=False,
+        init=CONTRACT1,
+        method_options={"n_steps": 8, "batch_size": 16, "epochs": 1, "lr": 1e-3},
+    )
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def zip_weights(path: str) -> dict:
+    return {k: v.clone() for k, v in ModelAgent(path).load().policy.state_dict().items()}
+
+
+@pytest.mark.parametrize("path, contracts", [(CONTRACT1, (1,)), (FULL4, tuple(range(1, 11)))])
+def test_the_network_chooses_what_the_saved_player_chooses(path, contracts):
+    rules = Rules(num_players=4, contracts=contracts)
+    net, _ = load_sb3(path, rules, torch.device("cpu"))
+    features = (game_derived, net.extra_size) if net.extra_size else None
+    venv = VectorEnv(3, num_players=4, contracts=contracts, features=features[0] if features else None,
+                     features_size=features[1] if features else 0)  # fmt: skip
+    venv.reset(seed=11)
+    agent = ModelAgent(path)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        idx, valid = padded(venv.legal_actions)
+        with torch.no_grad():
+            extra = torch.from_numpy(venv.extra) if net.extra_size else None
+            h = net.features(torch.from_numpy(venv.obs), extra)
+            logits = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid))
+        mine = idx[np.arange(3), logits.argmax(1).numpy()].tolist()
+        encoder = ObservationEncoder(rules)
+        decisions = [decision_for(venv._games[r], int(venv.seat[r]), venv.table, encoder) for r in range(3)]
+        assert mine == agent.act_batch(decisions)
+        venv.step([int(rng.choice(x)) for x in venv.legal_actions])  # move on to other decisions
+
+
+def test_a_run_from_a_maskableppo_player_saves_one_that_plays(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny(out))
+    player = os.path.join(out, "model.zip")
+    assert os.path.isfile(player) and not os.path.exists(os.path.join(out, "model.pt"))
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    assert recipe["init"] == CONTRACT1 and recipe["player"] == "model.zip"
+    before, after = zip_weights(CONTRACT1), zip_weights(player)
+    assert before.keys() == after.keys()
+    assert any(not torch.equal(before[k], after[k]) for k in before)  # it learned something
+    from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournament
+
+    config = TournamentConfig(players=(player, "greedy", "greedy", "random"), games=4, contracts=(1,))
+    assert len(run_tournament(config, workers=1)) >= 4
+    assert make_agent(player) is not None
+
+
+def test_a_run_from_a_maskableppo_player_resumes_exactly(tmp_path):
+    whole, parts = str(tmp_path / "whole"), str(tmp_path / "parts")
+    train(tiny(whole, timesteps=64))
+    train(tiny(parts, timesteps=32))
+    train(tiny(parts, timesteps=64))
+    a, b = zip_weights(os.path.join(whole, "model.zip")), zip_weights(os.path.join(parts, "model.zip"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_run_starts_from_a_saved_pt(tmp_path):
+    first = str(tmp_path / "first")
+    options = {"n_steps": 8, "batch_size": 16, "epochs": 1, "net_arch": (16,)}
+    train(tiny(first, init="", method_options=options))
+    saved = torch.load(os.path.join(first, "model.pt"), weights_only=True)["state_dict"]
+    method = method_class("ppo")()
+    method.setup(tiny(str(tmp_path / "second"), init=os.path.join(first, "model.pt"), method_options=options),
+                 torch.device("cpu"))  # fmt: skip
+    assert all(torch.equal(saved[k], v) for k, v in method.net.state_dict().items())
+    other = tiny(
+        str(tmp_path / "third"), init=os.path.join(first, "model.pt"), method_options={"net_arch": (8,)}
+    )
+    with pytest.raises(ValueError, match="net_arch"):
+        method_class("ppo")().setup(other, torch.device("cpu"))
+
+
+def test_what_cannot_start_from_a_file_says_why(tmp_path):
+    with pytest.raises(ValueError, match="value per move"):
+        method_class("dmc")().setup(tiny(str(tmp_path / "a"), method="dmc", method_options={}), CPU)
+    with pytest.raises(ValueError, match="contracts 1,2"):
+        method_class("ppo")().setup(tiny(str(tmp_path / "b"), contracts=(1, 2)), CPU)
+
+
+@pytest.mark.parametrize("value", ["no/such/file.pt", "greedy", "README.md"])
+def test_a_bad_init_is_one_line_and_exit_2(value, capsys, monkeypatch):
+    monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", lambda *a, **k: pytest.fail("run"))
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["ppo", "--init", value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "--init" in err[-1] and "Traceback" not in "\n".join(err)

@@ -1,4 +1,5 @@
-"""The tournament's worker processes end with the command that started them, however it ends."""
+"""The worker processes of the tournament and of the scorer's data end with the command that
+started them, however it ends."""
 
 from __future__ import annotations
 
@@ -16,11 +17,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# commands whose two workers play for minutes, against the test's seconds
+COMMANDS = {
+    # full games with search: one deck set (three games) takes minutes
+    "tournament": ["evaluate.py", "--players", "search,planner,greedy", "--games", "12", "--workers", "2",
+                   "--no-progress", "--quiet", "--out", "{tmp}/res"],
+    # rollout-valued decisions of the move scorer's training data
+    "scorer data": ["train.py", "scorer", "gen", "--out", "{tmp}/shard.npz", "--workers", "2",
+                    "--games", "20"],
+}  # fmt: skip
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc (Linux)")
-def test_a_killed_tournament_takes_its_workers_with_it(tmp_path: Path) -> None:
-    # full games with search: one deck set (three games) takes minutes, the test seconds
-    args = ["evaluate.py", "--players", "search,planner,greedy", "--games", "12", "--workers", "2"]
-    args += ["--no-progress", "--quiet", "--out", str(tmp_path / "res")]
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_killed_command_takes_its_workers_with_it(tmp_path: Path, command: str) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)) for a in COMMANDS[command]]
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
     workers: set[int] = set()
     try:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import multiprocessing as mp
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,8 +46,12 @@ def _in_workers(worker: Callable[[Job], Any], seed: int, workers: int, options: 
     jobs = [(seed * 1000 + i, options) for i in range(workers)]
     if workers == 1:
         return [worker(jobs[0])]
-    with mp.get_context("spawn").Pool(workers) as pool:
-        return pool.map(worker, jobs)
+    from shanghai_env.agents.arena.workers import run_in_workers
+
+    # the arena's workers end with this command however it ends (Ctrl-C, a kill), not minutes later
+    results: list[Any] = [None] * workers
+    run_in_workers([(worker, (job,)) for job in jobs], workers, results.__setitem__)
+    return results
 
 
 def _gen_worker(job: Job) -> dict[str, np.ndarray]:

@@ -486,19 +486,17 @@ def _collect_demos(config: TrainConfig, steps: int, seed: int, driver_path: str 
     """``steps`` teacher decisions in ``n_envs`` shards of whole episodes, one worker process each
     (the teacher's and opponents' moves dominate the time, and shards are independent); shard ``k``
     is seeded from ``(seed, k)``, so the same seed and n_envs give the same demonstrations."""
-    from concurrent.futures import ProcessPoolExecutor
-
     shards = max(1, config.n_envs)
     per = -(-steps // shards)
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(shards)]
     if shards == 1:
         return _collect_shard(config, per, seeds[0], driver_path)
-    ctx = multiprocessing.get_context("spawn")
-    # each worker's env_factory() sets it up as a worker (one torch thread, Ctrl-C left to us)
-    with ProcessPoolExecutor(shards, mp_context=ctx) as pool:
-        parts = list(
-            pool.map(_collect_shard, [config] * shards, [per] * shards, seeds, [driver_path] * shards)
-        )
+    from shanghai_env.agents.arena.workers import run_in_workers
+
+    # the arena's workers: one torch thread each, and they end with this command however it ends
+    parts: list[Any] = [None] * shards
+    calls = [(_collect_shard, (config, per, s, driver_path)) for s in seeds]
+    run_in_workers(calls, shards, parts.__setitem__)
     demos = parts[0]
     for part in parts[1:]:
         demos = demos + part

@@ -3,6 +3,7 @@ shipped full-game model."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import zipfile
 from pathlib import Path
@@ -276,6 +277,36 @@ def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
     assert fitted.config["init"] == str(tmp_path / "start.zip")
 
 
+def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
+    """--own-discards: the discards' targets are the --init scorer's own choice probabilities, so
+    discards alone leave it where it was (the loss's gradient is zero there), while the planner's
+    choices move it; the upcard pairs still move it."""
+    shard = scorer_train.gen(tmp_path / "d.npz", 3, 1, games=1, rollouts=1, label_upcards=False)
+    start = random_net(4, hidden=8)
+    start.save(tmp_path / "start.zip")
+    quiet = {"epochs": 2, "lr": 1e-2, "init": tmp_path / "start.zip", "log": lambda s: None}
+    scorer_train.fit([shard], tmp_path / "own.zip", own_discards=True, **quiet)  # type: ignore[arg-type]
+    scorer_train.fit([shard], tmp_path / "planner.zip", **quiet)  # type: ignore[arg-type]
+    own, planner = ScorerNet.load(tmp_path / "own.zip"), ScorerNet.load(tmp_path / "planner.zip")
+    assert own.config["own_discards"] is True
+    with np.load(shard) as z:
+        x, offsets = z["disc_x"].astype(np.float32), z["disc_offsets"]
+        assert len(z["pair_a"]) == 0 and len(x) > 0
+
+    def moved(net: ScorerNet) -> float:
+        """How far the cost differences within each decision (what a choice reads) moved."""
+        d = net.costs(x) - start.costs(x)
+        return max(float(np.ptp(d[a:b])) for a, b in itertools.pairwise(offsets))
+
+    # the gradient is zero at the start; what moves is Adam's steps on rounding noise
+    assert moved(own) < 0.3 * moved(planner)
+    pairs = scorer_train.gen(tmp_path / "p.npz", 3, 1, games=1, rollouts=1)
+    scorer_train.fit([pairs], tmp_path / "both.zip", own_discards=True, **quiet)  # type: ignore[arg-type]
+    assert moved(ScorerNet.load(tmp_path / "both.zip")) > moved(own)
+    with pytest.raises(ValueError, match="give init"):
+        scorer_train.fit([shard], tmp_path / "x.zip", own_discards=True, log=lambda s: None)
+
+
 def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real_gen, real_fit = scorer_train.gen, scorer_train.fit
@@ -324,6 +355,7 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["fit", "{junk}", "--out", "m.zip"], "not a shard"),
         (["fit", "{junk}", "--out", "m.zip", "--hidden", "0,3"], "--hidden"),
         (["fit", "{junk}", "--out", "m.zip", "--lr", "0"], "--lr"),
+        (["fit", "{junk}", "--out", "m.zip", "--own-discards"], "--own-discards"),
         (["fit", "{junk}", "--out", "m.zip", "--epochs", "2", "--epochs", "3"], "--epochs"),
         (["run", "--out", "{junk}"], "not a folder"),
         (["run", "--out", "r", "--rounds", "0"], "--rounds"),

@@ -199,12 +199,19 @@ def fit(
     log: Any = print,
     init: str | Path | None = None,
     valued_discards: bool = True,
+    own_discards: bool = False,
 ) -> dict[str, float]:
     """Fit a scorer to the shards and save it to ``out``; held-out metrics. With ``init`` the
     network starts from that saved scorer's weights (its hidden widths replace ``hidden``);
     without ``valued_discards`` the shards' valued discard pairs (``gen --value-discards``) are
-    left out, their upcard pairs and cloned discards kept."""
+    left out, their upcard pairs and cloned discards kept. With ``own_discards`` (needs
+    ``init``) the discards' targets are the starting scorer's own choice probabilities
+    (``softmax(-cost)``) instead of the planner's choices: the discards stay the player's own
+    while the rollout-valued decisions move, and no teacher's label enters the fit."""
     import torch
+
+    if own_discards and init is None:
+        raise ValueError("own_discards keeps the starting scorer's discards: give init")
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -237,6 +244,11 @@ def fit(
     start = ScorerNet.load(init) if init is not None else None
     if start is not None:
         hidden = [w.shape[1] for w in start.weights[:-1]]
+    soft: torch.Tensor | None = None
+    if own_discards and start is not None and len(sizes):
+        own = start.costs(dx.reshape(-1, INPUT_SIZE)).reshape(len(sizes), k) / 10.0  # tens of points
+        soft = torch.softmax(torch.tensor(-own).masked_fill(~dm_t, -1e9), 1)
+        dy = soft.argmax(1)
     layers: list[torch.nn.Module] = []
     width = INPUT_SIZE
     for h in hidden:
@@ -297,7 +309,8 @@ def fit(
                 loss = loss + pair_loss(ix)
             if len(dp):
                 ix = dp[(s * batch) % len(dp) :][:batch]
-                loss = loss + discard_weight * torch.nn.functional.cross_entropy(disc_logits(ix), dy[ix])
+                target = dy[ix] if soft is None else soft[ix]
+                loss = loss + discard_weight * torch.nn.functional.cross_entropy(disc_logits(ix), target)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -320,6 +333,7 @@ def fit(
         "discard_weight": discard_weight,
         "init": None if init is None else str(init),
         "valued_discards": valued_discards,
+        "own_discards": own_discards,
         "pairs": len(pa),
         "discards": len(dy),
         "holdout_metrics": metrics,
@@ -541,6 +555,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
     f.add_argument("--init", default=None, help="start from this saved scorer's weights (.zip)")
     f.add_argument(
+        "--own-discards",
+        action="store_true",
+        help="the discards' targets are the --init scorer's own choices, not the planner's (no teacher)",
+    )
+    f.add_argument(
         "--no-valued-discards",
         action="store_true",
         help="leave out the valued discard pairs of shards made with gen --value-discards",
@@ -659,6 +678,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.value_discards,
         )
         return 0
+    if args.own_discards and args.init is None:
+        parser.error("argument --own-discards: the targets are the --init scorer's own choices; give --init")
     if args.init is not None:
         try:
             ScorerNet.load(args.init)
@@ -682,6 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.discard_weight,
         init=args.init,
         valued_discards=not args.no_valued_discards,
+        own_discards=args.own_discards,
     )
     return 0
 

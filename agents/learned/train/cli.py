@@ -82,6 +82,8 @@ def _init_arg(text: str) -> str:
     """A saved network to start from: a shipped model's name or a file (.pt or MaskablePPO .zip)."""
     from shanghai_env.agents.registry import check_spec
 
+    if text == "":  # the default (argparse passes a string default through the type too): fresh
+        return ""
     try:
         path = check_spec(text)
     except ValueError as err:

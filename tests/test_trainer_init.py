@@ -16,6 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
+from test_trainer import tiny as trainer_tiny  # noqa: E402
+
 from shanghai_env.agents.learned.model import ModelAgent  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
@@ -34,23 +36,12 @@ FULL4 = shipped_models()["ppo_full_4p"]
 CPU = torch.device("cpu")
 
 
-def tiny(out: str, timesteps: int = 64, **kw) -> RunConfig:
-    base = dict(
-        method="ppo",
-        contracts=(1,),
-        timesteps=timesteps,
-        seed=5,
-        out=out,
-        num_envs=4,
-        eval_every=0,
-        eval_games=0,
-        checkpoint_every=32,
-        progress=False,
-        init=CONTRACT1,
-        method_options={"n_steps": 8, "batch_size": 16, "epochs": 1, "lr": 1e-3},
+def tiny(out: str, timesteps: int = 64, method: str = "ppo", **kw) -> RunConfig:
+    """test_trainer's tiny run, from ppo_contract1 (whose own widths replace net_arch)."""
+    options = {"n_steps": 8, "batch_size": 16, "epochs": 1, "lr": 1e-3}
+    return trainer_tiny(
+        "ppo", out, timesteps, **{"seed": 5, "init": CONTRACT1, "method_options": options, **kw}
     )
-    base.update(kw)
-    return RunConfig(**base)
 
 
 def zip_weights(path: str) -> dict:

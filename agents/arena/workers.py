@@ -167,3 +167,10 @@ def run_in_workers(
             stop_workers(pool)
             raise
         pool.shutdown(wait=True)
+
+
+def map_in_workers(calls: Sequence[tuple[Callable[..., R], tuple[Any, ...]]], workers: int) -> list[R]:
+    """:func:`run_in_workers`, the results as a list in the order of ``calls``."""
+    results: list[Any] = [None] * len(calls)
+    run_in_workers(calls, workers, results.__setitem__)
+    return results

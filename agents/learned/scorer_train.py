@@ -46,12 +46,10 @@ def _in_workers(worker: Callable[[Job], Any], seed: int, workers: int, options: 
     jobs = [(seed * 1000 + i, options) for i in range(workers)]
     if workers == 1:
         return [worker(jobs[0])]
-    from shanghai_env.agents.arena.workers import run_in_workers
+    from shanghai_env.agents.arena.workers import map_in_workers
 
     # the arena's workers end with this command however it ends (Ctrl-C, a kill), not minutes later
-    results: list[Any] = [None] * workers
-    run_in_workers([(worker, (job,)) for job in jobs], workers, results.__setitem__)
-    return results
+    return map_in_workers([(worker, (job,)) for job in jobs], workers)
 
 
 def _gen_worker(job: Job) -> dict[str, np.ndarray]:

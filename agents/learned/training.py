@@ -491,12 +491,10 @@ def _collect_demos(config: TrainConfig, steps: int, seed: int, driver_path: str 
     seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(shards)]
     if shards == 1:
         return _collect_shard(config, per, seeds[0], driver_path)
-    from shanghai_env.agents.arena.workers import run_in_workers
+    from shanghai_env.agents.arena.workers import map_in_workers
 
     # the arena's workers: one torch thread each, and they end with this command however it ends
-    parts: list[Any] = [None] * shards
-    calls = [(_collect_shard, (config, per, s, driver_path)) for s in seeds]
-    run_in_workers(calls, shards, parts.__setitem__)
+    parts = map_in_workers([(_collect_shard, (config, per, s, driver_path)) for s in seeds], shards)
     demos = parts[0]
     for part in parts[1:]:
         demos = demos + part

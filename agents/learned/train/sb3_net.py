@@ -22,19 +22,6 @@ from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 
 
-def is_sb3_file(path: str) -> bool:
-    """Whether ``path`` looks like a saved Stable-Baselines3 model (a zip with ``policy.pth``)."""
-    import zipfile
-
-    if not path.endswith(".zip"):
-        return False
-    try:
-        with zipfile.ZipFile(path) as z:
-            return "policy.pth" in z.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
-
-
 def game_derived(game: Game, seat: int) -> np.ndarray:
     """The derived inputs of ``seat``'s own view of ``game`` (what a derived model reads)."""
     from shanghai_env.agents.learned.derived import derived_block

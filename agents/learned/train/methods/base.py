@@ -14,7 +14,7 @@ import torch
 from ..opponents import make_games
 from ..policy import build_net, load_policy, save_policy
 from ..run import RunConfig
-from ..sb3_net import game_derived, is_sb3_file, load_sb3, save_sb3
+from ..sb3_net import game_derived, load_sb3, save_sb3
 
 
 class NetMethod:
@@ -30,7 +30,7 @@ class NetMethod:
         self.sb3_model: Any = None  # the MaskablePPO object when the network is one (--init a .zip)
         self.player_file = "model.pt"
         features = None
-        if config.init and is_sb3_file(config.init):
+        if config.init.endswith(".zip"):  # a MaskablePPO player (load_sb3 says so if it is none)
             if not self.takes_sb3:
                 raise ValueError(
                     f"--init {config.init!r} is a MaskablePPO policy; {self.name} learns a value per "

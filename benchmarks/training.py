@@ -12,6 +12,10 @@ Measures, one after another on this machine and in this process (one torch threa
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
     python benchmarks/training.py --steps 32768 --only ppo_self_play
+    python benchmarks/training.py --device cuda --num-envs 512 --env-workers 12   # a GPU machine
+
+``--device``, ``--num-envs`` and ``--env-workers`` are the trainer's options of the same names; the
+random-play references stay one process on the CPU.
 
 The env reference is measured before and after the trainers and averaged, so that a change of
 the machine's load shows as a difference between the two (printed).
@@ -83,19 +87,27 @@ def vector_random_play(seconds: float, num_envs: int = 64) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> dict[str, float]:
-    """One ``shanghai-train`` run (the loop itself, no evaluation), timed by part."""
+def trainer(
+    name: str, settings: dict[str, Any], steps: int, network: str, hardware: dict[str, Any]
+) -> dict[str, float]:
+    """One ``shanghai-train`` run (the loop itself, no evaluation), timed by part.
+
+    ``hardware``: the run's ``device``, ``num_envs`` and ``env_workers``."""
     import torch
 
     from shanghai_env.agents.learned.train import loop
     from shanghai_env.agents.learned.train.run import RunConfig
     from shanghai_env.vector import VectorEnv
+    from shanghai_env.vector_workers import WorkerVectorEnv
+
+    # the games' class: stepping them is timed whether they run here or in worker processes
+    games_cls: Any = WorkerVectorEnv if hardware["env_workers"] > 1 else VectorEnv
 
     opponents = settings.get("opponents", ("self",))
     if opponents == "network":
         opponents = (network,)
     parts = {"games": 0.0, "network": 0.0}
-    env_step = VectorEnv.step
+    env_step = games_cls.step
 
     def timed_step(self: Any, actions: Any) -> Any:
         start = time.perf_counter()
@@ -104,7 +116,7 @@ def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> di
         finally:
             parts["games"] += time.perf_counter() - start
 
-    VectorEnv.step = timed_step  # type: ignore[method-assign]
+    games_cls.step = timed_step
     method_cls = __import__(f"shanghai_env.agents.learned.train.methods.{settings['method']}", fromlist=["x"])
     cls = getattr(method_cls, settings["method"].upper())
     collect = cls._collect
@@ -129,6 +141,7 @@ def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> di
                 eval_games=0,
                 checkpoint_every=10**12,
                 progress=False,
+                **hardware,
             )
             torch.set_num_threads(1)
             start = time.perf_counter()
@@ -139,7 +152,7 @@ def trainer(name: str, settings: dict[str, Any], steps: int, network: str) -> di
             with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
                 done = int(list(csv.DictReader(f))[-1]["env_steps"])
     finally:
-        VectorEnv.step = env_step  # type: ignore[method-assign]
+        games_cls.step = env_step
         cls._collect = collect
     collect_s = parts["network"]
     return {
@@ -164,9 +177,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=65536, help="learner steps per configuration")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds of each random-play reference")
     parser.add_argument("--only", choices=sorted(CONFIGS), action="append", help="run only these")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu", help="trainers' device")
+    parser.add_argument("--num-envs", type=int, default=64, help="games stepped together by the trainers")
+    parser.add_argument("--env-workers", type=int, default=1, help="processes stepping the trainers' games")
     args = parser.parse_args(argv)
-    if args.steps < 4096:
-        parser.error("argument --steps: at least 4096 (one rollout of 64 games x 64 steps)")
+    if args.num_envs < 1 or args.env_workers < 1:
+        parser.error("arguments --num-envs and --env-workers: at least 1")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            parser.error("argument --device: cuda, but no CUDA device is available here")
+    if args.steps < 64 * args.num_envs:
+        parser.error(f"argument --steps: at least {64 * args.num_envs} (a rollout: 64 steps of every game)")
     if args.seconds <= 0:
         parser.error("argument --seconds: must be positive")
     import platform
@@ -174,9 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)
+    gpu = f" ({torch.cuda.get_device_name()})" if args.device != "cpu" and torch.cuda.is_available() else ""
     print(
         f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} (1 thread); "
-        f"4 players, all ten contracts; {args.steps:,} learner steps per trainer",
+        f"4 players, all ten contracts; {args.steps:,} learner steps per trainer; trainers on {args.device}"
+        f"{gpu}, "
+        f"{args.num_envs} games, {args.env_workers} process(es) stepping them",
         flush=True,
     )
     before = env_random_play(args.seconds)
@@ -187,7 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as folder:
         network = saved_network(folder)
         for name in args.only or CONFIGS:
-            rows[name] = row = trainer(name, CONFIGS[name], args.steps, network)
+            hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
+            rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
             print(
                 f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"
                 f"  | games {row['games']:4.0%}, network while playing {row['network']:4.0%},"

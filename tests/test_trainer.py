@@ -78,6 +78,17 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, method):
         assert torch.equal(a[k], b[k]), k
 
 
+def test_resuming_with_evaluations_starts_evaluating(tmp_path):
+    """--eval-every may change on resuming: a run started without evaluations gets them."""
+    out = str(tmp_path / "run")
+    train(tiny("dmc", out, timesteps=64, eval_games=1))  # one update of 256 steps; evaluated at its end only
+    os.remove(os.path.join(out, "eval.csv"))
+    train(tiny("dmc", out, timesteps=1024, eval_games=1, eval_every=256))
+    with open(os.path.join(out, "eval.csv"), encoding="utf-8") as f:
+        steps = [int(line.split(",")[0]) for line in f.read().splitlines()[1:]]
+    assert steps == [512, 768, 1024], steps
+
+
 def test_same_seed_same_training_other_seed_other(tmp_path):
     train(tiny("ppo", str(tmp_path / "a")))
     train(tiny("ppo", str(tmp_path / "b")))

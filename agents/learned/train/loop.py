@@ -64,7 +64,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         method.load_state_dict(ckpt["method"])
         env_steps, train_seconds = int(ckpt["env_steps"]), float(ckpt["train_seconds"])
         run.wall_before = float(ckpt["wall_seconds"])
-        next_eval, next_ckpt = ckpt["next_eval"], ckpt["next_ckpt"]
+        next_eval, next_ckpt = _resumed_schedule(config, env_steps, ckpt["next_eval"], ckpt["next_ckpt"])
         last_eval = ckpt.get("last_eval", {})
         run.truncate_logs(env_steps)
         _say(config, f"resuming {config.out} at {env_steps:,} env steps")
@@ -154,6 +154,22 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     with open(run.path("model.json"), "w", encoding="utf-8") as f:
         json.dump(recipe, f, indent=2)
     return last_eval
+
+
+def _resumed_schedule(
+    config: RunConfig, env_steps: int, saved_eval: int | None, saved_ckpt: int
+) -> tuple[int | None, int]:
+    """When the next evaluation and checkpoint fall in a resumed run. ``--eval-every`` and
+    ``--checkpoint-every`` may change on resuming (run.RESUMABLE): the saved schedule holds unless
+    it is further away than the new interval, and a run that evaluated only at its end (0) starts
+    evaluating."""
+    if not config.eval_every:
+        next_eval = None
+    elif saved_eval is None:
+        next_eval = env_steps + config.eval_every
+    else:
+        next_eval = min(saved_eval, env_steps + config.eval_every)
+    return next_eval, min(saved_ckpt, env_steps + config.checkpoint_every)
 
 
 def _progress_bar(config: RunConfig, initial: int) -> Any:

@@ -97,33 +97,35 @@ class DMC(NetMethod):
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
         obs, actions, targets, finished = self._collect()
-        stats: dict[str, list[float]] = {"value_loss": []}
+        losses: list[torch.Tensor] = []
         size = len(actions)
         if size:
+            # the whole batch goes to the device once; minibatches are indexed there, and their
+            # losses stay there until the update ends (one synchronisation, not one a minibatch)
             net, dev = self.net, self.device
             length = self.venv.observation_length
             seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-            obs_all = torch.from_numpy(seen[:, :length].view(np.int8).copy())
-            extra_all = seen[:, length:].copy().view(np.float32)
-            act_all = torch.tensor(actions, dtype=torch.int64)
-            tgt_all = torch.tensor(targets, dtype=torch.float32)
+            obs_all = torch.from_numpy(seen[:, :length].view(np.int8).copy()).to(dev)
+            extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
+            act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
+            tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
             for _ in range(self.opt.epochs):
-                order = torch.from_numpy(self.np_rng.permutation(size))
+                order = torch.from_numpy(self.np_rng.permutation(size)).to(dev)
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
-                    extra = self.extra_inputs(extra_all[mb.numpy()])
-                    h = net.features(obs_all[mb].to(dev), extra)
-                    played = act_all[mb].to(dev)[:, None]
-                    q = net.logits(h, played, valid.expand(len(mb), 1), extra).squeeze(1)
-                    loss = (q - tgt_all[mb].to(dev)).pow(2).mean()
+                    extra = None if extra_all is None else extra_all[mb]
+                    h = net.features(obs_all[mb], extra)
+                    q = net.logits(h, act_all[mb][:, None], valid.expand(len(mb), 1), extra).squeeze(1)
+                    loss = (q - tgt_all[mb]).pow(2).mean()
                     self.optim.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(net.parameters(), self.opt.max_grad_norm)
                     self.optim.step()
-                    stats["value_loss"].append(loss.item())
+                    losses.append(loss.detach())
         self.updates += 1
-        out: dict[str, float] = {"value_loss": round(float(np.mean(stats["value_loss"])), 5) if size else 0.0}
+        mean_loss = float(torch.stack(losses).double().mean()) if losses else 0.0
+        out: dict[str, float] = {"value_loss": round(mean_loss, 5)}
         out.update(deal_stats(before, self.venv.deal_counts))
         out["env_steps"] = float(self.opt.n_steps * self.venv.num_envs)
         out["trained_decisions"] = float(size)

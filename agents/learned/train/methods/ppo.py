@@ -138,45 +138,48 @@ class PPO(NetMethod):
         data = self._collect()
         net, opt, dev = self.net, self.opt, self.device
         size = len(data["chosen"])
-        stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "clip_frac": []}
-        obs_all = torch.from_numpy(data["obs"])
-        extra_all = data["extra"]
-        chosen_all = torch.from_numpy(data["chosen"])
-        logp_all = torch.from_numpy(data["logp"])
-        adv_all = torch.from_numpy(data["adv"])
-        ret_all = torch.from_numpy(data["ret"])
+        # the whole batch goes to the device once; minibatches are indexed there, and their
+        # statistics stay there until the update ends (one synchronisation, not four a minibatch)
+        names = ("policy_loss", "value_loss", "entropy", "clip_frac")
+        stats: dict[str, list[torch.Tensor]] = {k: [] for k in names}
+        obs_all = torch.from_numpy(data["obs"]).to(dev)
+        extra_all = self.extra_inputs(data["extra"])
+        chosen_all = torch.from_numpy(data["chosen"]).to(dev)
+        logp_all = torch.from_numpy(data["logp"]).to(dev)
+        adv_all = torch.from_numpy(data["adv"]).to(dev)
+        ret_all = torch.from_numpy(data["ret"]).to(dev)
         for _ in range(opt.epochs):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
                 idx, valid = padded([data["legal"][j] for j in mb])
-                mb_t = torch.from_numpy(mb)
-                extra = self.extra_inputs(extra_all[mb])
-                h = net.features(obs_all[mb_t].to(dev), extra)
+                mb_t = torch.from_numpy(mb).to(dev)
+                extra = None if extra_all is None else extra_all[mb_t]
+                h = net.features(obs_all[mb_t], extra)
                 logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev), extra)
                 logp_legal = torch.log_softmax(logits, 1)
-                new_logp = logp_legal.gather(1, chosen_all[mb_t].to(dev)[:, None]).squeeze(1)
+                new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)
                 valid_t = torch.isfinite(logits)
                 logp_safe = logp_legal.masked_fill(~valid_t, 0.0)
                 entropy = -(logp_safe.exp() * logp_safe).masked_fill(~valid_t, 0.0).sum(1).mean()
-                adv = adv_all[mb_t].to(dev)
+                adv = adv_all[mb_t]
                 if opt.norm_adv:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                ratio = (new_logp - logp_all[mb_t].to(dev)).exp()
+                ratio = (new_logp - logp_all[mb_t]).exp()
                 pg = torch.max(-adv * ratio, -adv * ratio.clamp(1 - opt.clip, 1 + opt.clip)).mean()
-                v_loss = 0.5 * (net.value(h) - ret_all[mb_t].to(dev)).pow(2).mean()
+                v_loss = 0.5 * (net.value(h) - ret_all[mb_t]).pow(2).mean()
                 loss = pg - opt.ent_coef * entropy + opt.vf_coef * v_loss
                 self.optim.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), opt.max_grad_norm)
                 self.optim.step()
-                stats["policy_loss"].append(pg.item())
-                stats["value_loss"].append(v_loss.item())
-                stats["entropy"].append(entropy.item())
-                stats["clip_frac"].append(float(((ratio - 1).abs() > opt.clip).float().mean()))
+                stats["policy_loss"].append(pg.detach())
+                stats["value_loss"].append(v_loss.detach())
+                stats["entropy"].append(entropy.detach())
+                stats["clip_frac"].append(((ratio.detach() - 1).abs() > opt.clip).float().mean())
         self.updates += 1
-        out = {k: round(float(np.mean(v)), 5) for k, v in stats.items()}
+        out = {k: round(float(torch.stack(v).double().mean()), 5) for k, v in stats.items()}
         out.update(deal_stats(before, self.venv.deal_counts))
         out["env_steps"] = float(size)
         out["games_finished"] = float(len(data["finished"]))

@@ -1,0 +1,48 @@
+"""benchmarks/training.py: a tiny run of each kind of games it times (this process, worker
+processes), and its command line's errors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "training.py"
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--seconds", "0.2", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_trainers_games_are_timed_in_this_process_and_in_workers(workers):
+    done = bench("--steps", "256", "--num-envs", "4", "--env-workers", workers, "--only", "dmc_self_play")
+    assert done.returncode == 0, done.stderr
+    assert f"4 games, {workers} process(es)" in done.stdout
+    row = re.search(r"dmc_self_play\s+[\d,]+ learner steps/s\s+\| games\s+(\d+)%", done.stdout)
+    assert row, done.stdout
+    assert int(row.group(1)) > 0  # stepping the games was timed, wherever they ran
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--num-envs", "0"], "--num-envs"),
+        (["--num-envs", "128", "--steps", "4096"], "--steps: at least 8192"),
+        (["--seconds", "0"], "--seconds"),
+    ],
+)
+def test_bad_options_give_one_line_and_exit_2(args, needle):
+    done = bench(*args)
+    assert done.returncode == 2
+    assert needle in done.stderr and "Traceback" not in done.stderr

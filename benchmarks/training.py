@@ -197,11 +197,11 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)
-    gpu = f" ({torch.cuda.get_device_name()})" if args.device != "cpu" and torch.cuda.is_available() else ""
+    on_gpu = args.device != "cpu" and torch.cuda.is_available()  # auto: the GPU when there is one
+    gpu = f"cuda ({torch.cuda.get_device_name()})" if on_gpu else "cpu"
     print(
         f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} (1 thread); "
-        f"4 players, all ten contracts; {args.steps:,} learner steps per trainer; trainers on {args.device}"
-        f"{gpu}, "
+        f"4 players, all ten contracts; {args.steps:,} learner steps per trainer; trainers on {gpu}, "
         f"{args.num_envs} games, {args.env_workers} process(es) stepping them",
         flush=True,
     )

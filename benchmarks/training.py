@@ -212,8 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = {}
     with tempfile.TemporaryDirectory() as folder:
         network = saved_network(folder)
+        hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
         for name in args.only or CONFIGS:
-            hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
             rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
             print(
                 f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"

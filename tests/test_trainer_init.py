@@ -40,7 +40,7 @@ def tiny(out: str, timesteps: int = 64, method: str = "ppo", **kw) -> RunConfig:
     """test_trainer's tiny run, from ppo_contract1 (whose own widths replace net_arch)."""
     options = {"n_steps": 8, "batch_size": 16, "epochs": 1, "lr": 1e-3}
     return trainer_tiny(
-        "ppo", out, timesteps, **{"seed": 5, "init": CONTRACT1, "method_options": options, **kw}
+        method, out, timesteps, **{"seed": 5, "init": CONTRACT1, "method_options": options, **kw}
     )
 
 

@@ -296,11 +296,55 @@ def test_a_move_reads_its_own_cards_facts():
     idx, valid = torch.tensor([[a7, ak]]), torch.ones(1, 2, dtype=torch.bool)
     with torch.no_grad():
         h = net.features(obs, torch.from_numpy(extra))
-        before = net.logits(h, idx, valid, torch.from_numpy(extra))
+        before = net.logits(h, idx, valid, torch.from_numpy(extra), obs)
         kind = int(net.fields[a7, 0])
         net.move_weights[kind, 1] = -5.0  # discards: weight of the card's loss
-        after = net.logits(h, idx, valid, torch.from_numpy(extra))
+        after = net.logits(h, idx, valid, torch.from_numpy(extra), obs)
     assert after[0, 0] == pytest.approx(before[0, 0] - 5.0) and after[0, 1] == pytest.approx(before[0, 1])
+
+
+def test_take_and_buy_read_whether_the_upcard_is_an_out(tmp_path):
+
+    from shanghai_env.actions import action_table
+    from shanghai_env.agents.learned.train.facts import FACTS_SIZE
+    from shanghai_env.agents.learned.train.policy import build_net, load_policy, save_policy
+    from shanghai_env.cards import str_to_card
+    from shanghai_env.observation import ObservationEncoder
+    from shanghai_env.rules import Rules
+
+    rules = Rules(num_players=4, contracts=(1,))
+    net = build_net(rules, (8,), facts=True)
+    table = action_table(rules)
+    take, draw = table.action_id("take"), table.action_id("draw")
+    seven = str_to_card("7C")
+    extra = torch.zeros(2, FACTS_SIZE)
+    extra[:, 1 + seven] = 1.0  # the 7 of clubs would bring the hand closer to the contract
+    obs = torch.zeros(2, net.inv_scale.shape[0], dtype=torch.int8)
+    at = ObservationEncoder(rules).slices["upcard_offered"]
+    obs[0, at.start + seven] = 1  # row 0: the 7 is offered; row 1: the king of spades
+    obs[1, at.start + str_to_card("KS")] = 1
+    idx, valid = torch.tensor([[take, draw]] * 2), torch.ones(2, 2, dtype=torch.bool)
+    with torch.no_grad():
+        net.move_weights[int(net.fields[take, 0]), 0] = 3.0  # take: the weight of the upcard being an out
+        h = net.features(obs, extra)
+        out = net.logits(h, idx, valid, extra, obs)
+        # the same network without the upcard input: take reads nothing, so the 3.0 is unused
+        old = build_net(rules, (8,), facts=True, upcard=False)
+        old.load_state_dict(net.state_dict())
+        plain = old.logits(h, idx, valid, extra, obs)
+    assert out[0, 0] == pytest.approx(plain[0, 0] + 3.0)  # the out on offer
+    assert out[1, 0] == pytest.approx(plain[1, 0])  # not an out
+    assert torch.equal(out[:, 1], plain[:, 1])  # draw's weight is still zero
+    with pytest.raises(ValueError, match="pass obs"):
+        net.logits(h, idx, valid, extra)
+    # a saved player keeps the input; one saved before it existed (no "upcard" key) loads without
+    path = str(tmp_path / "p.pt")
+    save_policy(path, net, rules)
+    assert load_policy(path)[0].upcard == at
+    blob = torch.load(path, weights_only=True)
+    del blob["upcard"]
+    torch.save(blob, path)
+    assert load_policy(path)[0].upcard is None
 
 
 def test_a_run_from_before_an_option_existed_resumes(tmp_path):

@@ -61,6 +61,7 @@ class PolicyNet(nn.Module):
         hidden: Sequence[int] = (128, 128),
         action_fields: np.ndarray | None = None,
         extra_size: int = 0,
+        upcard: slice | None = None,
     ) -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)
@@ -88,6 +89,10 @@ class PolicyNet(nn.Module):
                 nn.init.orthogonal_(rows, 0.01)
             if self.extra_size:  # per move kind: the weight of its card's two facts (outs, losses)
                 self.move_weights = nn.Parameter(torch.zeros(int(fields[:, 0].max()) + 1, 2))
+        # where the observation holds the upcard on offer (one-hot): a move without a card of its
+        # own (take, draw, buy, pass) reads the upcard's facts instead, since taking or buying it
+        # is what those moves decide; None: they read none (networks saved before this input)
+        self.upcard = upcard if self.extra_size and self.has_fields else None
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.zeros_(self.pi.bias)
@@ -103,12 +108,19 @@ class PolicyNet(nn.Module):
         return self.trunk(x)
 
     def logits(
-        self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor, extra: torch.Tensor | None = None
+        self,
+        h: torch.Tensor,
+        idx: torch.Tensor,
+        valid: torch.Tensor,
+        extra: torch.Tensor | None = None,
+        obs: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. With the facts
         block (``extra``), a move that names a card also reads that card's own facts (is it an
         out, what letting it go costs) through a weight per move kind: a move's own features,
-        as DouZero's action encoding gives each move."""
+        as DouZero's action encoding gives each move. A move without a card reads whether the
+        upcard on offer is an out (read from ``obs``, the observation the features came from;
+        needed by networks made with the upcard input)."""
         if not self.has_fields:
             w = self.pi.weight[idx]  # (B, K, H)
         elif idx.numel() > self.num_actions:
@@ -124,6 +136,13 @@ class PolicyNet(nn.Module):
             per_card = torch.cat([torch.zeros_like(per_card[:, :1]), per_card], 1)  # row 0: no card
             card = f[..., 1].clamp(max=53)  # fields start at 0: 0 = a move without a card, c + 1 = card c
             own = per_card.gather(1, card[..., None].expand(-1, -1, 2))  # (B, K, 2)
+            if self.upcard is not None:
+                if obs is None:
+                    raise ValueError("this network reads the upcard from the observation: pass obs")
+                offered = obs[:, self.upcard].float()  # (B, 53), all zero when nothing is offered
+                up_out = (offered * per_card[:, 1:, 0]).sum(1)  # 1 when the upcard is an out
+                up = torch.stack([up_out, torch.zeros_like(up_out)], -1)  # (B, 2), as (outs, losses)
+                own = torch.where((card == 0)[..., None], up[:, None, :], own)
             out = out + (own * self.move_weights[f[..., 0]]).sum(-1)
         return out.masked_fill(~valid, float("-inf"))
 
@@ -149,7 +168,11 @@ def action_fields(rules: Rules) -> np.ndarray:
     return np.array([(int(m.kind), m.card, m.place) for m in action_table(rules).moves], np.int64)
 
 
-def build_net(rules: Rules, hidden: Sequence[int], facts: bool = False) -> PolicyNet:
+def build_net(
+    rules: Rules, hidden: Sequence[int], facts: bool = False, upcard: bool | None = None
+) -> PolicyNet:
+    """A fresh network for ``rules``' table; with ``facts``, the facts block and (``upcard``,
+    by default with the facts) the upcard's facts for the moves without a card."""
     from shanghai_env.actions import action_table
 
     from .facts import FACTS_SIZE
@@ -157,7 +180,9 @@ def build_net(rules: Rules, hidden: Sequence[int], facts: bool = False) -> Polic
     encoder = ObservationEncoder(rules)
     table = action_table(rules)
     extra = FACTS_SIZE if facts else 0
-    return PolicyNet(np.asarray(encoder.high, np.float32), table.size, hidden, action_fields(rules), extra)
+    at = encoder.slices["upcard_offered"] if (facts if upcard is None else upcard) else None
+    high = np.asarray(encoder.high, np.float32)
+    return PolicyNet(high, table.size, hidden, action_fields(rules), extra, at)
 
 
 def rules_json(rules: Rules) -> dict[str, Any]:
@@ -173,6 +198,7 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
             "rules": rules_json(rules),
             "hidden": list(net.hidden),
             "facts": bool(net.extra_size),
+            "upcard": net.upcard is not None,
             "state_dict": net.state_dict(),
             "meta": json.loads(json.dumps(meta or {})),
         },
@@ -200,7 +226,8 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
     rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
-    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)))
+    # "upcard" absent: saved before that input, when a move without a card read no facts
+    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)), bool(blob.get("upcard", False)))
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, rules, dict(blob.get("meta", {}))
@@ -270,7 +297,8 @@ class PolicyAgent:
         idx, valid = padded(legal)
         t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
         t_extra = torch.from_numpy(extra) if extra is not None else None
-        logits = self.net.logits(self.net.features(torch.from_numpy(obs), t_extra), t_idx, t_valid, t_extra)
+        t_obs = torch.from_numpy(obs)
+        logits = self.net.logits(self.net.features(t_obs, t_extra), t_idx, t_valid, t_extra, t_obs)
         if not self.greedy:
             u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
             logits = logits - torch.log(-torch.log(u))

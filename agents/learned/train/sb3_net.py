@@ -64,7 +64,12 @@ class SB3Net(nn.Module):
         return torch.cat([policy.action_net(latent_pi), policy.value_net(latent_vf)], 1)
 
     def logits(
-        self, h: torch.Tensor, idx: torch.Tensor, valid: torch.Tensor, extra: torch.Tensor | None = None
+        self,
+        h: torch.Tensor,
+        idx: torch.Tensor,
+        valid: torch.Tensor,
+        extra: torch.Tensor | None = None,
+        obs: torch.Tensor | None = None,
     ) -> torch.Tensor:
         return h[:, : self.num_actions].gather(1, idx).masked_fill(~valid, float("-inf"))
 

@@ -64,10 +64,10 @@ class DMC(NetMethod):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
-                h = net.features(torch.from_numpy(venv.obs).to(self.device), extra)
-                q = net.logits(
-                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device), extra
-                )
+                obs = torch.from_numpy(venv.obs).to(self.device)
+                h = net.features(obs, extra)
+                legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                q = net.logits(h, *legal, extra, obs)
                 k = q.argmax(1).cpu().numpy()
             explore = self.np_rng.random(n) < self.opt.epsilon
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
@@ -115,8 +115,10 @@ class DMC(NetMethod):
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
-                    h = net.features(obs_all[mb], extra)
-                    q = net.logits(h, act_all[mb][:, None], valid.expand(len(mb), 1), extra).squeeze(1)
+                    obs_mb = obs_all[mb]
+                    h = net.features(obs_mb, extra)
+                    chosen = act_all[mb][:, None]
+                    q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)
                     loss = (q - tgt_all[mb]).pow(2).mean()
                     self.optim.zero_grad()
                     loss.backward()

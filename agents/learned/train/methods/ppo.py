@@ -76,10 +76,10 @@ class PPO(NetMethod):
             legal.extend(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
-                h = net.features(torch.from_numpy(venv.obs).to(self.device), extra)
-                logits = net.logits(
-                    h, torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device), extra
-                )
+                obs = torch.from_numpy(venv.obs).to(self.device)
+                h = net.features(obs, extra)
+                legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                logits = net.logits(h, *legal_t, extra, obs)
                 v = net.value(h).cpu()
                 logits = logits.cpu()
             u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
@@ -155,8 +155,10 @@ class PPO(NetMethod):
                 idx, valid = padded([data["legal"][j] for j in mb])
                 mb_t = torch.from_numpy(mb).to(dev)
                 extra = None if extra_all is None else extra_all[mb_t]
-                h = net.features(obs_all[mb_t], extra)
-                logits = net.logits(h, torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev), extra)
+                obs = obs_all[mb_t]
+                h = net.features(obs, extra)
+                idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
+                logits = net.logits(h, idx_t, ok_t, extra, obs)
                 logp_legal = torch.log_softmax(logits, 1)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)

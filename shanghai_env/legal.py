@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import compress
 from typing import Any, Protocol
 
@@ -198,22 +199,40 @@ def _table_index(game: Game) -> tuple[_Targets, _JokerSpots]:
                 for card, place in zip(meld.cards, meld.places):
                     if card == JOKER:
                         spots.append((j, PLACE_CARD[place], place))
-            if meld.spec.kind == SET:
-                for s in range(4):
-                    c = s * 13 + meld.rank
-                    accepts.append((j, c, c, joker_fits))
-                continue
-            lo, hi = pos_of(meld.places[0]), pos_of(meld.places[-1])
-            if hi - lo + 1 >= 13:
-                continue
-            for pos in (lo - 1, hi + 1):
-                if 0 <= pos <= 13:
-                    accepts.append((j, meld.suit * 13 + pos % 13, make_place(meld.suit, pos), joker_fits))
+            accepts.extend((j, c, place, joker_fits) for c, place in meld_accepts(meld))
         targets.append(tuple(accepts))
         jokers.append(tuple(spots))
     index = (tuple(targets), tuple(jokers))
     game.table_index = (game.table_version, *index)
     return index
+
+
+def meld_accepts(meld: Meld) -> list[tuple[int, int]]:
+    """The natural cards ``meld`` takes as a layoff now, with the place each would stand at: a
+    set's rank in every suit, a run's next card at either end (none once it holds 13)."""
+    if meld.spec.kind == SET:
+        return [(s * 13 + meld.rank, s * 13 + meld.rank) for s in range(4)]
+    lo, hi = pos_of(meld.places[0]), pos_of(meld.places[-1])
+    if hi - lo + 1 >= 13:
+        return []
+    ends = [pos for pos in (lo - 1, hi + 1) if 0 <= pos <= 13]
+    return [(meld.suit * 13 + pos % 13, make_place(meld.suit, pos)) for pos in ends]
+
+
+def table_accepts(table: Sequence[Sequence[Meld]]) -> int:
+    """Bit ``c`` set for every card kind some meld on ``table`` takes as a layoff now (the joker's
+    bit, 52, when some meld has room for another joker). Melds still being laid down (short of
+    their size) take nothing yet."""
+    bits = 0
+    for melds in table:
+        for meld in melds:
+            if not meld.is_complete(False):
+                continue
+            for c, _ in meld_accepts(meld):
+                bits |= 1 << c
+            if meld.jokers < meld.spec.max_jokers:
+                bits |= 1 << JOKER
+    return bits
 
 
 def _layoffs(game: Game, hand: list[int]) -> list[Move]:

@@ -257,7 +257,41 @@ def test_the_facts_are_exact_facts_of_the_own_hand():
     assert {str_to_card("9H"), str_to_card("9S")} <= outs and str_to_card("KS") not in outs
     assert f[54 + str_to_card("KS")] == 0  # the king is spare
     assert f[54 + str_to_card("7C")] == 1  # letting a 7 go costs a card
-    assert not hand_facts(counts, 1, 1, down=True).any()
+    assert not hand_facts(counts, 1, 1, down=True).any()  # version 1: nothing once down
+    once_down = hand_facts(counts, 1, 1, down=True, accepted=(1 << str_to_card("KS")) | (1 << 52))
+    assert {c for c in range(53) if once_down[1 + c]} == {str_to_card("KS"), 52}
+    assert once_down[0] == 0 and not once_down[54:].any()
+
+
+def test_once_down_the_outs_are_the_cards_the_table_takes_as_layoffs():
+    """Checked against the engine's own legal layoffs: every held card is laid off legally
+    exactly when the facts (version 2) mark it, on every later turn of a down player."""
+    import random
+
+    from shanghai_env.agents.learned.train.facts import game_facts, game_facts_v2
+    from shanghai_env.engine import Game
+    from shanghai_env.moves import MoveKind
+
+    checked = 0
+    for seed in range(6):
+        game = Game(num_players=4)
+        game.reset(seed)
+        rng = random.Random(seed)
+        while not game.game_over and checked < 400:
+            p = game.to_act
+            moves = game.legal_moves()
+            kinds = {m.kind for m in moves}
+            if game.down[p] and MoveKind.DISCARD in kinds and not game.went_down_this_turn:
+                f = game_facts_v2(game, p)
+                laid = {m.card for m in moves if m.kind == MoveKind.LAYOFF}
+                held = {c for c in range(53) if game.hands[p][c]}
+                assert {c for c in held if f[1 + c]} == laid
+                assert not game_facts(game, p).any()  # version 1 saw nothing here
+                checked += 1
+            # prefer melding and laying off, so that players go down and tables fill
+            best = [m for m in moves if m.kind in (MoveKind.MELD, MoveKind.LAYOFF)]
+            game.apply(rng.choice(best or moves))
+    assert checked > 50
 
 
 def test_facts_with_games_in_worker_processes_train_the_same_network(tmp_path):
@@ -328,8 +362,8 @@ def test_take_and_buy_read_whether_the_upcard_is_an_out(tmp_path):
         net.move_weights[int(net.fields[take, 0]), 0] = 3.0  # take: the weight of the upcard being an out
         h = net.features(obs, extra)
         out = net.logits(h, idx, valid, extra, obs)
-        # the same network without the upcard input: take reads nothing, so the 3.0 is unused
-        old = build_net(rules, (8,), facts=True, upcard=False)
+        # the same network with the first facts: take reads nothing, so the 3.0 is unused
+        old = build_net(rules, (8,), facts=True, version=1)
         old.load_state_dict(net.state_dict())
         plain = old.logits(h, idx, valid, extra, obs)
     assert out[0, 0] == pytest.approx(plain[0, 0] + 3.0)  # the out on offer
@@ -337,14 +371,38 @@ def test_take_and_buy_read_whether_the_upcard_is_an_out(tmp_path):
     assert torch.equal(out[:, 1], plain[:, 1])  # draw's weight is still zero
     with pytest.raises(ValueError, match="pass obs"):
         net.logits(h, idx, valid, extra)
-    # a saved player keeps the input; one saved before it existed (no "upcard" key) loads without
+    # a saved player keeps its facts version; one saved before versions loads with the first
     path = str(tmp_path / "p.pt")
     save_policy(path, net, rules)
     assert load_policy(path)[0].upcard == at
     blob = torch.load(path, weights_only=True)
-    del blob["upcard"]
+    del blob["facts_version"]
     torch.save(blob, path)
-    assert load_policy(path)[0].upcard is None
+    assert load_policy(path)[0].upcard is None and load_policy(path)[0].facts_version == 1
+
+
+def test_a_run_from_before_facts_versions_goes_on_with_the_first_facts(tmp_path):
+    from shanghai_env.agents.learned.train.facts import game_facts
+    from shanghai_env.agents.learned.train.policy import load_policy
+
+    out = str(tmp_path / "run")
+    train(tiny("dmc", out, timesteps=32, facts=True))
+    path = os.path.join(out, "config.json")
+    with open(path, encoding="utf-8") as f:
+        stored = json.load(f)
+    assert stored["facts_version"] == 2
+    del stored["facts_version"]  # a folder from before versions: it read version 1
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(stored, f)
+    config = tiny("dmc", out, timesteps=64, facts=True)
+    train(config)
+    assert config.facts_version == 1
+    net = load_policy(os.path.join(out, "model.pt"))[0]
+    assert net.facts_version == 1 and net.upcard is None
+    # new games (when a checkpoint's could not be kept) compute the first facts too
+    from shanghai_env.agents.learned.train.opponents import make_games
+
+    assert make_games(config).features is game_facts
 
 
 def test_a_run_from_before_an_option_existed_resumes(tmp_path):

@@ -11,27 +11,40 @@ part of what the player sees; nothing is a bot's judgement or a tuned score:
 - ``outs`` (53): 1 for every card kind whose arrival lowers the distance;
 - ``losses`` (53): for every card kind held, how much the distance grows if it is let go.
 
-All zero once the player is down (the contract is behind them). ``FACTS_SIZE`` = 107.
+Once the player is down (the contract behind them), going out is what is left, so (version 2,
+:data:`FACTS_VERSION`) ``outs`` marks the card kinds the table takes as a layoff now (every meld
+is public) and the rest is zero; version 1, the first, left everything zero there. The network
+(``policy.py``, version 2) also gives the moves without a card (take, draw, buy, pass) the
+upcard's ``outs`` bit. ``FACTS_SIZE`` = 107 in both versions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from shanghai_env.agents.bots.contract import ContractMeter
 from shanghai_env.engine import Game
+from shanghai_env.legal import table_accepts
 
 FACTS_SIZE = 1 + 53 + 53
+FACTS_VERSION = 2  # what a new run reads; saved players and run folders record theirs
 _BITS = np.arange(53, dtype=np.int64)
 _METERS: dict[tuple[int, int], ContractMeter] = {}
 
 
-def hand_facts(hand: Sequence[int], contract: int, gap: int, down: bool = False) -> np.ndarray:
-    """The facts of ``hand`` (53 counts) for ``contract`` under the rule ``same_suit_run_gap``."""
+def hand_facts(
+    hand: Sequence[int], contract: int, gap: int, down: bool = False, accepted: int = 0
+) -> np.ndarray:
+    """The facts of ``hand`` (53 counts) for ``contract`` under the rule ``same_suit_run_gap``;
+    ``accepted``: once down, the bits of the card kinds the table takes (0 in version 1)."""
     out = np.zeros(FACTS_SIZE, np.float32)
-    if down or not any(hand):
+    if down:
+        out[1:54] = (np.int64(accepted) >> _BITS) & 1
+        return out
+    if not any(hand):
         return out
     meter = _METERS.get((contract, gap))
     if meter is None:
@@ -46,6 +59,27 @@ def hand_facts(hand: Sequence[int], contract: int, gap: int, down: bool = False)
 
 
 def game_facts(game: Game, seat: int) -> np.ndarray:
-    """The facts of ``seat``'s own hand in ``game`` (reads only that hand, the contract and the
-    seat's down flag: what the seat sees)."""
+    """Version 1: the facts of ``seat``'s own hand in ``game`` (reads only that hand, the contract
+    and the seat's down flag: what the seat sees)."""
     return hand_facts(game.hands[seat], game.contract, game.rules.same_suit_run_gap, game.down[seat])
+
+
+def game_facts_v2(game: Game, seat: int) -> np.ndarray:
+    """Version 2: as :func:`game_facts`, and once down the card kinds the table takes (public)."""
+    down = game.down[seat]
+    accepted = table_accepts(game.table) if down else 0
+    return hand_facts(game.hands[seat], game.contract, game.rules.same_suit_run_gap, down, accepted)
+
+
+def view_facts(view: Any, gap: int, version: int) -> np.ndarray:
+    """The facts of a player's view (``Game.view``), as the games give them in ``version``."""
+    down = view.down[view.player]
+    accepted = table_accepts(view.table) if down and version >= 2 else 0
+    return hand_facts(view.hand, view.contract, gap, down, accepted)
+
+
+def facts_function(version: int) -> Callable[[Game, int], np.ndarray]:
+    """The function the batched games compute ``version``'s facts with (picklable)."""
+    if version not in (1, 2):
+        raise ValueError(f"facts version is 1 or 2, got {version!r}")
+    return game_facts if version == 1 else game_facts_v2

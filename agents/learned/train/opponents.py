@@ -26,9 +26,9 @@ def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | Non
         "contracts": config.contracts,
     }
     if features is None and config.facts:
-        from .facts import FACTS_SIZE, game_facts
+        from .facts import FACTS_SIZE, facts_function
 
-        features = (game_facts, FACTS_SIZE)
+        features = (facts_function(config.facts_version), FACTS_SIZE)
     if features is not None:
         options.update(features=features[0], features_size=features[1])
     if config.env_workers > 1:

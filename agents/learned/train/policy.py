@@ -93,6 +93,7 @@ class PolicyNet(nn.Module):
         # own (take, draw, buy, pass) reads the upcard's facts instead, since taking or buying it
         # is what those moves decide; None: they read none (networks saved before this input)
         self.upcard = upcard if self.extra_size and self.has_fields else None
+        self.facts_version = 0  # which facts the extra inputs are (train/facts.py; set by build_net)
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.zeros_(self.pi.bias)
@@ -169,20 +170,24 @@ def action_fields(rules: Rules) -> np.ndarray:
 
 
 def build_net(
-    rules: Rules, hidden: Sequence[int], facts: bool = False, upcard: bool | None = None
+    rules: Rules, hidden: Sequence[int], facts: bool = False, version: int | None = None
 ) -> PolicyNet:
-    """A fresh network for ``rules``' table; with ``facts``, the facts block and (``upcard``,
-    by default with the facts) the upcard's facts for the moves without a card."""
+    """A fresh network for ``rules``' table; with ``facts``, the facts block of ``version``
+    (train/facts.py, the newest by default: from version 2 the moves without a card read the
+    upcard's facts)."""
     from shanghai_env.actions import action_table
 
-    from .facts import FACTS_SIZE
+    from .facts import FACTS_SIZE, FACTS_VERSION
 
+    version = FACTS_VERSION if version is None else int(version)
     encoder = ObservationEncoder(rules)
     table = action_table(rules)
     extra = FACTS_SIZE if facts else 0
-    at = encoder.slices["upcard_offered"] if (facts if upcard is None else upcard) else None
+    at = encoder.slices["upcard_offered"] if facts and version >= 2 else None
     high = np.asarray(encoder.high, np.float32)
-    return PolicyNet(high, table.size, hidden, action_fields(rules), extra, at)
+    net = PolicyNet(high, table.size, hidden, action_fields(rules), extra, at)
+    net.facts_version = version if facts else 0
+    return net
 
 
 def rules_json(rules: Rules) -> dict[str, Any]:
@@ -198,7 +203,7 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
             "rules": rules_json(rules),
             "hidden": list(net.hidden),
             "facts": bool(net.extra_size),
-            "upcard": net.upcard is not None,
+            "facts_version": net.facts_version,
             "state_dict": net.state_dict(),
             "meta": json.loads(json.dumps(meta or {})),
         },
@@ -226,8 +231,8 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
     rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
-    # "upcard" absent: saved before that input, when a move without a card read no facts
-    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)), bool(blob.get("upcard", False)))
+    # no "facts_version": saved before there were versions, with the first facts
+    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)), int(blob.get("facts_version", 1)))
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, rules, dict(blob.get("meta", {}))
@@ -284,10 +289,10 @@ class PolicyAgent:
         legal = [d.legal_actions for d in decisions]
         extra = None
         if self.needs_view:
-            from .facts import hand_facts
+            from .facts import view_facts
 
-            views = [(d.view, d.rules.same_suit_run_gap) for d in decisions]
-            extra = np.stack([hand_facts(v.hand, v.contract, gap, v.down[v.player]) for v, gap in views])
+            version = self.net.facts_version
+            extra = np.stack([view_facts(d.view, d.rules.same_suit_run_gap, version) for d in decisions])
         return self.act_arrays(obs, legal, extra)
 
     @torch.no_grad()

@@ -40,6 +40,9 @@ class RunConfig:
         SELF,
     )  # "self": every seat is the learner; else players for the other seats
     facts: bool = False  # the exact facts of the own hand as extra inputs (train/facts.py)
+    # which facts (train/facts.py FACTS_VERSION): not an option but a record, since a run goes on
+    # reading the facts it started with (a folder from before versions read version 1)
+    facts_version: int = 2
     # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
     # (a .zip such as ppo_full_4p: RL after cloning, train/sb3_net.py; ppo only)
     init: str = ""
@@ -68,6 +71,9 @@ class RunConfig:
 
 # options that may differ between a run and its resumption (they change no result)
 RESUMABLE = ("timesteps", "progress", "threads", "device", "eval_every", "checkpoint_every", "env_workers")
+# what a run records rather than is asked for: a resumed run keeps its folder's value (that of
+# the code before the key existed, when the folder has none)
+RECORDED = {"facts_version": 1}
 
 
 class Run:
@@ -90,7 +96,10 @@ class Run:
                 theirs = json.load(f)
             # an option the run's version did not have yet ran at its default then
             defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
-            theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **theirs}
+            theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **RECORDED, **theirs}
+            for key in RECORDED:
+                setattr(self.config, key, theirs[key])
+                mine[key] = theirs[key]
             diff = [k for k in mine if k not in RESUMABLE and theirs.get(k) != mine[k]]
             if diff:
                 shown = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)

@@ -42,7 +42,8 @@ class NetMethod:
             if net.extra_size:
                 features = (game_derived, net.extra_size)
         else:
-            self.net = build_net(config.rules, self.opt.net_arch, config.facts).to(device)
+            net_arch, facts = self.opt.net_arch, config.facts
+            self.net = build_net(config.rules, net_arch, facts, config.facts_version).to(device)
             if config.init:
                 self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
@@ -57,12 +58,12 @@ class NetMethod:
     def _start_from(self, path: str) -> None:
         """Copy the weights of a saved player of the same shape (``--init`` a .pt)."""
         net, rules, _ = load_policy(path)
-        mine = (self.config.players, tuple(self.config.contracts), self.net.hidden, bool(self.net.extra_size))
-        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, bool(net.extra_size))
+        mine = (self.config.players, tuple(self.config.contracts), self.net.hidden, self.net.facts_version)
+        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, net.facts_version)
         if mine != theirs:
             raise ValueError(
-                f"--init {path!r} has players, contracts, net_arch, facts {theirs}; this run has {mine}: "
-                "give the run the same options"
+                f"--init {path!r} has players, contracts, net_arch, facts version {theirs}; this run has "
+                f"{mine}: give the run the same options (facts version 0: no --facts)"
             )
         self.net.load_state_dict(net.state_dict())
 

@@ -381,6 +381,30 @@ def test_take_and_buy_read_whether_the_upcard_is_an_out(tmp_path):
     assert load_policy(path)[0].upcard is None and load_policy(path)[0].facts_version == 1
 
 
+def test_a_stopped_run_keeps_the_recipe_of_its_last_evaluated_player(tmp_path, monkeypatch):
+    from shanghai_env.agents.learned.train.methods.dmc import DMC
+
+    calls = {"n": 0}
+    step = DMC.step
+
+    def failing_step(self):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise RuntimeError("stopped")
+        return step(self)
+
+    monkeypatch.setattr(DMC, "step", failing_step)
+    out = str(tmp_path / "run")
+    # an evaluation after every update (256 decisions), then a stop in the fourth
+    with pytest.raises(RuntimeError, match="stopped"):
+        train(tiny("dmc", out, timesteps=1000, facts=True, eval_every=32, eval_games=4))
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    assert recipe["evaluation"]["env_steps"] == recipe["env_steps"] > 0
+    facts = recipe["inputs"]["facts"]
+    assert any("layoff" in line for line in facts) and any("upcard" in line for line in facts)
+
+
 def test_a_run_from_before_facts_versions_goes_on_with_the_first_facts(tmp_path):
     from shanghai_env.agents.learned.train.facts import game_facts
     from shanghai_env.agents.learned.train.policy import load_policy
@@ -399,6 +423,9 @@ def test_a_run_from_before_facts_versions_goes_on_with_the_first_facts(tmp_path)
     assert config.facts_version == 1
     net = load_policy(os.path.join(out, "model.pt"))[0]
     assert net.facts_version == 1 and net.upcard is None
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        facts = json.load(f)["inputs"]["facts"]
+    assert not any("upcard" in line for line in facts) and any("nothing" in line for line in facts)
     # new games (when a checkpoint's could not be kept) compute the first facts too
     from shanghai_env.agents.learned.train.opponents import make_games
 

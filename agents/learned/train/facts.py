@@ -35,6 +35,25 @@ _BITS = np.arange(53, dtype=np.int64)
 _METERS: dict[tuple[int, int], ContractMeter] = {}
 
 
+def describe_facts(version: int) -> list[str]:
+    """The facts of ``version`` in words, in input order (a trained player's JSON lists them)."""
+    facts_function(version)  # refuses an unknown version
+    down = (
+        "the card kinds the table takes as a layoff now (every meld is public)"
+        if version >= 2
+        else "nothing (all zero)"
+    )
+    described = [
+        "distance: the fewest natural cards still to acquire for the contract / 8 (0 once down)",
+        "outs (53): 1 for every card kind whose arrival lowers the distance; once down: " + down,
+        "losses (53): for every card kind held, how much the distance grows if it is let go (0 once down)",
+        "a move that names a card reads that card's outs and losses bits",
+    ]
+    if version >= 2:
+        described.append("take, draw, buy and pass read whether the upcard on offer is an out")
+    return described
+
+
 def hand_facts(
     hand: Sequence[int], contract: int, gap: int, down: bool = False, accepted: int = 0
 ) -> np.ndarray:

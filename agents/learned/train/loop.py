@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from .evaluation import evaluate_all
+from .facts import describe_facts
 from .methods import method_class
 from .run import Run, RunConfig, plot_curve
 
@@ -69,7 +70,31 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         run.truncate_logs(env_steps)
         _say(config, f"resuming {config.out} at {env_steps:,} env steps")
 
+    def write_recipe() -> None:
+        """``model.json``: how the player in the folder was made, and what it reads."""
+        hardware = f"{platform.machine()}, {os.cpu_count()} cores, {device.type}, torch {torch.__version__}"
+        recipe = {
+            "player": player_file,
+            "method": config.method,
+            "command": command or " ".join(sys.argv),
+            "config": config.to_json(),
+            "teacher": None,  # no labels: what the method learns comes from its own play
+            "init": config.init or None,  # the starting weights, if any
+            "inputs": {
+                "observation": "the env's observation of the seat to act (docs/observation.md)",
+                "facts": describe_facts(config.facts_version) if config.facts else None,
+            },
+            "env_steps": env_steps,
+            "train_seconds": round(train_seconds, 1),
+            "wall_seconds": round(run.wall(), 1),
+            "hardware": hardware,
+            "evaluation": last_eval,
+        }
+        with open(run.path("model.json"), "w", encoding="utf-8") as f:
+            json.dump(recipe, f, indent=2)
+
     def evaluate() -> dict[str, Any]:
+        nonlocal last_eval
         path = run.path(player_file)
         method.export(path, {"method": config.method, "env_steps": env_steps})
         start = time.perf_counter()
@@ -87,6 +112,8 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
             f"evaluation at {env_steps:,} steps ({time.perf_counter() - start:.0f} s): "
             f"game score minus each bot seat, {int(row['games'])} games (below 0: ahead of it): {shown}",
         )
+        last_eval = row
+        write_recipe()  # the player just saved, with this evaluation: a run stopped later keeps it
         return row
 
     def checkpoint() -> None:
@@ -138,21 +165,7 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         last_eval = evaluate()
     checkpoint()
     method.export(run.path(player_file), {"method": config.method, "env_steps": env_steps})
-    recipe = {
-        "player": player_file,
-        "method": config.method,
-        "command": command or " ".join(sys.argv),
-        "config": config.to_json(),
-        "teacher": None,  # no labels: what the method learns comes from its own play
-        "init": config.init or None,  # the starting weights, if any
-        "env_steps": env_steps,
-        "train_seconds": round(train_seconds, 1),
-        "wall_seconds": round(run.wall(), 1),
-        "hardware": f"{platform.machine()}, {os.cpu_count()} cores, {device.type}, torch {torch.__version__}",
-        "evaluation": last_eval,
-    }
-    with open(run.path("model.json"), "w", encoding="utf-8") as f:
-        json.dump(recipe, f, indent=2)
+    write_recipe()
     return last_eval
 
 

@@ -12,6 +12,8 @@ for the player and for the opponents' seats together:
   card would bring its hand closer to the contract (an exact fact of its own hand,
   ``train/facts.py``), and when it would not; **buys an out / buys another card**: the same
   for buying out of turn;
+- **down: takes / buys the upcard when the table takes it, and when it does not**: the same once
+  the seat is down, where a card some meld takes can be laid off and any other card is dead weight;
 - **lays off when it can**: once down, how often a turn on which a layoff was legal went to one.
 
     python benchmarks/habits.py --player runs/full4p_dmcf64_s1/model.pt --games 16
@@ -38,6 +40,10 @@ ROWS = (
     ("takes the upcard when it is not", "take_other"),
     ("buys the upcard when it is an out", "buy_out"),
     ("buys the upcard when it is not", "buy_other"),
+    ("down: takes the upcard when the table takes it", "take_fits"),
+    ("down: takes the upcard when it does not", "take_dead"),
+    ("down: buys the upcard when the table takes it", "buy_fits"),
+    ("down: buys the upcard when it does not", "buy_dead"),
     ("lays off when it can", "layoff"),
 )
 
@@ -54,6 +60,7 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
     from shanghai_env.agents.registry import make_agent
     from shanghai_env.decision import chosen_move
     from shanghai_env.engine import Game
+    from shanghai_env.legal import table_accepts
     from shanghai_env.moves import MoveKind
 
     seen: Seen = {"player": defaultdict(list), "opponents": defaultdict(list)}
@@ -78,13 +85,16 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
             kinds = {m.kind for m in legal}
             move = chosen_move(decision, agents[p].act(decision), f"{agents[p].name!r} in seat {p}")
             stats = seen[side[p]]
-            offered = (MoveKind.TAKE in kinds or MoveKind.BUY in kinds) and not game.down[p] and game.discard
-            if offered:
-                is_out = bool(game_facts(game, p)[1 + game.discard[-1]])
+            if (MoveKind.TAKE in kinds or MoveKind.BUY in kinds) and game.discard:
                 verb = "take" if MoveKind.TAKE in kinds else "buy"
-                stats[f"{verb}_{'out' if is_out else 'other'}"].append(
-                    float(move.kind in (MoveKind.TAKE, MoveKind.BUY))
-                )
+                took = float(move.kind in (MoveKind.TAKE, MoveKind.BUY))
+                upcard = game.discard[-1]
+                if not game.down[p]:
+                    is_out = bool(game_facts(game, p)[1 + upcard])
+                    stats[f"{verb}_{'out' if is_out else 'other'}"].append(took)
+                else:  # down: does some meld on the table take it (it could be laid off)?
+                    fits = bool(table_accepts(game.table) >> upcard & 1)
+                    stats[f"{verb}_{'fits' if fits else 'dead'}"].append(took)
             if game.down[p] and MoveKind.LAYOFF in kinds:
                 stats["layoff"].append(float(move.kind == MoveKind.LAYOFF))
             game._apply_plain(move)  # checked legal by chosen_move

@@ -91,7 +91,7 @@ class PolicyNet(nn.Module):
                 self.move_weights = nn.Parameter(torch.zeros(int(fields[:, 0].max()) + 1, 2))
         # where the observation holds the upcard on offer (one-hot): a move without a card of its
         # own (take, draw, buy, pass) reads the upcard's facts instead, since taking or buying it
-        # is what those moves decide; None: they read none (networks saved before this input)
+        # is what those moves decide; None: they read none (facts version 1, or no facts)
         self.upcard = upcard if self.extra_size and self.has_fields else None
         self.facts_version = 0  # which facts the extra inputs are (train/facts.py; set by build_net)
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)

@@ -20,6 +20,8 @@ from typing import Any
 
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
+from .facts import FACTS_VERSION
+
 SELF = "self"
 RUN_FILES = ("config.json", "checkpoint.pt", "progress.csv", "eval.csv", "model.pt", "model.json")
 
@@ -42,7 +44,7 @@ class RunConfig:
     facts: bool = False  # the exact facts of the own hand as extra inputs (train/facts.py)
     # which facts (train/facts.py FACTS_VERSION): not an option but a record, since a run goes on
     # reading the facts it started with (a folder from before versions read version 1)
-    facts_version: int = 2
+    facts_version: int = FACTS_VERSION
     # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
     # (a .zip such as ppo_full_4p: RL after cloning, train/sb3_net.py; ppo only)
     init: str = ""

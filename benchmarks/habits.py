@@ -4,6 +4,10 @@ Plays ``--games`` full games of one player against ``players - 1`` copies of ``-
 (the player's seat rotated game by game, the decks fixed by ``--seed``) and counts, per deal,
 for the player and for the opponents' seats together:
 
+- **could go down**: the share of deals in which the seat, on its turn, held a hand that
+  makes the contract (a `meld` move was legal), and **goes down on a turn it can**: how often
+  such a turn went to a `meld` move (the engine offers `meld` only when the contract can be
+  completed from the hand, docs/actions.md);
 - **went down**: the share of deals the seat laid its contract down, and how many table moves
   into the deal it did so (moves of every seat);
 - **went out**: the share of deals the seat went out of;
@@ -32,6 +36,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 ROWS = (
+    ("could go down (share of deals)", "could"),
+    ("goes down on a turn it can", "go_down"),
     ("went down (share of deals)", "down"),
     ("moves into the deal when it went down", "down_at"),
     ("went out (share of deals)", "out"),
@@ -77,6 +83,7 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
         game.reset(seed + g)
         side = ["player" if s == mine else "opponents" for s in range(players)]
         down_at: list[int | None] = [None] * players
+        could = [False] * players
         start, deals = game.move_count, 0
         while not game.game_over:
             p = game.to_act
@@ -95,6 +102,9 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
                 else:  # down: does some meld on the table take it (it could be laid off)?
                     fits = bool(table_accepts(game.table) >> upcard & 1)
                     stats[f"{verb}_{'fits' if fits else 'dead'}"].append(took)
+            if not game.down[p] and MoveKind.MELD in kinds and MoveKind.DISCARD in kinds:
+                could[p] = True  # a turn's play phase (not a going-down sequence under way)
+                stats["go_down"].append(float(move.kind == MoveKind.MELD))
             if game.down[p] and MoveKind.LAYOFF in kinds:
                 stats["layoff"].append(float(move.kind == MoveKind.LAYOFF))
             game._apply_plain(move)  # checked legal by chosen_move
@@ -103,12 +113,14 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
                 for s in range(players):
                     st = seen[side[s]]
                     when = down_at[s]
+                    st["could"].append(float(could[s]))
                     st["down"].append(float(when is not None))
                     if when is not None:
                         st["down_at"].append(float(when))
                     st["out"].append(float(result.out_player == s))
                     st["score"].append(float(result.scores[s]))
                 deals, start, down_at = deals + 1, game.move_count, [None] * players
+                could = [False] * players
             else:
                 for s in range(players):
                     if down_at[s] is None and game.down[s]:

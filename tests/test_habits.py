@@ -23,6 +23,10 @@ def test_it_counts_every_deal_of_every_seat():
     assert 0 < outs <= 10
     # greedy goes down more often than random players, who rarely complete a contract
     assert sum(seen["player"]["down"]) / 10 > sum(seen["opponents"]["down"]) / 20
+    # a deal it went down in is one it could; greedy goes down on every turn it can
+    for side in ("player", "opponents"):
+        assert all(c >= d for c, d in zip(seen[side]["could"], seen[side]["down"]))
+    assert seen["player"]["go_down"] and all(seen["player"]["go_down"])
     table = habits.report(seen, "greedy", "random")
     assert table.count("\n") == len(habits.ROWS) + 1 and "went out (share of deals)" in table
 

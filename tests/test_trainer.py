@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -462,3 +463,60 @@ def test_the_demonstration_says_what_it_trains_and_what_came_of_it(tmp_path, mon
     assert any(w in verdict[0] for w in ("ahead of", "still behind", "not separated"))
     assert "runs/demo/curve.png" in out and "greedy,greedy,greedy" in out
     assert (tmp_path / "runs" / "demo" / "model.pt").is_file()
+
+
+def test_dmc_lambda_returns_run_backwards_over_each_seats_own_decisions():
+    from types import SimpleNamespace
+
+    from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
+
+    # seats 0 and 1 alternate; the value kept at each decision is its highest move value then
+    decisions = [(b"", 0, 0, 0.1), (b"", 0, 1, 0.2), (b"", 0, 0, 0.3), (b"", 0, 1, 0.4), (b"", 0, 0, 0.5)]
+    reward = np.array([1.0, -1.0])
+    mc = SimpleNamespace(opt=DMCOptions())
+    assert DMC.targets(mc, decisions, reward) == [1.0, -1.0, 1.0, -1.0, 1.0]
+    lam = SimpleNamespace(opt=DMCOptions(td_lambda=0.5))
+    got = DMC.targets(lam, decisions, reward)
+    seat0_last = 1.0
+    seat0_mid = 0.5 * 0.5 + 0.5 * seat0_last  # (1 - λ) × next value + λ × next target
+    seat0_first = 0.5 * 0.3 + 0.5 * seat0_mid
+    seat1_last = -1.0
+    seat1_first = 0.5 * 0.4 + 0.5 * seat1_last
+    assert got == pytest.approx([seat0_first, seat1_first, seat0_mid, seat1_last, seat0_last])
+    assert DMC.targets(SimpleNamespace(opt=DMCOptions(td_lambda=0.0)), decisions, reward)[0] == 0.3
+
+
+def test_dmc_with_lambda_trains_and_an_older_folder_resumes_at_the_default(tmp_path):
+    out = str(tmp_path / "run")
+    train(tiny("dmc", out, timesteps=32, method_options={**TINY["dmc"], "td_lambda": 0.9}))
+    with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+        assert len(f.read().splitlines()) >= 2
+    from dataclasses import asdict
+
+    from shanghai_env.agents.learned.train.methods.dmc import DMCOptions
+
+    every = {**asdict(DMCOptions()), **TINY["dmc"]}  # as the command line records them
+    old = str(tmp_path / "old")
+    train(tiny("dmc", old, timesteps=32, method_options=every))
+    path = os.path.join(old, "config.json")
+    with open(path, encoding="utf-8") as f:
+        stored = json.load(f)
+    del stored["method_options"]["td_lambda"]  # written before the option existed
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(stored, f)
+    train(tiny("dmc", old, timesteps=64, method_options=every))
+    with open(os.path.join(old, "model.json"), encoding="utf-8") as f:
+        assert json.load(f)["env_steps"] >= 64
+    with pytest.raises(ValueError, match="other options"):
+        train(tiny("dmc", old, timesteps=96, method_options={**every, "td_lambda": 0.5}))
+
+
+def test_a_dmc_checkpoint_from_before_kept_values_loads():
+    import pickle
+    from types import SimpleNamespace
+
+    from shanghai_env.agents.learned.train.methods.dmc import DMC
+
+    holder = SimpleNamespace()
+    DMC.load_extra(holder, {"pending": pickle.dumps([[(b"x", 3, 1)], []])})
+    assert holder.pending == [[(b"x", 3, 1, 0.0)], []]

@@ -47,6 +47,7 @@ FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
     "lr": (0.0, None, True),
     "gamma": (0.0, 1.0, False),
     "gae_lambda": (0.0, 1.0, False),
+    "td_lambda": (0.0, 1.0, False),
     "epsilon": (0.0, 1.0, False),
     "clip": (0.0, None, True),
     "max_grad_norm": (0.0, None, True),

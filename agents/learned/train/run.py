@@ -99,6 +99,16 @@ class Run:
             # an option the run's version did not have yet ran at its default then
             defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
             theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **RECORDED, **theirs}
+            # likewise a method option added since: the run used what is now its default
+            from .methods import method_class
+
+            option_defaults = asdict(method_class(self.config.method).Options())
+            own = mine.get("method_options", {})
+            theirs["method_options"] = {
+                **{k: option_defaults[k] for k in own if k in option_defaults},
+                **theirs.get("method_options", {}),
+            }
+            theirs = json.loads(json.dumps(theirs))
             for key in RECORDED:
                 setattr(self.config, key, theirs[key])
                 mine[key] = theirs[key]

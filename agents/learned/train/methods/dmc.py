@@ -5,12 +5,18 @@ of the table has its own learned row, so a move's value is the trunk's features 
 row: :class:`..policy.PolicyNet`'s per-action head). The behaviour is epsilon-greedy over the
 legal moves; every decision's target is what its seat got when the deal ended (the run's reward:
 ``relative`` is the seat's deal score against the table's mean, over -100), no bootstrapping and
-no discount, as DouZero does with a game's result. Decisions wait in their game until their
+no discount, as DouZero does with a game's result. With ``td_lambda`` below 1, a decision's target
+is instead the λ-return over the same seat's later decisions of the deal: (1 - λ) × the value of
+its next decision (the highest move value there, as the network gave it when acting) + λ × that
+decision's own target, the last decision's being the deal's result (Peng's Q(λ); λ = 1 is the
+Monte-Carlo target). A deal's end is tens of the seat's decisions away, so bootstrapping trades
+the result's noise for the network's bias: a move worth a little more than another (taking an
+out rather than drawing blind) is told apart from far fewer deals. Decisions wait in their game until their
 deal ends, then join the batch; each update fits the values of the finished decisions
 (mean squared error) for ``epochs`` passes. The saved player plays the highest-valued move.
 
 Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
-``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``.
+``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ class DMCOptions:
     n_steps: int = 64
     epsilon: float = 0.05
     max_grad_norm: float = 1.0
+    td_lambda: float = 1.0  # 1: the deal's result (Monte Carlo); below 1: the lambda-return
 
 
 class DMC(NetMethod):
@@ -42,14 +49,34 @@ class DMC(NetMethod):
     Options = DMCOptions
 
     def reset_extra(self) -> None:
-        # per row: the decisions of its current deal (observation, action, seat), until it ends
-        self.pending: list[list[tuple[bytes, int, int]]] = [[] for _ in range(self.config.num_envs)]
+        # per row: the decisions of its current deal (observation, action, seat, the highest move
+        # value there when acting), until it ends
+        self.pending: list[list[tuple[bytes, int, int, float]]] = [[] for _ in range(self.config.num_envs)]
 
     def extra_state(self) -> dict[str, Any]:
         return {"pending": pickle.dumps(self.pending)}
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        self.pending = pickle.loads(state["pending"])
+        # a checkpoint from before the values were kept: theirs are unused with td_lambda 1
+        self.pending = [[(*d, 0.0)[:4] for d in row] for row in pickle.loads(state["pending"])]
+
+    def targets(self, decisions: list[tuple[bytes, int, int, float]], reward: np.ndarray) -> list[float]:
+        """Each decision's target: its seat's ``reward``, or with ``td_lambda`` below 1 the
+        lambda-return over that seat's later decisions (backwards through the deal)."""
+        lam = self.opt.td_lambda
+        if lam >= 1.0:
+            return [float(reward[seat]) for _, _, seat, _ in decisions]
+        out = [0.0] * len(decisions)
+        later: dict[int, tuple[float, float]] = {}  # seat: (its next decision's target, value)
+        for t in range(len(decisions) - 1, -1, -1):
+            seat, value = decisions[t][2], decisions[t][3]
+            if seat in later:
+                target, v_next = later[seat]
+                out[t] = (1.0 - lam) * v_next + lam * target
+            else:
+                out[t] = float(reward[seat])
+            later[seat] = (out[t], value)
+        return out
 
     def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
         venv, net = self.venv, self.net
@@ -68,7 +95,9 @@ class DMC(NetMethod):
                 h = net.features(obs, extra)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 q = net.logits(h, *legal, extra, obs)
-                k = q.argmax(1).cpu().numpy()
+                best, k_t = q.max(1)
+                k = k_t.cpu().numpy()
+                best_value = best.cpu().numpy()
             explore = self.np_rng.random(n) < self.opt.epsilon
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)
@@ -76,16 +105,17 @@ class DMC(NetMethod):
             for row in range(n):
                 # the observation's bytes, then the facts' (none without --facts)
                 seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
-                self.pending[row].append((seen, int(actions[row]), int(venv.seat[row])))
+                decision = (seen, int(actions[row]), int(venv.seat[row]), float(best_value[row]))
+                self.pending[row].append(decision)
             _, _, _, rew, done = venv.step(actions)
             if relative:
                 rew = rew - rew.mean(1, keepdims=True)
             # rewards come when a deal ends: every waiting decision of that row gets its seat's
             for i in np.flatnonzero(rew.any(1) | done):
-                for ob, a, s in self.pending[i]:
+                tgt_out.extend(self.targets(self.pending[i], rew[i]))
+                for ob, a, _, _ in self.pending[i]:
                     obs_out.append(ob)
                     act_out.append(a)
-                    tgt_out.append(float(rew[i, s]))
                 self.pending[i] = []
                 if done[i]:
                     scores = venv.final_scores[i]

@@ -18,7 +18,10 @@ for the player and for the opponents' seats together:
   for buying out of turn;
 - **down: takes / buys the upcard when the table takes it, and when it does not**: the same once
   the seat is down, where a card some meld takes can be laid off and any other card is dead weight;
-- **lays off when it can**: once down, how often a turn on which a layoff was legal went to one.
+- **lays off when it can**: once down, how often a turn on which a layoff was legal went to one;
+- **discards a card the contract needs, holding a spare**: before going down, how often a discard
+  let go of a card whose loss takes the hand further from the contract while the hand held one
+  whose loss does not (the ``losses`` facts).
 
     python benchmarks/habits.py --player runs/full4p_dmcf64_s1/model.pt --games 16
     python benchmarks/habits.py --player shanghai --opponent planner --games 8
@@ -51,6 +54,7 @@ ROWS = (
     ("down: buys the upcard when the table takes it", "buy_fits"),
     ("down: buys the upcard when it does not", "buy_dead"),
     ("lays off when it can", "layoff"),
+    ("discards a card the contract needs, holding a spare", "discard_needed"),
 )
 
 
@@ -105,6 +109,11 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
             if not game.down[p] and MoveKind.MELD in kinds and MoveKind.DISCARD in kinds:
                 could[p] = True  # a turn's play phase (not a going-down sequence under way)
                 stats["go_down"].append(float(move.kind == MoveKind.MELD))
+            if move.kind == MoveKind.DISCARD and not game.down[p]:
+                losses = game_facts(game, p)[54:107]
+                held = [c for c in range(53) if game.hands[p][c]]
+                if any(losses[c] == 0 for c in held):
+                    stats["discard_needed"].append(float(losses[move.card] > 0))
             if game.down[p] and MoveKind.LAYOFF in kinds:
                 stats["layoff"].append(float(move.kind == MoveKind.LAYOFF))
             game._apply_plain(move)  # checked legal by chosen_move

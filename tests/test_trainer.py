@@ -520,3 +520,36 @@ def test_a_dmc_checkpoint_from_before_kept_values_loads():
     holder = SimpleNamespace()
     DMC.load_extra(holder, {"pending": pickle.dumps([[(b"x", 3, 1)], []])})
     assert holder.pending == [[(b"x", 3, 1, 0.0)], []]
+
+
+def test_the_move_net_learns_and_its_player_saves_and_loads(tmp_path):
+    from shanghai_env.agents.learned.train.policy import load_policy
+
+    out = str(tmp_path / "run")
+    train(tiny("dmc", out, timesteps=64, facts=True, method_options={**TINY["dmc"], "move_net": (8,)}))
+    net = load_policy(os.path.join(out, "model.pt"))[0]
+    assert net.move_net == (8,) and net.move_mlp is not None
+    obs = torch.zeros(2, net.inv_scale.numel(), dtype=torch.int8)
+    extra = torch.zeros(2, net.extra_size)
+    extra[:, 5] = 1.0
+    idx = torch.tensor([[0, 60, 61], [1, 2, 70]])
+    valid = torch.ones(2, 3, dtype=torch.bool)
+    # its last layer starts at zero (a move's score is the rows' alone); a fit moves it
+    assert net.move_mlp[-1].weight.abs().sum() == 0
+    optim = torch.optim.Adam(net.parameters(), lr=1e-2)
+    for _ in range(20):
+        q = net.logits(net.features(obs, extra), idx, valid, extra, obs)
+        loss = (q - torch.tensor([[1.0, -1.0, 0.5], [0.0, 2.0, -2.0]])).pow(2).mean()
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
+    assert net.move_mlp[-1].weight.abs().sum() > 0
+    h = net.features(obs, extra)
+    with_mlp = net.logits(h, idx, valid, extra, obs)
+    net.move_mlp = None
+    assert not torch.allclose(with_mlp, net.logits(h, idx, valid, extra, obs))
+    # the command line takes it, and --init refuses a player of another shape
+    args = cli.build_parser("dmc").parse_args(["--move-net", "32,16", "--out", "x"])
+    assert args.move_net == (32, 16)
+    with pytest.raises(ValueError, match="move_net"):
+        train(tiny("dmc", str(tmp_path / "other"), facts=True, init=os.path.join(out, "model.pt")))

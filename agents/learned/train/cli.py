@@ -181,7 +181,7 @@ def build_parser(method: str) -> argparse.ArgumentParser:
                 name,
                 type=_ints,
                 default=default,
-                help=f"comma-separated (default {','.join(map(str, default))})",
+                help=f"comma-separated (default {','.join(map(str, default)) or 'none'})",
             )
         elif isinstance(default, bool):
             h.add_argument(name, action=argparse.BooleanOptionalAction, default=default)

@@ -8,7 +8,10 @@ An action's row is its own learned row plus rows shared by every action of the s
 (``discard``, ``meld``, ``layoff``, ...), the same card and the same place (the move's fields,
 docs/actions.md): what is learned of one meld placement carries to the others, which a row per
 action alone would learn only from each action's own rare uses. The value head reads the same
-trunk (the return of the seat that observes).
+trunk (the return of the seat that observes). With ``move_net`` (hidden sizes), a small MLP reads
+the trunk's features, the move's row and the move's own facts together and adds its output to
+the move's score: DouZero's value of a state and a move through one network, where the row
+alone can only weigh the trunk's features the same way in every state.
 
 A saved player is one ``.pt`` file (:func:`save_policy`): the network's weights with the rule
 options and sizes it was made for; :class:`PolicyAgent` plays it in tournaments like any bot
@@ -62,6 +65,7 @@ class PolicyNet(nn.Module):
         action_fields: np.ndarray | None = None,
         extra_size: int = 0,
         upcard: slice | None = None,
+        move_net: Sequence[int] = (),
     ) -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)
@@ -94,6 +98,18 @@ class PolicyNet(nn.Module):
         # is what those moves decide; None: they read none (facts version 1, or no facts)
         self.upcard = upcard if self.extra_size and self.has_fields else None
         self.facts_version = 0  # which facts the extra inputs are (train/facts.py; set by build_net)
+        self.move_net = tuple(int(h) for h in move_net) if self.has_fields else ()
+        self.move_mlp: nn.Sequential | None = None
+        if self.move_net:  # reads (features, the move's row, its two facts); starts at zero output
+            mlp: list[nn.Module] = []
+            size = 2 * width + 2
+            for h in self.move_net:
+                mlp += [nn.Linear(size, h), nn.ReLU()]
+                size = h
+            last = nn.Linear(size, 1)
+            nn.init.zeros_(last.weight)
+            nn.init.zeros_(last.bias)
+            self.move_mlp = nn.Sequential(*mlp, last)
         # small initial logits: a uniform policy over the legal moves to start with (CleanRL's 0.01)
         nn.init.orthogonal_(self.pi.weight, 0.01)
         nn.init.zeros_(self.pi.bias)
@@ -131,6 +147,7 @@ class PolicyNet(nn.Module):
             w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
             w = w + self.place_rows[f[..., 2]]
         out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
+        own: torch.Tensor | None = None  # (B, K, 2): each move's own facts
         if self.extra_size and extra is not None and self.has_fields:
             f = self.fields[idx]
             per_card = torch.stack([extra[:, 1:54], extra[:, 54:107]], -1).float()  # (B, 53, 2)
@@ -145,6 +162,11 @@ class PolicyNet(nn.Module):
                 up = torch.stack([up_out, torch.zeros_like(up_out)], -1)  # (B, 2), as (outs, losses)
                 own = torch.where((card == 0)[..., None], up[:, None, :], own)
             out = out + (own * self.move_weights[f[..., 0]]).sum(-1)
+        if self.move_mlp is not None:
+            if own is None:
+                own = torch.zeros(*idx.shape, 2, dtype=h.dtype, device=h.device)
+            z = torch.cat([h[:, None, :].expand(-1, idx.shape[1], -1), w, own.to(h.dtype)], -1)
+            out = out + self.move_mlp(z).squeeze(-1)
         return out.masked_fill(~valid, float("-inf"))
 
     def action_rows(self) -> torch.Tensor:
@@ -170,11 +192,15 @@ def action_fields(rules: Rules) -> np.ndarray:
 
 
 def build_net(
-    rules: Rules, hidden: Sequence[int], facts: bool = False, version: int | None = None
+    rules: Rules,
+    hidden: Sequence[int],
+    facts: bool = False,
+    version: int | None = None,
+    move_net: Sequence[int] = (),
 ) -> PolicyNet:
     """A fresh network for ``rules``' table; with ``facts``, the facts block of ``version``
     (train/facts.py, the newest by default: from version 2 the moves without a card read the
-    upcard's facts)."""
+    upcard's facts); ``move_net``: the hidden sizes of the move MLP (none by default)."""
     from shanghai_env.actions import action_table
 
     from .facts import FACTS_SIZE, FACTS_VERSION
@@ -185,7 +211,7 @@ def build_net(
     extra = FACTS_SIZE if facts else 0
     at = encoder.slices["upcard_offered"] if facts and version >= 2 else None
     high = np.asarray(encoder.high, np.float32)
-    net = PolicyNet(high, table.size, hidden, action_fields(rules), extra, at)
+    net = PolicyNet(high, table.size, hidden, action_fields(rules), extra, at, move_net)
     net.facts_version = version if facts else 0
     return net
 
@@ -204,6 +230,7 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
             "hidden": list(net.hidden),
             "facts": bool(net.extra_size),
             "facts_version": net.facts_version,
+            "move_net": list(net.move_net),
             "state_dict": net.state_dict(),
             "meta": json.loads(json.dumps(meta or {})),
         },
@@ -232,7 +259,8 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
     rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
     # no "facts_version": saved before there were versions, with the first facts
-    net = build_net(rules, blob["hidden"], bool(blob.get("facts", False)), int(blob.get("facts_version", 1)))
+    facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
+    net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()))
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, rules, dict(blob.get("meta", {}))

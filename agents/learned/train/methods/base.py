@@ -43,7 +43,8 @@ class NetMethod:
                 features = (game_derived, net.extra_size)
         else:
             net_arch, facts = self.opt.net_arch, config.facts
-            self.net = build_net(config.rules, net_arch, facts, config.facts_version).to(device)
+            move_net = getattr(self.opt, "move_net", ())
+            self.net = build_net(config.rules, net_arch, facts, config.facts_version, move_net).to(device)
             if config.init:
                 self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
@@ -58,12 +59,18 @@ class NetMethod:
     def _start_from(self, path: str) -> None:
         """Copy the weights of a saved player of the same shape (``--init`` a .pt)."""
         net, rules, _ = load_policy(path)
-        mine = (self.config.players, tuple(self.config.contracts), self.net.hidden, self.net.facts_version)
-        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, net.facts_version)
+        mine = (
+            self.config.players,
+            tuple(self.config.contracts),
+            self.net.hidden,
+            self.net.facts_version,
+            self.net.move_net,
+        )
+        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net)
         if mine != theirs:
             raise ValueError(
-                f"--init {path!r} has players, contracts, net_arch, facts version {theirs}; this run has "
-                f"{mine}: give the run the same options (facts version 0: no --facts)"
+                f"--init {path!r} has players, contracts, net_arch, facts version, move_net {theirs}; "
+                f"this run has {mine}: give the run the same options (facts version 0: no --facts)"
             )
         self.net.load_state_dict(net.state_dict())
 

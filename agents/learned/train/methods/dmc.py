@@ -15,7 +15,7 @@ out rather than drawing blind) is told apart from far fewer deals. Decisions wai
 deal ends, then join the batch; each update fits the values of the finished decisions
 (mean squared error) for ``epochs`` passes. The saved player plays the highest-valued move.
 
-Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
+Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
 ``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``.
 """
 
@@ -38,6 +38,7 @@ class DMCOptions:
     epochs: int = 1
     batch_size: int = 1024
     net_arch: tuple[int, ...] = (128, 128)
+    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
     n_steps: int = 64
     epsilon: float = 0.05
     max_grad_norm: float = 1.0

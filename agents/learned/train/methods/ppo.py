@@ -7,7 +7,7 @@ decision, and a game's end closes every seat's chain. A chain still open when a 
 bootstrapped with the value of that seat's own observation at that moment. Sampling and the
 loss look only at the legal actions (:class:`..policy.PolicyNet`).
 
-Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
+Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
 ``n_steps`` (steps of every game per rollout), ``gamma``, ``gae_lambda``, ``clip``,
 ``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``norm_adv``.
 """
@@ -30,6 +30,7 @@ class PPOOptions:
     epochs: int = 2
     batch_size: int = 1024
     net_arch: tuple[int, ...] = (128, 128)
+    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
     n_steps: int = 64
     gamma: float = 0.999
     gae_lambda: float = 0.95

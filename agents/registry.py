@@ -104,7 +104,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         agent = BOTS[s]()
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
-    elif s.endswith(".pt"):
+    elif s.endswith(".pt") or _is_policy(s):
         from shanghai_env.agents.learned.train.policy import PolicyAgent
 
         agent = PolicyAgent(s)
@@ -252,7 +252,7 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     if ":" in s and not os.path.isfile(s):
         _from_factory(s)
         return s
-    if s.endswith(".pt"):
+    if s.endswith(".pt") or _is_policy(s):
         from shanghai_env.agents.learned.train.policy import check_policy
 
         check_policy(s, rules, where)
@@ -274,6 +274,18 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
             f"player {s!r}: {MISSING_PREFIX} ({', '.join(missing)} not installed): {extra_hint('train')}"
         )
     return s
+
+
+def _is_policy(path: str) -> bool:
+    """A player of ``shanghai-train ppo``/``dmc`` shipped as a ``.zip`` (``models/scratch_4p.zip``);
+    False without torch, which such a player needs (the check that follows then says so)."""
+    if not path.endswith(".zip"):
+        return False
+    try:
+        from shanghai_env.agents.learned.train.policy import is_policy_file
+    except ImportError:
+        return False
+    return is_policy_file(path)
 
 
 def _check_saved_model(path: str) -> None:

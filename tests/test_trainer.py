@@ -553,3 +553,21 @@ def test_the_move_net_learns_and_its_player_saves_and_loads(tmp_path):
     assert args.move_net == (32, 16)
     with pytest.raises(ValueError, match="move_net"):
         train(tiny("dmc", str(tmp_path / "other"), facts=True, init=os.path.join(out, "model.pt")))
+
+
+def test_a_trained_player_ships_as_a_zip_and_plays_by_its_path(tmp_path):
+    from shanghai_env.agents.learned.train.policy import PolicyAgent, build_net, is_policy_file, save_policy
+    from shanghai_env.agents.registry import make_agent, shipped_models
+
+    rules = Rules(num_players=4)
+    path = str(tmp_path / "scratch.zip")
+    save_policy(path, build_net(rules, (16,), facts=True), rules)
+    assert is_policy_file(path)
+    check_player(path, rules)
+    assert isinstance(make_agent(path, seed=1), PolicyAgent)
+    with pytest.raises(ValueError, match="trained for 4 players"):
+        check_player(path, Rules(num_players=5))
+    # the other kinds of shipped zip are not taken for one
+    assert not is_policy_file(shipped_models()["shanghai"]) and not is_policy_file(
+        shipped_models()["ppo_full_4p"]
+    )

@@ -239,8 +239,19 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
 
 
 def is_policy_file(path: str) -> bool:
-    """Whether ``path`` is a player saved by :func:`save_policy` (read without building it)."""
-    if not path.endswith(".pt"):
+    """Whether ``path`` is a player saved by :func:`save_policy` (read without building it): a
+    ``.pt``, or the same file shipped as a ``.zip`` (``models/``: a torch file is a zip archive,
+    told from a MaskablePPO or scorer zip by its ``data.pkl``)."""
+    if path.endswith(".zip"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as z:
+                if not any(name.endswith("/data.pkl") for name in z.namelist()):
+                    return False
+        except (OSError, zipfile.BadZipFile):
+            return False
+    elif not path.endswith(".pt"):
         return False
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)

@@ -226,9 +226,19 @@ def missing_modules(modules: Sequence[str]) -> list[str]:
 # The modules each extra of pyproject.toml installs, by import name (torch: installed first, or
 # pulled in by stable-baselines3); tests/test_cli_extras.py keeps this in step with pyproject.toml.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm", "rich"),
+    "train": (
+        "torch",
+        "stable_baselines3",
+        "sb3_contrib",
+        "tensorboard",
+        "tqdm",
+        "rich",
+        "openskill",
+        "scipy",
+        "matplotlib",
+    ),
     "eval": ("openskill", "scipy", "matplotlib", "tqdm", "rich"),
-    "rllib": ("ray", "torch", "stable_baselines3", "sb3_contrib"),
+    "rllib": ("ray", "torch", "stable_baselines3", "sb3_contrib", "openskill", "scipy", "matplotlib"),
 }
 
 

@@ -122,3 +122,21 @@ def test_the_extras_modules_match_pyproject() -> None:
     for extra, modules in EXTRA_MODULES.items():
         packages = {re.split(r"[\[<>=!~ ]", req)[0].lower().replace("-", "_") for req in extras[extra]}
         assert packages == set(modules) - {"torch"}, extra  # torch: installed first (README)
+
+
+@pytest.mark.parametrize("extra", ["train", "rllib"])
+def test_a_trainers_evaluation_needs_nothing_outside_its_extra(extra: str, tmp_path: Path) -> None:
+    """The trainers evaluate against bots as they go and plot their curves: with every optional
+    module outside the extra blocked, both evaluation paths and the plot still run."""
+    blocked = sorted(set().union(*EXTRA_MODULES.values()) - set(EXTRA_MODULES[extra]))
+    call = (
+        "from shanghai_env.agents.learned.train.evaluation import evaluate\n"
+        "from shanghai_env.agents.learned.training import TrainConfig, evaluate_model, plot_curve\n"
+        "r = evaluate('greedy', 'random', players=3, contracts=(1,), games=6, seed=1)\n"
+        "m = evaluate_model('greedy', TrainConfig(num_players=3, contracts=(1,)), 'random', games=6)\n"
+        "import matplotlib\n"
+        "print(r['diff'] < 0, m['games'])\n"
+    )
+    run = run_without(blocked, call, tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["True", "6.0"]

@@ -90,6 +90,24 @@ def test_resuming_with_evaluations_starts_evaluating(tmp_path):
     assert steps == [512, 768, 1024], steps
 
 
+def test_keep_players_keeps_every_evaluated_player(tmp_path):
+    """--keep-players: each evaluation's player stays as players/model_STEPS.pt with its recipe;
+    the option may be turned on when a run resumes (it changes no result)."""
+    out = str(tmp_path / "run")
+    train(tiny("dmc", out, timesteps=256, eval_games=1, eval_every=256))  # evaluated at 0 and 256
+    assert not os.path.exists(os.path.join(out, "players"))
+    train(tiny("dmc", out, timesteps=1024, eval_games=1, eval_every=512, keep_players=True))
+    kept = sorted(os.listdir(os.path.join(out, "players")))
+    assert kept == ["model_1024.json", "model_1024.pt", "model_512.json", "model_512.pt"], kept
+    for steps in (512, 1024):
+        with open(os.path.join(out, "players", f"model_{steps}.json"), encoding="utf-8") as f:
+            recipe = json.load(f)
+        assert recipe["env_steps"] == steps and recipe["evaluation"]["env_steps"] == steps
+    first, last = (weights(os.path.join(out, "players", f"model_{s}.pt")) for s in (512, 1024))
+    assert not all(torch.equal(first[k], last[k]) for k in first)  # two players, not one copied twice
+    assert all(torch.equal(last[k], v) for k, v in weights(os.path.join(out, "model.pt")).items())
+
+
 def test_same_seed_same_training_other_seed_other(tmp_path):
     train(tiny("ppo", str(tmp_path / "a")))
     train(tiny("ppo", str(tmp_path / "b")))

@@ -167,6 +167,11 @@ def build_parser(method: str) -> argparse.ArgumentParser:
     g.add_argument("--eval-opponents", type=_players_list, default=defaults.eval_opponents)
     g.add_argument("--eval-seed", type=int_in(0), default=defaults.eval_seed)
     g.add_argument("--checkpoint-every", type=int_in(1), default=defaults.checkpoint_every)
+    g.add_argument(
+        "--keep-players",
+        action="store_true",
+        help="keep every evaluated player as players/model_STEPS.pt (default: the latest only, model.pt)",
+    )
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), default=defaults.device)
     g.add_argument(
         "--threads", type=int_in(1, 256), default=defaults.threads, help="torch threads (default 1)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import sys
 import time
 from typing import Any
@@ -114,6 +115,11 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         )
         last_eval = row
         write_recipe()  # the player just saved, with this evaluation: a run stopped later keeps it
+        if config.keep_players:
+            kept = run.path(os.path.join("players", f"{os.path.splitext(player_file)[0]}_{env_steps}"))
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            shutil.copyfile(path, kept + os.path.splitext(player_file)[1])
+            shutil.copyfile(run.path("model.json"), kept + ".json")
         return row
 
     def checkpoint() -> None:

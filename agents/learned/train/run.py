@@ -54,6 +54,9 @@ class RunConfig:
     eval_opponents: tuple[str, ...] = ("greedy", "planner")
     eval_seed: int = 10_000
     checkpoint_every: int = 100_000
+    # keep every evaluated player as players/model_<env steps>.pt (+ .json), not only the latest:
+    # a curve's best point can then be played and checked on fresh decks
+    keep_players: bool = False
     device: str = "auto"
     threads: int = 1
     progress: bool = True
@@ -72,7 +75,16 @@ class RunConfig:
 
 
 # options that may differ between a run and its resumption (they change no result)
-RESUMABLE = ("timesteps", "progress", "threads", "device", "eval_every", "checkpoint_every", "env_workers")
+RESUMABLE = (
+    "timesteps",
+    "progress",
+    "threads",
+    "device",
+    "eval_every",
+    "checkpoint_every",
+    "env_workers",
+    "keep_players",
+)
 # what a run records rather than is asked for: a resumed run keeps its folder's value (that of
 # the code before the key existed, when the folder has none)
 RECORDED = {"facts_version": 1}

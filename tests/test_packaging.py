@@ -107,6 +107,7 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
             "ppo_full_5p",
             "ppo_full_6p",
             "ppo_full_7p",
+            "scratch_4p",
             "shanghai",
             "shanghai_4p",
         ]
@@ -147,6 +148,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/ppo_full_5p.json",
         "shanghai_env/models/ppo_full_7p.zip",
         "shanghai_env/models/ppo_full_7p.json",
+        "shanghai_env/models/scratch_4p.zip",
+        "shanghai_env/models/scratch_4p.json",
         "shanghai_env/models/__init__.py",
         "shanghai_env/docs/rules.md",
         "shanghai_env/agents/learned/scorer.py",

@@ -332,6 +332,46 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         scorer_train.run_rounds(tmp_path, rounds=1, seconds=5.0, games=1, workers=1)
 
 
+def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run --own-play: no planner shard; each round is played by the latest scorer in every role
+    and fitted from it with its own discards as targets."""
+    gens: list[tuple[str, tuple]] = []  # type: ignore[type-arg]
+    fits: list[tuple[str, list[str], dict]] = []  # type: ignore[type-arg]
+    real_gen, real_fit = scorer_train.gen, scorer_train.fit
+
+    def gen(out, *args, **kw):  # type: ignore[no-untyped-def]
+        gens.append((Path(out).name, args))
+        seed, workers, model, _seconds, _games, _rollouts, *rest = args
+        return real_gen(out, seed, workers, model, None, 1, 1, *rest)
+
+    def fit(shards, out, **kw):  # type: ignore[no-untyped-def]
+        fits.append((Path(out).name, [Path(s).name for s in shards], kw))
+        return real_fit(shards, out, **{**kw, "epochs": 1, "log": lambda s: None})
+
+    monkeypatch.setattr(scorer_train, "gen", gen)
+    monkeypatch.setattr(scorer_train, "fit", fit)
+    start = ROOT / "models" / "shanghai.zip"
+    last = scorer_train.run_rounds(
+        tmp_path, rounds=2, seconds=None, games=1, workers=1, epochs=10, own_play=start, log=lambda s: None
+    )
+    assert last == tmp_path / "scorer2.zip"
+    assert not (tmp_path / "discards.npz").exists()
+    first, second = tmp_path / "scorer1.zip", tmp_path / "scorer2.zip"
+    # behaviour, rollout and opponent player: the latest scorer
+    assert [(name, args[2], args[8], args[9]) for name, args in gens] == [
+        ("round0.npz", str(start), str(start), str(start)),
+        ("round1.npz", str(first), str(first), str(first)),
+    ]
+    assert [(name, shards, kw["init"], kw["own_discards"], kw["lr"]) for name, shards, kw in fits] == [
+        ("scorer1.zip", ["round0.npz"], start, True, 2e-4),
+        ("scorer2.zip", ["round0.npz", "round1.npz"], first, True, 2e-4),
+    ]
+    config = ScorerNet.load(second).config
+    assert config["own_discards"] is True and config["init"] == str(first)
+    with pytest.raises(ValueError, match="not a saved scorer"):
+        scorer_train.run_rounds(tmp_path / "x", 1, None, 1, games=1, own_play=tmp_path / "missing.zip")
+
+
 @pytest.mark.parametrize(
     "argv, says",
     [
@@ -360,6 +400,9 @@ def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         (["run", "--out", "{junk}"], "not a folder"),
         (["run", "--out", "r", "--rounds", "0"], "--rounds"),
         (["run", "--out", "r", "--games", "2", "--seconds", "9"], "--seconds and --games"),
+        (["run", "--out", "{tmp}/r", "--lr", "1e-4"], "--lr: only with --own-play"),
+        (["run", "--out", "{tmp}/r", "--own-play", "{junk}"], "--own-play"),
+        (["run", "--out", "{tmp}/r", "--own-play", "{tmp}/missing.zip"], "--own-play"),
     ],
 )
 def test_bad_command_lines_exit_2_with_one_line(

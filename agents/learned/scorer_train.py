@@ -353,16 +353,30 @@ def run_rounds(
     epochs: int = 30,
     log: Any = print,
     games: int | None = None,
+    own_play: str | Path | None = None,
+    lr: float | None = None,
 ) -> Path:
     """Expert iteration in ``out``: a discard shard, then ``rounds`` rounds of (generate with the
     latest scorer, the planner in round 0; fit on every shard so far). Every shard and scorer is a
     file; a run started again skips the files that exist, so it resumes where it was cut off.
     Each worker plays ``games`` games a round (the same data on any machine), or plays for
-    ``seconds`` (as many games as fit: faster machines make more). Returns the last scorer."""
+    ``seconds`` (as many games as fit: faster machines make more). Returns the last scorer.
+
+    With ``own_play`` (a saved scorer) the rounds are that scorer's own play and take no label
+    from the planner: in each round the latest scorer (``own_play`` first) is the behaviour,
+    rollout and opponent player, its upcard decisions are valued by the rollouts it plays on,
+    and the next scorer is the latest fine-tuned on every round's shard so far with its own
+    discards as targets (``fit --init latest --own-discards``, learning rate ``lr``, 2e-4 if
+    not given): approximate policy iteration, docs/training.md ("Rounds of its own play")."""
     if (seconds is None) == (games is None):
         raise ValueError("give one of seconds and games")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    if own_play is not None:
+        ScorerNet.load(own_play)  # a clear error before any game is played
+        return _own_play_rounds(
+            folder, Path(own_play), rounds, seconds, games, workers, rollouts, seed, epochs, lr, log
+        )
     shards = [folder / "discards.npz"]
     if not shards[0].exists():
         gen(shards[0], seed, workers, None, None, discard_games, rollouts, 0.5, False)
@@ -380,6 +394,61 @@ def run_rounds(
             log(f"round {r}: {nxt} is there (resumed)")
         model = nxt
     assert model is not None
+    return model
+
+
+def _own_play_rounds(
+    folder: Path,
+    start: Path,
+    rounds: int,
+    seconds: float | None,
+    games: int | None,
+    workers: int,
+    rollouts: int,
+    seed: int,
+    epochs: int,
+    lr: float | None,
+    log: Any,
+) -> Path:
+    """:func:`run_rounds` with ``own_play``: no planner shard; round ``r`` is played by the
+    latest scorer in every role and fitted from it (see there)."""
+    shards: list[Path] = []
+    model = start
+    for r in range(rounds):
+        shard = folder / f"round{r}.npz"
+        if not shard.exists():
+            # the same discard share as the rounds in docs/training.md; the discards are states
+            # only, their targets are the fitted scorer's own choices
+            gen(
+                shard,
+                seed + 1 + r,
+                workers,
+                str(model),
+                seconds,
+                games,
+                rollouts,
+                0.3,
+                True,
+                str(model),
+                str(model),
+            )
+        shards.append(shard)
+        nxt = folder / f"scorer{r + 1}.zip"
+        if not nxt.exists():
+            log(f"round {r}: fitting {nxt} from {model} on {len(shards)} shards of its own play")
+            fit(
+                shards,
+                nxt,
+                epochs=epochs,
+                lr=2e-4 if lr is None else lr,
+                seed=seed,
+                log=log,
+                init=model,
+                own_discards=True,
+            )
+        else:
+            log(f"round {r}: {nxt} is there (resumed)")
+        model = nxt
     return model
 
 
@@ -514,7 +583,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--discard-games", type=count, default=150, help="games per worker of planner discards")
     r.add_argument("--seed", type=seed, default=0)
     r.add_argument("--hidden", type=_widths, default=(128, 128))
-    r.add_argument("--epochs", type=count, default=30)
+    r.add_argument(
+        "--epochs", type=count, default=None, help="epochs per fit (default 30; 10 with --own-play)"
+    )
+    r.add_argument(
+        "--own-play",
+        default=None,
+        metavar="MODEL",
+        help="rounds of this saved scorer's (.zip) own play, no planner label: each round's latest scorer "
+        "plays every role and is fine-tuned with its own discards as targets",
+    )
+    r.add_argument(
+        "--lr",
+        type=number_in(0.0, None, low_open=True),
+        default=None,
+        help="the fits' learning rate with --own-play (default 2e-4)",
+    )
     g = sub.add_parser("gen", help="play games and label their decisions (one shard)")
     options_once(g)
     g.add_argument("--out", required=True, help="the shard to write (.npz)")
@@ -598,12 +682,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "run":
+        if args.lr is not None and args.own_play is None:
+            parser.error(
+                "argument --lr: only with --own-play (the expert-iteration fits use the fit default)"
+            )
+        if args.own_play is not None:
+            try:
+                ScorerNet.load(args.own_play)
+            except ValueError as err:
+                parser.error(f"argument --own-play: {err}")
         problem = prepare_output(args.out)
         if problem:
             parser.error(f"argument --out: {problem}")
         if args.seconds is not None and args.games is not None:
             parser.error("give one of --seconds and --games")
         games = args.games if args.games is not None or args.seconds is not None else 100
+        epochs = args.epochs if args.epochs is not None else (30 if args.own_play is None else 10)
         run_rounds(
             args.out,
             args.rounds,
@@ -613,8 +707,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.discard_games,
             args.seed,
             args.hidden,
-            args.epochs,
+            epochs,
             games=games,
+            own_play=args.own_play,
+            lr=args.lr,
         )
         return 0
     if args.command == "probe":

@@ -370,6 +370,7 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
     assert config["own_discards"] is True and config["init"] == str(first)
     with pytest.raises(ValueError, match="not a saved scorer"):
         scorer_train.run_rounds(tmp_path / "x", 1, None, 1, games=1, own_play=tmp_path / "missing.zip")
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize(

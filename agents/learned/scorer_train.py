@@ -370,10 +370,11 @@ def run_rounds(
     not given): approximate policy iteration, docs/training.md ("Rounds of its own play")."""
     if (seconds is None) == (games is None):
         raise ValueError("give one of seconds and games")
+    if own_play is not None:
+        ScorerNet.load(own_play)  # a clear error before any folder is made or game played
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     if own_play is not None:
-        ScorerNet.load(own_play)  # a clear error before any game is played
         return _own_play_rounds(
             folder, Path(own_play), rounds, seconds, games, workers, rollouts, seed, epochs, lr, log
         )

@@ -374,82 +374,35 @@ def run_rounds(
         ScorerNet.load(own_play)  # a clear error before any folder is made or game played
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    if own_play is not None:
-        return _own_play_rounds(
-            folder, Path(own_play), rounds, seconds, games, workers, rollouts, seed, epochs, lr, log
-        )
-    shards = [folder / "discards.npz"]
-    if not shards[0].exists():
-        gen(shards[0], seed, workers, None, None, discard_games, rollouts, 0.5, False)
-    model: Path | None = None
+    model: Path | None = None if own_play is None else Path(own_play)
+    shards: list[Path] = []
+    if own_play is None:
+        shards.append(folder / "discards.npz")
+        if not shards[0].exists():
+            gen(shards[0], seed, workers, None, None, discard_games, rollouts, 0.5, False)
     for r in range(rounds):
         shard = folder / f"round{r}.npz"
         if not shard.exists():
-            gen(shard, seed + 1 + r, workers, str(model) if model else None, seconds, games, rollouts, 0.1)
+            if own_play is None:
+                gen(
+                    shard, seed + 1 + r, workers, str(model) if model else None, seconds, games, rollouts, 0.1
+                )
+            else:  # the latest scorer in every role; its discards are states only (fit below)
+                latest = str(model)
+                gen(shard, seed + 1 + r, workers, latest, seconds, games, rollouts, 0.3, True, latest, latest)
         shards.append(shard)
         nxt = folder / f"scorer{r + 1}.zip"
-        if not nxt.exists():
+        if nxt.exists():
+            log(f"round {r}: {nxt} is there (resumed)")
+        elif own_play is None:
             log(f"round {r}: fitting {nxt} on {len(shards)} shards")
             fit(shards, nxt, hidden, epochs, seed=seed, log=log)
         else:
-            log(f"round {r}: {nxt} is there (resumed)")
+            log(f"round {r}: fitting {nxt} from {model} on {len(shards)} shards of its own play")
+            own_lr = 2e-4 if lr is None else lr
+            fit(shards, nxt, epochs=epochs, lr=own_lr, seed=seed, log=log, init=model, own_discards=True)
         model = nxt
     assert model is not None
-    return model
-
-
-def _own_play_rounds(
-    folder: Path,
-    start: Path,
-    rounds: int,
-    seconds: float | None,
-    games: int | None,
-    workers: int,
-    rollouts: int,
-    seed: int,
-    epochs: int,
-    lr: float | None,
-    log: Any,
-) -> Path:
-    """:func:`run_rounds` with ``own_play``: no planner shard; round ``r`` is played by the
-    latest scorer in every role and fitted from it (see there)."""
-    shards: list[Path] = []
-    model = start
-    for r in range(rounds):
-        shard = folder / f"round{r}.npz"
-        if not shard.exists():
-            # the same discard share as the rounds in docs/training.md; the discards are states
-            # only, their targets are the fitted scorer's own choices
-            gen(
-                shard,
-                seed + 1 + r,
-                workers,
-                str(model),
-                seconds,
-                games,
-                rollouts,
-                0.3,
-                True,
-                str(model),
-                str(model),
-            )
-        shards.append(shard)
-        nxt = folder / f"scorer{r + 1}.zip"
-        if not nxt.exists():
-            log(f"round {r}: fitting {nxt} from {model} on {len(shards)} shards of its own play")
-            fit(
-                shards,
-                nxt,
-                epochs=epochs,
-                lr=2e-4 if lr is None else lr,
-                seed=seed,
-                log=log,
-                init=model,
-                own_discards=True,
-            )
-        else:
-            log(f"round {r}: {nxt} is there (resumed)")
-        model = nxt
     return model
 
 

@@ -108,6 +108,7 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
             "ppo_full_6p",
             "ppo_full_7p",
             "scratch_4p",
+            "scratch_contract1",
             "shanghai",
             "shanghai_4p",
         ]
@@ -150,6 +151,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/ppo_full_7p.json",
         "shanghai_env/models/scratch_4p.zip",
         "shanghai_env/models/scratch_4p.json",
+        "shanghai_env/models/scratch_contract1.zip",
+        "shanghai_env/models/scratch_contract1.json",
         "shanghai_env/models/__init__.py",
         "shanghai_env/docs/rules.md",
         "shanghai_env/agents/learned/scorer.py",

@@ -34,6 +34,10 @@ from shanghai_env.cli import run as run_cli
 # a worker's job: its seed and the options every worker of the shard shares
 Job = tuple[int, dict[str, Any]]
 _MODELS = ("model", "rollout_model", "opponent_model")
+# run's fits: epochs of the expert-iteration rounds; with --own-play a gentler fine-tune of the latest
+RUN_EPOCHS = 30
+OWN_PLAY_EPOCHS = 10
+OWN_PLAY_LR = 2e-4
 
 
 def _net(path: str | None) -> ScorerNet | None:
@@ -350,7 +354,7 @@ def run_rounds(
     discard_games: int = 150,
     seed: int = 0,
     hidden: Sequence[int] = (128, 128),
-    epochs: int = 30,
+    epochs: int = RUN_EPOCHS,
     log: Any = print,
     games: int | None = None,
     own_play: str | Path | None = None,
@@ -372,6 +376,7 @@ def run_rounds(
         raise ValueError("give one of seconds and games")
     if own_play is not None:
         ScorerNet.load(own_play)  # a clear error before any folder is made or game played
+    own_lr = OWN_PLAY_LR if lr is None else lr
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     model: Path | None = None if own_play is None else Path(own_play)
@@ -399,7 +404,6 @@ def run_rounds(
             fit(shards, nxt, hidden, epochs, seed=seed, log=log)
         else:
             log(f"round {r}: fitting {nxt} from {model} on {len(shards)} shards of its own play")
-            own_lr = 2e-4 if lr is None else lr
             fit(shards, nxt, epochs=epochs, lr=own_lr, seed=seed, log=log, init=model, own_discards=True)
         model = nxt
     assert model is not None
@@ -538,7 +542,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=seed, default=0)
     r.add_argument("--hidden", type=_widths, default=(128, 128))
     r.add_argument(
-        "--epochs", type=count, default=None, help="epochs per fit (default 30; 10 with --own-play)"
+        "--epochs",
+        type=count,
+        default=None,
+        help=f"epochs per fit (default {RUN_EPOCHS}; {OWN_PLAY_EPOCHS} with --own-play)",
     )
     r.add_argument(
         "--own-play",
@@ -551,7 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lr",
         type=number_in(0.0, None, low_open=True),
         default=None,
-        help="the fits' learning rate with --own-play (default 2e-4)",
+        help=f"the fits' learning rate with --own-play (default {OWN_PLAY_LR:g})",
     )
     g = sub.add_parser("gen", help="play games and label their decisions (one shard)")
     options_once(g)
@@ -651,7 +658,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.seconds is not None and args.games is not None:
             parser.error("give one of --seconds and --games")
         games = args.games if args.games is not None or args.seconds is not None else 100
-        epochs = args.epochs if args.epochs is not None else (30 if args.own_play is None else 10)
+        epochs = args.epochs
+        if epochs is None:
+            epochs = RUN_EPOCHS if args.own_play is None else OWN_PLAY_EPOCHS
         run_rounds(
             args.out,
             args.rounds,

@@ -20,7 +20,10 @@ from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned import scorer_train
 from shanghai_env.agents.learned.scorer import (
     CONTEXT_SIZE,
+    DISCARD_Q,
+    DRAW_Q,
     INPUT_SIZE,
+    KIND_AT,
     ScorerBot,
     ScorerNet,
     is_scorer_file,
@@ -398,6 +401,9 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
         (["fit", "{junk}", "--out", "m.zip", "--lr", "0"], "--lr"),
         (["fit", "{junk}", "--out", "m.zip", "--own-discards"], "--own-discards"),
         (["fit", "{junk}", "--out", "m.zip", "--epochs", "2", "--epochs", "3"], "--epochs"),
+        (["labels", "missing.npz"], "no shard"),
+        (["labels", "{junk}"], "not a shard"),
+        (["labels", "missing.npz", "--model", "{junk}"], "--model"),
         (["run", "--out", "{junk}"], "not a folder"),
         (["run", "--out", "r", "--rounds", "0"], "--rounds"),
         (["run", "--out", "r", "--games", "2", "--seconds", "9"], "--seconds and --games"),
@@ -506,3 +512,57 @@ def test_plot_draws_whole_evaluations(
     assert scorer_train.main(["plot", str(evaluations["whole"]), "--out", str(out)]) == 0
     assert out.read_bytes().startswith(b"\x89PNG")
     assert "planner: 0 upcard decisions, against greedy: -25.0 [-88.5, +38.5]" in capsys.readouterr().out
+
+
+def _labels_shard(path: Path, a: np.ndarray, se: np.ndarray, x: np.ndarray) -> Path:
+    np.savez(
+        path,
+        pair_x=x.astype(np.float16),
+        pair_a=a.astype(np.float32),
+        pair_se=se.astype(np.float32),
+        disc_x=np.zeros((0, INPUT_SIZE), dtype=np.float16),
+        disc_offsets=np.zeros(1, dtype=np.int64),
+        disc_y=np.zeros(0, dtype=np.int64),
+        stats=np.zeros(3, dtype=np.int64),
+    )
+    return path
+
+
+def test_the_labels_report_splits_noise_from_signal_and_scores_choices(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    n = 400
+    x = rng.normal(size=(n, 2, INPUT_SIZE)).astype(np.float16).astype(np.float32)
+    x[:, :, KIND_AT : KIND_AT + 4] = 0.0
+    x[:, :, KIND_AT + DRAW_Q] = 1.0
+    x[-10:, :, KIND_AT + DRAW_Q] = 0.0  # ten valued discards: not upcard decisions, left out
+    x[-10:, :, KIND_AT + DISCARD_Q] = 1.0
+    a = rng.normal(scale=10.0, size=n).astype(np.float32).astype(np.float64)
+    se = np.full(n, 4.0)
+    shard = _labels_shard(tmp_path / "l.npz", a, se, x)
+    net = random_net(3)
+    net.save(tmp_path / "m.zip")
+    stats = scorer_train.label_stats([shard], [tmp_path / "m.zip"])
+    up = a[:-10]
+    assert stats["decisions"] == n - 10
+    assert stats["label_sd"] == pytest.approx(up.std(), rel=1e-6)
+    assert stats["noise_share"] == pytest.approx(16.0 / up.var(), rel=1e-5)
+    assert stats["best_value"] == pytest.approx(np.minimum(up, 0).mean(), rel=1e-6)
+    c = net.costs(x[:-10].reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+    takes = c[:, 0] < c[:, 1]
+    m = stats["models"][str(tmp_path / "m.zip")]
+    assert m["value"] == pytest.approx(np.where(takes, up, 0).mean(), rel=1e-5)
+    assert m["agree"] == pytest.approx((takes == (up < 0)).mean())
+    assert sum(share for _, _, share, _ in m["bands"]) == pytest.approx(1.0)
+    lines = scorer_train.label_lines(stats)
+    assert len(lines) == 2 and lines[0].startswith("390 upcard decisions")
+
+
+def test_the_labels_report_refuses_shards_without_upcard_decisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    x = np.zeros((1, 2, INPUT_SIZE), dtype=np.float32)
+    shard = _labels_shard(tmp_path / "one.npz", np.zeros(1), np.ones(1), x)
+    with pytest.raises(SystemExit) as exit_:
+        scorer_train.main(["labels", str(shard)])
+    assert exit_.value.code == 2
+    assert "at least 2" in capsys.readouterr().err.strip().splitlines()[-1]

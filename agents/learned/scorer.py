@@ -354,7 +354,7 @@ class ScorerBot(PlannerBot):
             float(view.stock_rebuilds_left is None or view.stock_rebuilds_left > 0),
             view.discard_size / 40.0,
             sum(view.hand_sizes) / (12.0 * n),
-            float(np.clip((others - scores[me]) / 200.0, -2.0, 2.0)),
+            min(max((others - scores[me]) / 200.0, -2.0), 2.0),
             1.0,
         )
         facts = {"d": d, "live": live, "meter": meter, "unseen": unseen, "risk": risk, "down": down}
@@ -404,6 +404,9 @@ class ScorerBot(PlannerBot):
             costs = {c: -v for c, v in values.items()}
             if JOKER in costs:  # the joker's row also counts its danger (the features trained on)
                 costs[JOKER] += self.params.w_danger * danger[JOKER]
+        hand = view.hand
+        # cards of each rank in the hand, once per decision rather than once per candidate
+        of_rank = [hand[r] + hand[13 + r] + hand[26 + r] + hand[39 + r] for r in range(13)]
         rows = {}
         for card, cost in costs.items():
             row = [0.0] * MOVE_SIZE
@@ -417,12 +420,12 @@ class ScorerBot(PlannerBot):
             row[6] = points(card, self.rules) / 50.0
             row[7] = float(not natural)
             row[8] = float(natural and fits_table(card, melds))
-            row[9] = view.hand[card] / 2.0
-            row[10] = sum(view.hand[s * 13 + rank_of(card)] for s in range(4)) / 4.0 if natural else 0.0
+            row[9] = hand[card] / 2.0
+            row[10] = of_rank[rank_of(card)] / 4.0 if natural else 0.0
             row[11] = float(natural and near_run_end(card, melds))
             row[13] = float(natural and rank_of(card) in wanted)
             row[14] = danger[card] / 3.0
-            row[15] = float(np.clip(cost / 20.0, -15.0, 15.0))
+            row[15] = float(min(max(cost / 20.0, -15.0), 15.0))  # builtins: np.clip per row was 7% of play
             rows[card] = row
         return rows
 

@@ -188,6 +188,73 @@ def load_shards(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
     return merge(parts)
 
 
+# the network's margin between the two candidates, in points: where its choice is close or clear
+MARGINS = (0.0, 5.0, 10.0, 20.0)
+
+
+def label_stats(shards: Sequence[str | Path], models: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """How much of the upcard labels is signal, and how each scorer's choices stand against
+    them. A label is the mean of coupled rollout differences, so its squared standard error
+    estimates the rollouts' noise in it; what is left of the labels' variance is the spread of
+    the moves' values from the true states (hidden cards included, so more than a player's view
+    can explain)."""
+    data = load_shards(shards)
+    keep = ~discard_pairs(data["pair_x"])
+    x = data["pair_x"][keep].astype(np.float32)
+    a = data["pair_a"][keep].astype(np.float64)
+    se = data["pair_se"][keep].astype(np.float64)
+    if len(a) < 2:
+        raise ValueError(f"the shards hold {len(a)} upcard decisions; the labels' report needs at least 2")
+    var = float(a.var())
+    noise = float(np.nanmean(se**2)) if np.isfinite(se).any() else float("nan")  # nan: one rollout
+    stats: dict[str, Any] = {
+        "decisions": len(a),
+        "label_sd": float(np.sqrt(var)),
+        "median_se": float(np.nanmedian(se)) if np.isfinite(se).any() else float("nan"),
+        "noise_share": noise / var if var > 0 else float("nan"),
+        "signal_sd": float(np.sqrt(max(var - noise, 0.0))),
+        "best_value": float(np.minimum(a, 0.0).mean()),
+        "models": {},
+    }
+    for path in models:
+        costs = ScorerNet.load(path).costs(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+        margin = costs[:, 0] - costs[:, 1]  # below zero: it takes (or buys) the upcard
+        agree = (margin < 0) == (a < 0)
+        bands = []
+        for lo, hi in zip(MARGINS, (*MARGINS[1:], np.inf)):
+            band = (np.abs(margin) >= lo) & (np.abs(margin) < hi)
+            agreed = float(agree[band].mean()) if band.any() else float("nan")
+            bands.append((lo, hi, float(band.mean()), agreed))
+        stats["models"][str(path)] = {
+            "value": float(np.where(margin < 0, a, 0.0).mean()),
+            "corr": float(np.corrcoef(margin, a)[0, 1]) if margin.std() > 0 and a.std() > 0 else float("nan"),
+            "agree": float(agree.mean()),
+            "bands": bands,
+        }
+    return stats
+
+
+def label_lines(stats: dict[str, Any]) -> list[str]:
+    """:func:`label_stats` in words."""
+    lines = [
+        f"{stats['decisions']:,} upcard decisions: labels' sd {stats['label_sd']:.1f} points, median "
+        f"standard error {stats['median_se']:.1f}; the rollouts' noise is {stats['noise_share']:.0%} of "
+        f"the labels' variance (what is left: sd {stats['signal_sd']:.1f}); the value of choosing by "
+        f"the labels themselves {stats['best_value']:+.2f} points a decision (always passing: 0)"
+    ]
+    for path, m in stats["models"].items():
+        bands = "; ".join(
+            (f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}") + f": {share:.0%} of them, {agree:.0%}"
+            for lo, hi, share, agree in m["bands"]
+        )
+        lines.append(
+            f"{path}: value of its choices {m['value']:+.2f} points a decision; its cost difference "
+            f"correlates {m['corr']:.3f} with the label; its choice has the label's sign on "
+            f"{m['agree']:.1%}; by its margin in points: {bands}"
+        )
+    return lines
+
+
 def fit(
     shards: Sequence[str | Path],
     out: str | Path,
@@ -525,7 +592,7 @@ def picture_formats() -> set[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,plot,probe}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,labels,plot,probe}")
     count = int_in(1)
     seed = int_in(0, 2**31 - 1)
     r = sub.add_parser("run", help="rounds of gen and fit in one folder, resuming from the files there")
@@ -620,6 +687,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
     q.add_argument("--seed", type=seed, default=0)
     q.add_argument("--workers", type=count, default=2)
+    lab = sub.add_parser(
+        "labels", help="how much of the shards' upcard labels is noise; scorers' choices against them"
+    )
+    options_once(lab)
+    lab.add_argument("shards", nargs="+")
+    lab.add_argument("--model", action="append", default=[], help="a scorer (.zip) to compare; repeatable")
     c = sub.add_parser("plot", help="the learning curve from evaluation folders (evaluate.py --out)")
     options_once(c)
     c.add_argument("folders", nargs="+")
@@ -684,6 +757,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error(f"argument --model: {err}")
         print(probe(args.seed, args.workers, args.games, args.rollouts, args.model, args.rule))
         return 0
+    if args.command == "labels":
+        for path in args.model:
+            try:
+                ScorerNet.load(path)
+            except ValueError as err:
+                parser.error(f"argument --model: {err}")
+        _check_shards(parser, args.shards)
+        try:
+            stats = label_stats(args.shards, args.model)
+        except ValueError as err:
+            parser.error(str(err))
+        print("\n".join(label_lines(stats)))
+        return 0
     problem = output_file_problem(args.out)
     if problem:
         parser.error(f"argument --out: {problem}")
@@ -742,13 +828,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ScorerNet.load(args.init)
         except ValueError as err:
             parser.error(f"argument --init: {err}")
-    for s in args.shards:
-        if not Path(s).is_file():
-            parser.error(f"no shard at {s!r}")
-        try:
-            load_shards([s])
-        except (OSError, ValueError, KeyError, EOFError) as err:
-            parser.error(f"{s!r} is not a shard written by gen ({err})")
+    _check_shards(parser, args.shards)
     fit(
         args.shards,
         args.out,
@@ -763,6 +843,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         own_discards=args.own_discards,
     )
     return 0
+
+
+def _check_shards(parser: argparse.ArgumentParser, shards: Sequence[str]) -> None:
+    for s in shards:
+        if not Path(s).is_file():
+            parser.error(f"no shard at {s!r}")
+        try:
+            load_shards([s])
+        except (OSError, ValueError, KeyError, EOFError) as err:
+            parser.error(f"{s!r} is not a shard written by gen ({err})")
 
 
 def cli() -> None:

@@ -6,7 +6,8 @@ Measures, one after another on this machine and in this process (one torch threa
   action from the mask, ``env.step``): the reference every ratio is taken against;
 - **vector_env random play**: the batched env (64 games) with random legal actions;
 - each trainer configuration: ``shanghai-train METHOD`` on the full game at 4 players (the env's
-  own observation), self-play from scratch, no evaluation; its **learner steps/s** (decisions
+  own observation; the last two also read the facts of the own hand through a move network, as
+  the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
   ``step``, bots inside included), the network while playing, and the updates.
 
@@ -42,6 +43,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "dmc_self_play": {"method": "dmc"},
     "ppo_vs_3_networks": {"method": "ppo", "opponents": "network"},
     "ppo_vs_3_greedy": {"method": "ppo", "opponents": ("greedy",)},
+    # the configurations of the from-scratch players (docs/training.md): the facts of the own
+    # hand and a move network, and for dmc the λ-returns
+    "ppo_facts_move_net": {"method": "ppo", "facts": True, "options": {"move_net": (128,)}},
+    "dmc_facts_lambda_move_net": {
+        "method": "dmc",
+        "facts": True,
+        "options": {"move_net": (128,), "td_lambda": 0.9},
+    },
 }
 
 
@@ -137,6 +146,8 @@ def trainer(
                 seed=0,
                 out=out,
                 opponents=tuple(opponents),
+                facts=settings.get("facts", False),
+                method_options=dict(settings.get("options", {})),
                 eval_every=0,
                 eval_games=0,
                 checkpoint_every=10**12,

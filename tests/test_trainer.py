@@ -573,6 +573,49 @@ def test_the_move_net_learns_and_its_player_saves_and_loads(tmp_path):
         train(tiny("dmc", str(tmp_path / "other"), facts=True, init=os.path.join(out, "model.pt")))
 
 
+def test_the_move_nets_blockwise_first_layer_is_the_mlp_on_the_joined_input():
+    """The move MLP's first layer is applied to the features, the row and the own facts apart;
+    it must give what the MLP gives on their concatenation, in a small batch (rows gathered per
+    move) and in a large one (every action's row made once)."""
+    from shanghai_env.agents.learned.train.policy import build_net
+
+    torch.manual_seed(3)
+    net = build_net(Rules(num_players=4), (16,), facts=True, move_net=(8, 4))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.normal_(0.0, 0.3)  # off the zero start, so that every block counts
+    assert net.move_mlp is not None
+    rng = np.random.default_rng(3)
+    for batch in (2, 400):  # 400 x 12 ids exceed the table: the large-batch path
+        obs = torch.from_numpy(rng.integers(0, 3, (batch, net.inv_scale.numel())).astype(np.int8))
+        extra = torch.from_numpy(rng.random((batch, net.extra_size)).astype(np.float32))
+        idx = torch.from_numpy(rng.integers(0, net.num_actions, (batch, 12)))
+        valid = torch.ones(batch, 12, dtype=torch.bool)
+        valid[0, 5:] = False
+        h = net.features(obs, extra)
+        got = net.logits(h, idx, valid, extra, obs)
+        mlp, net.move_mlp = net.move_mlp, None
+        base = net.logits(h, idx, valid, extra, obs)
+        net.move_mlp = mlp
+        # the reference: the rows and own facts as logits() makes them, joined to the features
+        f = net.fields[idx]
+        w = net.pi.weight[idx] + net.kind_rows[f[..., 0]] + net.card_rows[f[..., 1]]
+        w = w + net.place_rows[f[..., 2]]
+        per_card = torch.stack([extra[:, 1:54], extra[:, 54:107]], -1)
+        per_card = torch.cat([torch.zeros_like(per_card[:, :1]), per_card], 1)
+        card = f[..., 1].clamp(max=53)
+        own = per_card.gather(1, card[..., None].expand(-1, -1, 2))
+        offered = obs[:, net.upcard].float()
+        up_out = (offered * per_card[:, 1:, 0]).sum(1)
+        up = torch.stack([up_out, torch.zeros_like(up_out)], -1)
+        own = torch.where((card == 0)[..., None], up[:, None, :], own)
+        joined = torch.cat([h[:, None, :].expand(-1, 12, -1), w, own], -1)
+        want = (base + mlp(joined).squeeze(-1)).masked_fill(~valid, float("-inf"))
+        assert torch.equal(torch.isinf(got), ~valid)
+        assert torch.allclose(got[valid], want[valid], atol=1e-4, rtol=1e-4)
+        assert (mlp(joined).squeeze(-1)[valid].abs() > 1e-3).any()  # the move MLP is not idle here
+
+
 def test_a_trained_player_ships_as_a_zip_and_plays_by_its_path(tmp_path):
     from shanghai_env.agents.learned.train.policy import PolicyAgent, build_net, is_policy_file, save_policy
     from shanghai_env.agents.registry import make_agent, shipped_models

@@ -122,6 +122,7 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     # CPython keeps the pool's processes here (shutdown forgets them); there is no public way to
     # end a running task.
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it too
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(Exception):
@@ -129,6 +130,12 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(5)
+    # Wait for the pool's manager thread to see the ended workers and close its wake-up pipe.
+    # Otherwise the interpreter's exit hook may write to that pipe while the thread closes it,
+    # printing an "OSError: Bad file descriptor" traceback after the command has stopped cleanly.
+    if isinstance(manager, threading.Thread):
+        with contextlib.suppress(Exception):
+            manager.join(10)
 
 
 def run_in_workers(

@@ -4,7 +4,9 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
 
 - ``ppo``: PPO on the env's observation and actions, self-play (``--opponents self``, the
   default) or against named players;
-- ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets.
+- ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets;
+- ``dagger``: behaviour cloning and DAgger of any player (``--teacher planner``, ``shanghai``, a
+  saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning).
 
 Methods with programs of their own, reached through the same command:
 
@@ -33,7 +35,7 @@ from typing import Any
 from shanghai_env.cli import int_in, number_in, options_once, prepare_output, require_extra
 from shanghai_env.cli import run as run_cli
 
-LOOP_METHODS = ("ppo", "dmc")
+LOOP_METHODS = ("ppo", "dmc", "dagger")
 OTHER_METHODS = ("sb3", "clone", "scorer", "rllib")
 METHODS = LOOP_METHODS + OTHER_METHODS
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
@@ -53,6 +55,7 @@ FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
     "gae_lambda": (0.0, 1.0, False),
     "td_lambda": (0.0, 1.0, False),
     "epsilon": (0.0, 1.0, False),
+    "beta": (0.0, 1.0, False),
     "clip": (0.0, None, True),
     "max_grad_norm": (0.0, None, True),
 }
@@ -81,6 +84,16 @@ def _players_list(text: str) -> tuple[str, ...]:
             except ValueError as err:
                 raise argparse.ArgumentTypeError(str(err)) from None
     return names
+
+
+def _player_name(text: str) -> str:
+    from shanghai_env.agents.registry import check_spec
+
+    try:
+        check_spec(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def _init_arg(text: str) -> str:
@@ -192,6 +205,9 @@ def build_parser(method: str) -> argparse.ArgumentParser:
                 default=default,
                 help=f"comma-separated (default {','.join(map(str, default)) or 'none'})",
             )
+        elif isinstance(default, str):  # a player's name (dagger's teacher)
+            kind_help = "a bot, a shipped model or a saved player"
+            h.add_argument(name, type=_player_name, default=default, help=kind_help)
         elif isinstance(default, bool):
             h.add_argument(name, action=argparse.BooleanOptionalAction, default=default)
         elif isinstance(default, int):
@@ -218,6 +234,10 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error("argument --opponents: 'self' stands alone (every seat the learner)")
     if args.opponents != ("self",) and len(args.opponents) not in (1, args.players - 1):
         parser.error(f"argument --opponents: name one player or {args.players - 1}, one for each other seat")
+    if getattr(args, "teacher", None) == "":
+        parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
+    if method == "dagger" and args.env_workers > 1:
+        parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
     problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))
     if problem:
         parser.error(f"argument --out: {problem}")

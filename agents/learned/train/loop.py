@@ -79,7 +79,8 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
             "method": config.method,
             "command": command or " ".join(sys.argv),
             "config": config.to_json(),
-            "teacher": None,  # no labels: what the method learns comes from its own play
+            # the imitated player (dagger); None: no labels, what it learns comes from its own play
+            "teacher": config.method_options.get("teacher") or None,
             "init": config.init or None,  # the starting weights, if any
             "inputs": {
                 "observation": "the env's observation of the seat to act (docs/observation.md)",

@@ -19,4 +19,8 @@ def method_class(name: str) -> Any:
         from .dmc import DMC
 
         return DMC
-    raise ValueError(f"unknown method {name!r}; methods: ppo, dmc")
+    if name == "dagger":
+        from .dagger import Dagger
+
+        return Dagger
+    raise ValueError(f"unknown method {name!r}; methods: ppo, dmc, dagger")

@@ -1,0 +1,257 @@
+"""Imitation on the loop: behaviour cloning and DAgger of any player (a bot or a saved model).
+
+The *teacher* (``--teacher``: ``planner``, ``shanghai``, a saved player, ...) says what it would
+play at the learner's decisions, and the network's policy is fitted to those answers
+(cross-entropy over the legal moves) while its value head is fitted to the discounted return that
+followed (the run's reward and ``gamma``), so that ``ppo --init`` can go on from the result with a
+critic that matches it: RL after cloning, on one network and one loop.
+
+Who plays is drawn per game: with probability ``beta`` the teacher plays the learner's seats of
+that game (behaviour cloning: the states its own play reaches); otherwise the network samples its
+own moves and the teacher only labels them (DAgger, Ross et al. 2011: the states the learner's
+mistakes lead to, where plain cloning has no labels). ``beta`` 1 is behaviour cloning alone.
+
+A teacher keeps plans between decisions (the planner's bots plan a whole contract before its
+first card goes down), and in a game the network plays, the network may start going down where
+the teacher would not: the teacher has no plan there, so those decisions are not labelled
+(their value targets still count).
+
+Options (``shanghai-train dagger --help``): ``teacher``, ``beta``, ``lr``, ``epochs``,
+``batch_size``, ``net_arch``, ``move_net``, ``n_steps``, ``gamma``, ``vf_coef``, ``max_grad_norm``.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from shanghai_env.decision import decision_for
+from shanghai_env.engine import Phase
+
+from ..policy import padded
+from ..run import RunConfig
+from .base import NetMethod, deal_stats
+from .ppo import _gae
+
+
+@dataclass
+class DaggerOptions:
+    teacher: str = ""  # the player imitated: a bot, a shipped model or a saved player (required)
+    beta: float = 0.5  # the share of games the teacher plays; 1: behaviour cloning alone
+    lr: float = 3e-4
+    epochs: int = 2
+    batch_size: int = 1024
+    net_arch: tuple[int, ...] = (128, 128)
+    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
+    n_steps: int = 64
+    gamma: float = 0.999
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+
+
+class Dagger(NetMethod):
+    name = "dagger"
+    Options = DaggerOptions
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        teacher = config.method_options.get("teacher", "")
+        if not teacher:
+            raise ValueError("dagger imitates a player: name it with --teacher (e.g. planner or shanghai)")
+        if config.env_workers > 1:
+            raise ValueError("dagger asks its teacher about every game in this process: use --env-workers 1")
+        super().setup(config, device)
+
+    # --- the teacher, one per game and learner seat (one object for a network) ----------------
+
+    def reset_extra(self) -> None:
+        from shanghai_env.agents.registry import make_agent
+
+        venv, spec = self.venv, self.opt.teacher
+        first = make_agent(spec, seed=0)
+        self.shared_teacher = first if hasattr(first, "act_batch") else None
+        seats = self.learner_seats
+        self.teachers: list[dict[int, Any]] = [
+            {s: self.shared_teacher or make_agent(spec) for s in seats} for _ in range(venv.num_envs)
+        ]
+        self.games_seen = [0] * venv.num_envs
+        self.teacher_plays = np.zeros(venv.num_envs, bool)
+        for i in range(venv.num_envs):
+            self._new_game(i)
+
+    def _new_game(self, i: int) -> None:
+        """Row ``i`` dealt a new game: its teachers forget the last one; who plays it is drawn."""
+        venv = self.venv
+        self.games_seen[i] = venv.games_played[i]
+        if self.shared_teacher is None:
+            for s, agent in self.teachers[i].items():
+                agent.reset((venv.game_seeds[i] * 17 + s) % 2**31)
+        self.teacher_plays[i] = self.np_rng.random() < self.opt.beta
+
+    def extra_state(self) -> dict[str, Any]:
+        # bots pickle (their plans and generators); a network teacher is made again from its name
+        teachers = None if self.shared_teacher is not None else self.teachers
+        return {
+            "dagger": pickle.dumps((teachers, self.games_seen, self.teacher_plays)),
+        }
+
+    def load_extra(self, state: dict[str, Any]) -> None:
+        teachers, self.games_seen, self.teacher_plays = pickle.loads(state["dagger"])
+        if teachers is not None:
+            self.teachers = teachers
+
+    def _labels(self, rows: np.ndarray) -> np.ndarray:
+        """The teacher's action at every row's decision now (-1: not asked, see the docstring)."""
+        venv = self.venv
+        labels = np.full(len(rows), -1, np.int64)
+        asked: list[tuple[int, Any]] = []
+        for i in rows:
+            game, s = venv.games[i], int(venv.seat[i])
+            if not self.teacher_plays[i] and game.phase == Phase.GOING_DOWN:
+                continue
+            asked.append((int(i), decision_for(game, s, venv.table, venv.encoder)))
+        if self.shared_teacher is not None and asked:
+            chosen = self.shared_teacher.act_batch([d for _, d in asked])
+        else:
+            chosen = [self.teachers[i][int(venv.seat[i])].act(d) for i, d in asked]
+        for (i, d), a in zip(asked, chosen):
+            if int(a) not in d.legal_actions:
+                raise ValueError(f"teacher {self.opt.teacher!r} chose illegal action {a} in game {i}")
+            labels[i] = int(a)
+        return labels
+
+    # --- collecting ------------------------------------------------------------------------
+
+    def _collect(self) -> dict[str, Any]:
+        venv, net, opt = self.venv, self.net, self.opt
+        n, p, steps = venv.num_envs, venv.num_players, opt.n_steps
+        size = n * steps
+        obs_buf = np.empty((size, venv.observation_length), np.int8)
+        extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
+        legal: list[list[int]] = []
+        target = np.full(size, -1, np.int64)  # the teacher's move, as its place among the legal ones
+        values = np.empty(size, np.float32)
+        rewards = np.zeros(size, np.float32)
+        terminal = np.zeros(size, bool)
+        nxt = np.full(size, -1, np.int64)
+        last = np.full((n, p), -1, np.int64)
+        rows = np.arange(n)
+        finished: list[float] = []
+        teacher_moves = 0
+        relative = self.config.reward == "relative"
+        for t in range(steps):
+            cur = t * n + rows
+            obs_buf[cur] = venv.obs
+            extra_buf[cur] = venv.extra
+            idx, valid = padded(venv.legal_actions)
+            legal.extend(venv.legal_actions)
+            labels = self._labels(rows)
+            with torch.no_grad():
+                extra = self.extra_inputs(venv.extra)
+                obs = torch.from_numpy(venv.obs).to(self.device)
+                h = net.features(obs, extra)
+                legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
+                logits = net.logits(h, *legal_t, extra, obs).cpu()
+                values[cur] = net.value(h).cpu().numpy()
+            u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
+            sampled = idx[rows, (logits - torch.log(-torch.log(u))).argmax(1).numpy()]
+            plays = self.teacher_plays & (labels >= 0)
+            teacher_moves += int(plays.sum())
+            actions = np.where(plays, labels, sampled)
+            for i in np.flatnonzero(labels >= 0):
+                target[cur[i]] = venv.legal_actions[i].index(int(labels[i]))
+            seat = venv.seat
+            prev = last[rows, seat]
+            linked = prev >= 0
+            nxt[prev[linked]] = cur[linked]
+            last[rows, seat] = cur
+            _, _, _, rew, done = venv.step(actions)
+            if relative:
+                rew = rew - rew.mean(1, keepdims=True)
+            for i in np.flatnonzero(rew.any(1)):
+                for s in self.learner_seats:
+                    j = last[i, s]
+                    if j >= 0:
+                        rewards[j] += rew[i, s]
+            for i in np.flatnonzero(done):
+                for s in self.learner_seats:
+                    j = last[i, s]
+                    if j >= 0:
+                        terminal[j] = True
+                    last[i, s] = -1
+                scores = venv.final_scores[i]
+                finished.extend(float(scores[s] - np.delete(scores, s).mean()) for s in self.learner_seats)
+            for i in rows:
+                if venv.games_played[i] != self.games_seen[i]:
+                    self._new_game(int(i))
+        # chains still open: bootstrap with the value of that seat's own view now
+        boot = np.zeros(size, np.float32)
+        open_i, open_s = np.nonzero(last >= 0)
+        if open_i.size:
+            obs_now = np.stack([venv.observe(int(i), int(s)) for i, s in zip(open_i, open_s)])
+            extra_now = np.stack([venv.observe_extra(int(i), int(s)) for i, s in zip(open_i, open_s)])
+            with torch.no_grad():
+                h_now = net.features(torch.from_numpy(obs_now).to(self.device), self.extra_inputs(extra_now))
+                boot[last[open_i, open_s]] = net.value(h_now).cpu().numpy()
+        returns = _gae(rewards, values, terminal, nxt, boot, opt.gamma, 1.0) + values
+        return {
+            "obs": obs_buf,
+            "extra": extra_buf,
+            "legal": legal,
+            "target": target,
+            "ret": returns,
+            "finished": finished,
+            "teacher_moves": teacher_moves,
+        }
+
+    # --- learning ----------------------------------------------------------------------------
+
+    def step(self) -> dict[str, float]:
+        before = dict(self.venv.deal_counts)
+        data = self._collect()
+        net, opt, dev = self.net, self.opt, self.device
+        size = len(data["target"])
+        stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("imitation_loss", "agreement", "value_loss")}
+        obs_all = torch.from_numpy(data["obs"]).to(dev)
+        extra_all = self.extra_inputs(data["extra"])
+        target_all = torch.from_numpy(data["target"]).to(dev)
+        ret_all = torch.from_numpy(data["ret"]).to(dev)
+        for _ in range(opt.epochs):
+            order = self.np_rng.permutation(size)
+            for start in range(0, size, opt.batch_size):
+                mb = order[start : start + opt.batch_size]
+                idx, valid = padded([data["legal"][j] for j in mb])
+                mb_t = torch.from_numpy(mb).to(dev)
+                extra = None if extra_all is None else extra_all[mb_t]
+                obs = obs_all[mb_t]
+                h = net.features(obs, extra)
+                idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
+                logits = net.logits(h, idx_t, ok_t, extra, obs)
+                target = target_all[mb_t]
+                labelled = target >= 0
+                logp = torch.log_softmax(logits, 1).gather(1, target.clamp(min=0)[:, None]).squeeze(1)
+                count = labelled.sum().clamp(min=1)
+                imitation = -(logp * labelled).sum() / count
+                agree = ((logits.argmax(1) == target) & labelled).sum() / count
+                v_loss = 0.5 * (net.value(h) - ret_all[mb_t]).pow(2).mean()
+                loss = imitation + opt.vf_coef * v_loss
+                self.optim.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), opt.max_grad_norm)
+                self.optim.step()
+                stats["imitation_loss"].append(imitation.detach())
+                stats["agreement"].append(agree.detach())
+                stats["value_loss"].append(v_loss.detach())
+        self.updates += 1
+        out = {k: round(float(torch.stack(v).double().mean()), 5) for k, v in stats.items()}
+        out.update(deal_stats(before, self.venv.deal_counts))
+        out["env_steps"] = float(size)
+        out["labelled_share"] = round(float((data["target"] >= 0).mean()), 4)
+        out["teacher_share"] = round(data["teacher_moves"] / size, 4)
+        out["games_finished"] = float(len(data["finished"]))
+        if data["finished"] and tuple(self.config.opponents) != ("self",):
+            out["train_game_diff"] = round(float(np.mean(data["finished"])), 2)
+        return out

@@ -130,6 +130,40 @@ def test_against_bots_the_learner_holds_seat_zero(tmp_path):
     assert os.path.isfile(os.path.join(out, "model.pt"))
 
 
+@pytest.mark.parametrize("method", ["ppo", "dmc"])
+def test_every_progress_row_lines_up_with_the_header(tmp_path, method):
+    """Against bots an update reports the games that ended in it, and the first updates end none:
+    the column is there (empty of a figure) from the first row, not added under a shorter header."""
+    import csv
+
+    out = str(tmp_path / "run")
+    options = {**TINY[method], "n_steps": 8}
+    train(tiny(method, out, timesteps=1536, opponents=("greedy",), method_options=options))
+    with open(os.path.join(out, "progress.csv"), newline="", encoding="utf-8") as f:
+        header, *rows = list(csv.reader(f))
+    assert "train_game_diff" in header and all(len(r) == len(header) for r in rows)
+    diffs = [r[header.index("train_game_diff")] for r in rows]
+    assert diffs[0] == "nan" and any(d != "nan" for d in diffs), diffs
+
+
+def test_a_new_column_widens_the_header_and_a_resume_keeps_the_rows(tmp_path):
+    import csv
+
+    from shanghai_env.agents.learned.train.run import Run
+
+    run = Run(RunConfig(out=str(tmp_path / "run")))
+    run.log("progress.csv", {"env_steps": 10, "loss": 1.0})
+    run.log("progress.csv", {"env_steps": 20, "loss": 0.5, "train_game_diff": -3.0})
+    run.log("progress.csv", {"env_steps": 30, "loss": 0.25, "train_game_diff": -4.0})
+    run.truncate_logs(20)
+    with open(run.path("progress.csv"), newline="", encoding="utf-8") as f:
+        assert list(csv.reader(f)) == [
+            ["env_steps", "loss", "train_game_diff"],
+            ["10", "1.0", ""],
+            ["20", "0.5", "-3.0"],
+        ]
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

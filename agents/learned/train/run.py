@@ -138,13 +138,33 @@ class Run:
         return self.wall_before + time.perf_counter() - self.started
 
     def log(self, name: str, row: dict[str, Any]) -> None:
+        """Append a row; a column the file does not have yet widens its header (earlier rows
+        leave it empty), so every row lines up with the header."""
         path = self.path(name)
+        fields = list(row)
+        if os.path.exists(path):
+            with open(path, newline="", encoding="utf-8") as f:
+                header = next(csv.reader(f), [])
+            fields = header + [k for k in row if k not in header]
+            if fields != header:
+                self._rewrite(path, fields)
         new = not os.path.exists(path)
         with open(path, "a", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
+            writer = csv.DictWriter(f, fieldnames=fields, restval="")
             if new:
                 writer.writeheader()
             writer.writerow(row)
+
+    @staticmethod
+    def _rewrite(path: str, fields: list[str], keep: Any = None) -> None:
+        """Write the file again under the header ``fields``, with the rows ``keep`` accepts.
+        (A value past its row's header, as older versions could write, is dropped.)"""
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if keep is None or keep(r)]
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=fields, restval="", extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
 
     def truncate_logs(self, env_steps: int) -> None:
         """Drop log rows written after the checkpoint a resumed run starts from."""
@@ -153,19 +173,15 @@ class Run:
             if not os.path.exists(path):
                 continue
             with open(path, newline="", encoding="utf-8") as f:
-                rows = list(csv.DictReader(f))
-            if not rows:
-                continue
-            keep = [r for r in rows if int(float(r["env_steps"])) <= env_steps]
-            with open(path, "w", newline="", encoding="utf-8") as f:
-                writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-                writer.writeheader()
-                writer.writerows(keep)
+                header = next(csv.reader(f), [])
+            if header:
+                self._rewrite(path, header, lambda r: int(float(r["env_steps"])) <= env_steps)
 
 
 def read_csv(path: str) -> list[dict[str, float]]:
     with open(path, newline="", encoding="utf-8") as f:
-        return [{k: float(v) for k, v in r.items() if v not in ("", None)} for r in csv.DictReader(f)]
+        rows = csv.DictReader(f)  # (a value past its row's header, as older versions wrote: skipped)
+        return [{k: float(v) for k, v in r.items() if k is not None and v not in ("", None)} for r in rows]
 
 
 def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:

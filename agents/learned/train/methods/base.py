@@ -133,6 +133,14 @@ def deal_stats(before: dict[str, int], after: dict[str, int]) -> dict[str, float
     }
 
 
+def training_games(config: RunConfig, finished: list[float]) -> dict[str, float]:
+    """Against named players: the learner's mean game score minus the others' in the games that
+    ended during an update (NaN when none did, so every row of progress.csv has the column)."""
+    if tuple(config.opponents) == ("self",):
+        return {}
+    return {"train_game_diff": round(float(np.mean(finished)), 2) if finished else float("nan")}
+
+
 def _pickled(venv: Any) -> bytes | None:
     """The games in progress, to resume exactly; None when a player cannot be pickled (a network)."""
     try:

@@ -34,7 +34,7 @@ from shanghai_env.engine import Phase
 
 from ..policy import padded
 from ..run import RunConfig
-from .base import NetMethod, deal_stats
+from .base import NetMethod, deal_stats, training_games
 from .ppo import _gae
 
 
@@ -252,6 +252,5 @@ class Dagger(NetMethod):
         out["labelled_share"] = round(float((data["target"] >= 0).mean()), 4)
         out["teacher_share"] = round(data["teacher_moves"] / size, 4)
         out["games_finished"] = float(len(data["finished"]))
-        if data["finished"] and tuple(self.config.opponents) != ("self",):
-            out["train_game_diff"] = round(float(np.mean(data["finished"])), 2)
+        out.update(training_games(self.config, data["finished"]))
         return out

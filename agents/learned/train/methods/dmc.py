@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..policy import padded
-from .base import NetMethod, deal_stats
+from .base import NetMethod, deal_stats, training_games
 
 
 @dataclass
@@ -163,6 +163,5 @@ class DMC(NetMethod):
         out["env_steps"] = float(self.opt.n_steps * self.venv.num_envs)
         out["trained_decisions"] = float(size)
         out["games_finished"] = float(len(finished))
-        if finished and tuple(self.config.opponents) != ("self",):
-            out["train_game_diff"] = round(float(np.mean(finished)), 2)
+        out.update(training_games(self.config, finished))
         return out

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ..policy import padded
-from .base import NetMethod, deal_stats
+from .base import NetMethod, deal_stats, training_games
 
 
 @dataclass
@@ -186,8 +186,7 @@ class PPO(NetMethod):
         out.update(deal_stats(before, self.venv.deal_counts))
         out["env_steps"] = float(size)
         out["games_finished"] = float(len(data["finished"]))
-        if data["finished"] and tuple(self.config.opponents) != ("self",):
-            out["train_game_diff"] = round(float(np.mean(data["finished"])), 2)
+        out.update(training_games(self.config, data["finished"]))
         return out
 
 

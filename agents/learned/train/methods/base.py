@@ -78,6 +78,12 @@ class NetMethod:
         """The facts block as a tensor on the device (None when the network reads none)."""
         return torch.from_numpy(extra).to(self.device) if extra.shape[1] else None
 
+    def values_of(self, obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
+        """The value head on a batch of observations and their facts (no gradient)."""
+        with torch.no_grad():
+            h = self.net.features(torch.from_numpy(obs).to(self.device), self.extra_inputs(extra))
+            return self.net.value(h).cpu().numpy()
+
     def reset_extra(self) -> None:
         """The method's own state, fresh (also when a checkpoint's games could not be kept)."""
 

@@ -35,7 +35,7 @@ from shanghai_env.engine import Phase
 from ..policy import padded
 from ..run import RunConfig
 from .base import NetMethod, deal_stats, training_games
-from .ppo import _gae
+from .chains import SeatChains
 
 
 @dataclass
@@ -127,21 +127,16 @@ class Dagger(NetMethod):
 
     def _collect(self) -> dict[str, Any]:
         venv, net, opt = self.venv, self.net, self.opt
-        n, p, steps = venv.num_envs, venv.num_players, opt.n_steps
+        n, steps = venv.num_envs, opt.n_steps
         size = n * steps
         obs_buf = np.empty((size, venv.observation_length), np.int8)
         extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
         legal: list[list[int]] = []
         target = np.full(size, -1, np.int64)  # the teacher's move, as its place among the legal ones
         values = np.empty(size, np.float32)
-        rewards = np.zeros(size, np.float32)
-        terminal = np.zeros(size, bool)
-        nxt = np.full(size, -1, np.int64)
-        last = np.full((n, p), -1, np.int64)
+        chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
         rows = np.arange(n)
-        finished: list[float] = []
         teacher_moves = 0
-        relative = self.config.reward == "relative"
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
@@ -163,40 +158,15 @@ class Dagger(NetMethod):
             actions = np.where(plays, labels, sampled)
             for i in np.flatnonzero(labels >= 0):
                 target[cur[i]] = venv.legal_actions[i].index(int(labels[i]))
-            seat = venv.seat
-            prev = last[rows, seat]
-            linked = prev >= 0
-            nxt[prev[linked]] = cur[linked]
-            last[rows, seat] = cur
+            chains.add(cur)
             _, _, _, rew, done = venv.step(actions)
-            if relative:
-                rew = rew - rew.mean(1, keepdims=True)
-            for i in np.flatnonzero(rew.any(1)):
-                for s in self.learner_seats:
-                    j = last[i, s]
-                    if j >= 0:
-                        rewards[j] += rew[i, s]
-            for i in np.flatnonzero(done):
-                for s in self.learner_seats:
-                    j = last[i, s]
-                    if j >= 0:
-                        terminal[j] = True
-                    last[i, s] = -1
-                scores = venv.final_scores[i]
-                finished.extend(float(scores[s] - np.delete(scores, s).mean()) for s in self.learner_seats)
+            chains.settle(rew, done)
             for i in rows:
                 if venv.games_played[i] != self.games_seen[i]:
                     self._new_game(int(i))
-        # chains still open: bootstrap with the value of that seat's own view now
-        boot = np.zeros(size, np.float32)
-        open_i, open_s = np.nonzero(last >= 0)
-        if open_i.size:
-            obs_now = np.stack([venv.observe(int(i), int(s)) for i, s in zip(open_i, open_s)])
-            extra_now = np.stack([venv.observe_extra(int(i), int(s)) for i, s in zip(open_i, open_s)])
-            with torch.no_grad():
-                h_now = net.features(torch.from_numpy(obs_now).to(self.device), self.extra_inputs(extra_now))
-                boot[last[open_i, open_s]] = net.value(h_now).cpu().numpy()
-        returns = _gae(rewards, values, terminal, nxt, boot, opt.gamma, 1.0) + values
+        # the discounted return along each seat's chain (GAE with lambda 1, plus the values)
+        returns = chains.advantages(values, chains.bootstrap(self.values_of), opt.gamma, 1.0) + values
+        finished = chains.finished
         return {
             "obs": obs_buf,
             "extra": extra_buf,

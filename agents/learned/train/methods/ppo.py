@@ -1,10 +1,9 @@
 """PPO with a shared policy for every learner seat (clipped objective, GAE), CleanRL-style.
 
 Every learner decision of the batched games is one transition. A seat's transitions form its
-own chain through the game (seats do not alternate: buys interleave), so the advantage of a
-decision looks at that seat's next decision; the rewards a step pays go to each seat's latest
-decision, and a game's end closes every seat's chain. A chain still open when a rollout ends is
-bootstrapped with the value of that seat's own observation at that moment. Sampling and the
+own chain through the game (:mod:`.chains`: seats do not alternate, buys interleave), so the
+advantage of a decision looks at that seat's next decision; a chain still open when a rollout
+ends is bootstrapped with the value of that seat's own observation at that moment. Sampling and the
 loss look only at the legal actions (:class:`..policy.PolicyNet`).
 
 Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
@@ -22,6 +21,7 @@ import torch
 
 from ..policy import padded
 from .base import NetMethod, deal_stats, training_games
+from .chains import SeatChains
 
 
 @dataclass
@@ -54,7 +54,7 @@ class PPO(NetMethod):
 
     def _collect(self) -> dict[str, Any]:
         venv, net, opt = self.venv, self.net, self.opt
-        n, p, steps = venv.num_envs, venv.num_players, opt.n_steps
+        n, steps = venv.num_envs, opt.n_steps
         size = n * steps
         obs_buf = np.empty((size, venv.observation_length), np.int8)
         extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
@@ -62,13 +62,8 @@ class PPO(NetMethod):
         chosen = np.empty(size, np.int64)
         logp = np.empty(size, np.float32)
         values = np.empty(size, np.float32)
-        rewards = np.zeros(size, np.float32)
-        terminal = np.zeros(size, bool)
-        nxt = np.full(size, -1, np.int64)
-        last = np.full((n, p), -1, np.int64)
+        chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
         rows = np.arange(n)
-        finished: list[float] = []
-        relative = self.config.reward == "relative"
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
@@ -88,39 +83,10 @@ class PPO(NetMethod):
             lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
             k_np = k.numpy()
             chosen[cur], logp[cur], values[cur] = k_np, lp.numpy(), v.numpy()
-            seat = venv.seat
-            prev = last[rows, seat]
-            linked = prev >= 0
-            nxt[prev[linked]] = cur[linked]
-            last[rows, seat] = cur
+            chains.add(cur)
             _, _, _, rew, done = venv.step(idx[rows, k_np])
-            if relative:
-                rew = rew - rew.mean(1, keepdims=True)
-            for i in np.flatnonzero(rew.any(1)):
-                for s in self.learner_seats:
-                    j = last[i, s]
-                    if j >= 0:
-                        rewards[j] += rew[i, s]
-            for i in np.flatnonzero(done):
-                for s in self.learner_seats:
-                    j = last[i, s]
-                    if j >= 0:
-                        terminal[j] = True
-                    last[i, s] = -1
-                scores = venv.final_scores[i]
-                for s in self.learner_seats:
-                    finished.append(float(scores[s] - np.delete(scores, s).mean()))
-        # chains still open: bootstrap with the value of that seat's own view now
-        boot = np.zeros(size, np.float32)
-        open_i, open_s = np.nonzero(last >= 0)
-        if open_i.size:
-            obs_now = np.stack([venv.observe(int(i), int(s)) for i, s in zip(open_i, open_s)])
-            extra_now = np.stack([venv.observe_extra(int(i), int(s)) for i, s in zip(open_i, open_s)])
-            with torch.no_grad():
-                h_now = net.features(torch.from_numpy(obs_now).to(self.device), self.extra_inputs(extra_now))
-                vb = net.value(h_now).cpu().numpy()
-            boot[last[open_i, open_s]] = vb
-        adv = _gae(rewards, values, terminal, nxt, boot, opt.gamma, opt.gae_lambda)
+            chains.settle(rew, done)
+        adv = chains.advantages(values, chains.bootstrap(self.values_of), opt.gamma, opt.gae_lambda)
         return {
             "obs": obs_buf,
             "extra": extra_buf,
@@ -129,7 +95,7 @@ class PPO(NetMethod):
             "logp": logp,
             "adv": adv,
             "ret": adv + values,
-            "finished": finished,
+            "finished": chains.finished,
         }
 
     # --- learning ----------------------------------------------------------------------------
@@ -188,26 +154,3 @@ class PPO(NetMethod):
         out["games_finished"] = float(len(data["finished"]))
         out.update(training_games(self.config, data["finished"]))
         return out
-
-
-def _gae(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    terminal: np.ndarray,
-    nxt: np.ndarray,
-    boot: np.ndarray,
-    gamma: float,
-    lam: float,
-) -> np.ndarray:
-    """Generalised advantage estimates along each seat's chain (``nxt``: that seat's next decision)."""
-    adv = np.zeros_like(values)
-    for t in range(len(values) - 1, -1, -1):
-        if terminal[t]:
-            next_value, next_adv = 0.0, 0.0
-        elif nxt[t] >= 0:
-            next_value, next_adv = values[nxt[t]], adv[nxt[t]]
-        else:
-            next_value, next_adv = boot[t], 0.0
-        delta = rewards[t] + gamma * next_value - values[t]
-        adv[t] = delta + gamma * lam * next_adv
-    return adv

@@ -6,10 +6,11 @@ Measures, one after another on this machine and in this process (one torch threa
   action from the mask, ``env.step``): the reference every ratio is taken against;
 - **vector_env random play**: the batched env (64 games) with random legal actions;
 - each trainer configuration: ``shanghai-train METHOD`` on the full game at 4 players (the env's
-  own observation; the last two also read the facts of the own hand through a move network, as
+  own observation; the last three also read the facts of the own hand through a move network, as
   the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
-  ``step``, bots inside included), the network while playing, and the updates.
+  ``step``, bots inside included), for ``dagger`` asking its teacher (``shanghai``) about every
+  decision, the network while playing, and the updates.
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
     python benchmarks/training.py --steps 32768 --only ppo_self_play
@@ -50,6 +51,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "method": "dmc",
         "facts": True,
         "options": {"move_net": (128,), "td_lambda": 0.9},
+    },
+    # imitation of shanghai into the same network (the start of RL after cloning): the teacher
+    # is asked at every learner decision, in the trainer's process
+    "dagger_shanghai_facts_move_net": {
+        "method": "dagger",
+        "facts": True,
+        "options": {"move_net": (128,), "teacher": "shanghai"},
     },
 }
 
@@ -115,7 +123,7 @@ def trainer(
     opponents = settings.get("opponents", ("self",))
     if opponents == "network":
         opponents = (network,)
-    parts = {"games": 0.0, "network": 0.0}
+    parts = {"games": 0.0, "network": 0.0, "teacher": 0.0}
     env_step = games_cls.step
 
     def timed_step(self: Any, actions: Any) -> Any:
@@ -126,9 +134,18 @@ def trainer(
             parts["games"] += time.perf_counter() - start
 
     games_cls.step = timed_step
-    method_cls = __import__(f"shanghai_env.agents.learned.train.methods.{settings['method']}", fromlist=["x"])
-    cls = getattr(method_cls, settings["method"].upper())
+    from shanghai_env.agents.learned.train.methods import method_class
+
+    cls = method_class(settings["method"])
     collect = cls._collect
+    labels = getattr(cls, "_labels", None)  # dagger: asking the teacher
+
+    def timed_labels(self: Any, rows: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return labels(self, rows)
+        finally:
+            parts["teacher"] += time.perf_counter() - start
 
     def timed_collect(self: Any) -> Any:
         start = time.perf_counter()
@@ -138,6 +155,8 @@ def trainer(
             parts["network"] += time.perf_counter() - start
 
     cls._collect = timed_collect
+    if labels is not None:
+        cls._labels = timed_labels
     try:
         with tempfile.TemporaryDirectory() as out:
             config = RunConfig(
@@ -165,11 +184,14 @@ def trainer(
     finally:
         games_cls.step = env_step
         cls._collect = collect
+        if labels is not None:
+            cls._labels = labels
     collect_s = parts["network"]
     return {
         "steps_per_s": done / total,
         "games": parts["games"] / total,
-        "network": (collect_s - parts["games"]) / total,
+        "teacher": parts["teacher"] / total,
+        "network": (collect_s - parts["games"] - parts["teacher"]) / total,
         "update": (total - collect_s) / total,
     }
 
@@ -225,10 +247,14 @@ def main(argv: list[str] | None = None) -> None:
         network = saved_network(folder)
         hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
         for name in args.only or CONFIGS:
+            if CONFIGS[name]["method"] == "dagger" and args.env_workers > 1:
+                print(f"{name:33s} skipped: dagger asks its teacher in its own process", flush=True)
+                continue
             rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
+            teacher = f", the teacher {row['teacher']:4.0%}" if row["teacher"] else ""
             print(
                 f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"
-                f"  | games {row['games']:4.0%}, network while playing {row['network']:4.0%},"
+                f"  | games {row['games']:4.0%}{teacher}, network while playing {row['network']:4.0%},"
                 f" updates {row['update']:4.0%}",
                 flush=True,
             )

@@ -34,12 +34,16 @@ def test_the_trainers_games_are_timed_in_this_process_and_in_workers(workers):
     assert int(row.group(1)) > 0  # stepping the games was timed, wherever they ran
 
 
-@pytest.mark.parametrize("name", ["ppo_facts_move_net", "dmc_facts_lambda_move_net"])
+@pytest.mark.parametrize(
+    "name", ["ppo_facts_move_net", "dmc_facts_lambda_move_net", "dagger_shanghai_facts_move_net"]
+)
 def test_the_from_scratch_players_configurations_run(name):
     done = bench("--steps", "256", "--num-envs", "4", "--only", name)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"{name}\s+[\d,]+ learner steps/s", done.stdout), done.stdout
     assert re.search(rf"{name}\s+[\d.]+% of env\(\)", done.stdout), done.stdout
+    if name.startswith("dagger"):
+        assert re.search(rf"{name}.*the teacher\s+[1-9]\d*%", done.stdout), done.stdout
 
 
 @pytest.mark.parametrize(

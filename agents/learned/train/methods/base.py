@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..opponents import make_games
-from ..policy import build_net, load_policy, save_policy
+from ..policy import build_net, load_policy, padded, save_policy
 from ..run import RunConfig
 from ..sb3_net import game_derived, load_sb3, save_sb3
 
@@ -77,6 +77,20 @@ class NetMethod:
     def extra_inputs(self, extra: np.ndarray) -> torch.Tensor | None:
         """The facts block as a tensor on the device (None when the network reads none)."""
         return torch.from_numpy(extra).to(self.device) if extra.shape[1] else None
+
+    def minibatch_logits(
+        self, obs_all: torch.Tensor, extra_all: torch.Tensor | None, legal: list[list[int]], mb: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For the minibatch ``mb`` (rows of an update's batch, already on the device): its rows
+        as a tensor, the trunk's features and the logits of each decision's legal moves."""
+        dev = self.device
+        idx, valid = padded([legal[j] for j in mb])
+        mb_t = torch.from_numpy(mb).to(dev)
+        extra = None if extra_all is None else extra_all[mb_t]
+        obs = obs_all[mb_t]
+        h = self.net.features(obs, extra)
+        idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
+        return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs)
 
     def values_of(self, obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The value head on a batch of observations and their facts (no gradient)."""

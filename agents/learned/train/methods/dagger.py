@@ -193,13 +193,7 @@ class Dagger(NetMethod):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
-                idx, valid = padded([data["legal"][j] for j in mb])
-                mb_t = torch.from_numpy(mb).to(dev)
-                extra = None if extra_all is None else extra_all[mb_t]
-                obs = obs_all[mb_t]
-                h = net.features(obs, extra)
-                idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
-                logits = net.logits(h, idx_t, ok_t, extra, obs)
+                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
                 target = target_all[mb_t]
                 labelled = target >= 0
                 logp = torch.log_softmax(logits, 1).gather(1, target.clamp(min=0)[:, None]).squeeze(1)

@@ -108,6 +108,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from shanghai_env.agents.learned.train.policy import PolicyAgent
 
         agent = PolicyAgent(s)
+        if agent.meta.get("prior"):  # a network that amends a player (ppo --prior)
+            from shanghai_env.agents.learned.train.prior import PriorPolicyAgent
+
+            agent = PriorPolicyAgent(agent)
     else:
         from shanghai_env.agents.learned.scorer import is_scorer_file, load_scorer
 

@@ -359,15 +359,22 @@ class PolicyAgent:
             extra = np.stack([view_facts(d.view, d.rules.same_suit_run_gap, version) for d in decisions])
         return self.act_arrays(obs, legal, extra)
 
-    @torch.no_grad()
-    def act_arrays(
+    def logits_of(
         self, obs: np.ndarray, legal: Sequence[Sequence[int]], extra: np.ndarray | None = None
-    ) -> list[int]:
+    ) -> torch.Tensor:
+        """``(B, K)`` logits of each decision's moves ``legal`` (-inf in the padding)."""
         idx, valid = padded(legal)
         t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
         t_extra = torch.from_numpy(extra) if extra is not None else None
         t_obs = torch.from_numpy(obs)
-        logits = self.net.logits(self.net.features(t_obs, t_extra), t_idx, t_valid, t_extra, t_obs)
+        return self.net.logits(self.net.features(t_obs, t_extra), t_idx, t_valid, t_extra, t_obs)
+
+    @torch.no_grad()
+    def act_arrays(
+        self, obs: np.ndarray, legal: Sequence[Sequence[int]], extra: np.ndarray | None = None
+    ) -> list[int]:
+        idx, _ = padded(legal)
+        logits = self.logits_of(obs, legal, extra)
         if not self.greedy:
             u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
             logits = logits - torch.log(-torch.log(u))

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.decision import decision_for
 from shanghai_env.engine import Phase
 
 from ..policy import padded
 from ..run import RunConfig
 from .base import NetMethod, deal_stats, training_games
 from .chains import SeatChains
+from .teachers import Teachers
 
 
 @dataclass
@@ -65,63 +65,31 @@ class Dagger(NetMethod):
             raise ValueError("dagger asks its teacher about every game in this process: use --env-workers 1")
         super().setup(config, device)
 
-    # --- the teacher, one per game and learner seat (one object for a network) ----------------
+    # --- the teacher (one per game and learner seat, :mod:`.teachers`) and who plays each game --
 
     def reset_extra(self) -> None:
-        from shanghai_env.agents.registry import make_agent
+        self.teachers = Teachers(self.opt.teacher, self.venv, self.learner_seats)
+        self.teacher_plays = np.zeros(self.venv.num_envs, bool)
+        for i in range(self.venv.num_envs):
+            self._draw_player(i)
 
-        venv, spec = self.venv, self.opt.teacher
-        first = make_agent(spec, seed=0)
-        self.shared_teacher = first if hasattr(first, "act_batch") else None
-        seats = self.learner_seats
-        self.teachers: list[dict[int, Any]] = [
-            {s: self.shared_teacher or make_agent(spec) for s in seats} for _ in range(venv.num_envs)
-        ]
-        self.games_seen = [0] * venv.num_envs
-        self.teacher_plays = np.zeros(venv.num_envs, bool)
-        for i in range(venv.num_envs):
-            self._new_game(i)
-
-    def _new_game(self, i: int) -> None:
-        """Row ``i`` dealt a new game: its teachers forget the last one; who plays it is drawn."""
-        venv = self.venv
-        self.games_seen[i] = venv.games_played[i]
-        if self.shared_teacher is None:
-            for s, agent in self.teachers[i].items():
-                agent.reset((venv.game_seeds[i] * 17 + s) % 2**31)
+    def _draw_player(self, i: int) -> None:
+        """Row ``i`` dealt a new game: who plays it is drawn."""
         self.teacher_plays[i] = self.np_rng.random() < self.opt.beta
 
     def extra_state(self) -> dict[str, Any]:
-        # bots pickle (their plans and generators); a network teacher is made again from its name
-        teachers = None if self.shared_teacher is not None else self.teachers
-        return {
-            "dagger": pickle.dumps((teachers, self.games_seen, self.teacher_plays)),
-        }
+        seats, games_seen = self.teachers.state()
+        return {"dagger": pickle.dumps((seats, games_seen, self.teacher_plays))}
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        teachers, self.games_seen, self.teacher_plays = pickle.loads(state["dagger"])
-        if teachers is not None:
-            self.teachers = teachers
+        seats, games_seen, self.teacher_plays = pickle.loads(state["dagger"])
+        self.teachers.load(self.venv, seats, games_seen)
 
     def _labels(self, rows: np.ndarray) -> np.ndarray:
         """The teacher's action at every row's decision now (-1: not asked, see the docstring)."""
         venv = self.venv
-        labels = np.full(len(rows), -1, np.int64)
-        asked: list[tuple[int, Any]] = []
-        for i in rows:
-            game, s = venv.games[i], int(venv.seat[i])
-            if not self.teacher_plays[i] and game.phase == Phase.GOING_DOWN:
-                continue
-            asked.append((int(i), decision_for(game, s, venv.table, venv.encoder)))
-        if self.shared_teacher is not None and asked:
-            chosen = self.shared_teacher.act_batch([d for _, d in asked])
-        else:
-            chosen = [self.teachers[i][int(venv.seat[i])].act(d) for i, d in asked]
-        for (i, d), a in zip(asked, chosen):
-            if int(a) not in d.legal_actions:
-                raise ValueError(f"teacher {self.opt.teacher!r} chose illegal action {a} in game {i}")
-            labels[i] = int(a)
-        return labels
+        asked = [int(i) for i in rows if self.teacher_plays[i] or venv.games[i].phase != Phase.GOING_DOWN]
+        return self.teachers.ask(asked)
 
     # --- collecting ------------------------------------------------------------------------
 
@@ -161,9 +129,8 @@ class Dagger(NetMethod):
             chains.add(cur)
             _, _, _, rew, done = venv.step(actions)
             chains.settle(rew, done)
-            for i in rows:
-                if venv.games_played[i] != self.games_seen[i]:
-                    self._new_game(int(i))
+            for row in self.teachers.dealt_again():
+                self._draw_player(row)
         # the discounted return along each seat's chain (GAE with lambda 1, plus the values)
         returns = chains.advantages(values, chains.bootstrap(self.values_of), opt.gamma, 1.0) + values
         finished = chains.finished

@@ -6,13 +6,20 @@ advantage of a decision looks at that seat's next decision; a chain still open w
 ends is bootstrapped with the value of that seat's own observation at that moment. Sampling and the
 loss look only at the legal actions (:class:`..policy.PolicyNet`).
 
+With ``prior`` (a player's name), the policy amends that player (:mod:`..prior`): the prior is
+asked at every learner decision, its move gets ``prior_bonus`` added to its logit, and the
+policy chooses only among the moves of the prior's decision that a move scorer makes (the
+upcard, the buy, the discard); elsewhere the prior's move is played. The saved player names its
+prior and plays the same way (:class:`..prior.PriorPolicyAgent`).
+
 Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
 ``n_steps`` (steps of every game per rollout), ``gamma``, ``gae_lambda``, ``clip``,
-``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``norm_adv``.
+``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``norm_adv``, ``prior``, ``prior_bonus``.
 """
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +27,11 @@ import numpy as np
 import torch
 
 from ..policy import padded
+from ..prior import choices, lean, move_kinds
+from ..run import RunConfig
 from .base import NetMethod, deal_stats, training_games
 from .chains import SeatChains
+from .teachers import Teachers
 
 
 @dataclass
@@ -43,12 +53,48 @@ class PPOOptions:
     # 0.1 within 250,000 steps and nobody went out any more; raw advantages kept it near 1.3 and
     # deals 40% shorter over 600,000 steps (docs/training.md).
     norm_adv: bool = False
+    prior: str = ""  # a player the policy amends (prior.py); none: the network plays every move
+    prior_bonus: float = 3.0  # added to the prior's move's logit
 
 
 class PPO(NetMethod):
     name = "ppo"
     Options = PPOOptions
     takes_sb3 = True
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        if config.method_options.get("prior") and config.env_workers > 1:
+            raise ValueError("ppo asks its prior about every game in this process: use --env-workers 1")
+        super().setup(config, device)
+        if self.opt.prior and self.sb3_model is not None:
+            raise ValueError("--prior amends a network of shanghai-train (.pt), not a MaskablePPO policy")
+        self.kinds = move_kinds(config.rules)
+
+    # --- the prior (--prior): one per game and learner seat, as dagger's teacher ----------------
+
+    def reset_extra(self) -> None:
+        self.priors = Teachers(self.opt.prior, self.venv, self.learner_seats) if self.opt.prior else None
+
+    def extra_state(self) -> dict[str, Any]:
+        return {"priors": pickle.dumps(self.priors.state())} if self.priors is not None else {}
+
+    def load_extra(self, state: dict[str, Any]) -> None:
+        if self.priors is not None:
+            self.priors.load(self.venv, *pickle.loads(state["priors"]))
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        if self.opt.prior:
+            meta = {**meta, "prior": self.opt.prior, "prior_bonus": self.opt.prior_bonus}
+        super().export(path, meta)
+
+    def _moves(self, rows: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+        """Each row's moves to choose among and the prior's place among them (-1: no prior)."""
+        legal = self.venv.legal_actions
+        if self.priors is None:
+            return list(legal), np.full(len(rows), -1, np.int64)
+        asked = self.priors.ask([int(i) for i in rows])
+        pairs = [choices(legal[i], int(asked[i]), self.kinds) for i in rows]
+        return [m for m, _ in pairs], np.array([k for _, k in pairs], np.int64)
 
     # --- collecting ------------------------------------------------------------------------
 
@@ -60,6 +106,7 @@ class PPO(NetMethod):
         extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
         legal: list[list[int]] = []
         chosen = np.empty(size, np.int64)
+        place = np.full(size, -1, np.int64)  # the prior's move among each row's moves (-1: none)
         logp = np.empty(size, np.float32)
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
@@ -68,8 +115,9 @@ class PPO(NetMethod):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
             extra_buf[cur] = venv.extra
-            idx, valid = padded(venv.legal_actions)
-            legal.extend(venv.legal_actions)
+            moves, place[cur] = self._moves(rows)
+            idx, valid = padded(moves)
+            legal.extend(moves)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
@@ -78,6 +126,8 @@ class PPO(NetMethod):
                 logits = net.logits(h, *legal_t, extra, obs)
                 v = net.value(h).cpu()
                 logits = logits.cpu()
+            if self.priors is not None:
+                logits = lean(logits, torch.from_numpy(place[cur]), self.opt.prior_bonus)
             u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
             k = (logits - torch.log(-torch.log(u))).argmax(1)
             lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
@@ -86,12 +136,15 @@ class PPO(NetMethod):
             chains.add(cur)
             _, _, _, rew, done = venv.step(idx[rows, k_np])
             chains.settle(rew, done)
+            if self.priors is not None:
+                self.priors.dealt_again()
         adv = chains.advantages(values, chains.bootstrap(self.values_of), opt.gamma, opt.gae_lambda)
         return {
             "obs": obs_buf,
             "extra": extra_buf,
             "legal": legal,
             "chosen": chosen,
+            "place": place,
             "logp": logp,
             "adv": adv,
             "ret": adv + values,
@@ -115,11 +168,14 @@ class PPO(NetMethod):
         logp_all = torch.from_numpy(data["logp"]).to(dev)
         adv_all = torch.from_numpy(data["adv"]).to(dev)
         ret_all = torch.from_numpy(data["ret"]).to(dev)
+        place_all = torch.from_numpy(data["place"]).to(dev)
         for _ in range(opt.epochs):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
                 mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
+                if self.priors is not None:
+                    logits = lean(logits, place_all[mb_t], opt.prior_bonus)
                 logp_legal = torch.log_softmax(logits, 1)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)
@@ -147,4 +203,17 @@ class PPO(NetMethod):
         out["env_steps"] = float(size)
         out["games_finished"] = float(len(data["finished"]))
         out.update(training_games(self.config, data["finished"]))
+        if self.priors is not None:
+            out.update(prior_stats(data))
         return out
+
+
+def prior_stats(data: dict[str, Any]) -> dict[str, float]:
+    """Of the decisions where the policy had a choice: their share, and how often the move
+    sampled was the prior's (``prior_kept``)."""
+    free = np.array([len(m) > 1 for m in data["legal"]])
+    kept = data["chosen"][free] == data["place"][free]
+    return {
+        "free_share": round(float(free.mean()), 4),
+        "prior_kept": round(float(kept.mean()), 4) if kept.size else float("nan"),
+    }

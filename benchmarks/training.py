@@ -9,8 +9,8 @@ Measures, one after another on this machine and in this process (one torch threa
   own observation; the last three also read the facts of the own hand through a move network, as
   the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
-  ``step``, bots inside included), for ``dagger`` asking its teacher (``shanghai``) about every
-  decision, the network while playing, and the updates.
+  ``step``, bots inside included), for ``dagger`` and ``ppo --prior`` asking their teacher or
+  prior (``shanghai``) about every decision, the network while playing, and the updates.
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
     python benchmarks/training.py --steps 32768 --only ppo_self_play
@@ -58,6 +58,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "method": "dagger",
         "facts": True,
         "options": {"move_net": (128,), "teacher": "shanghai"},
+    },
+    # RL that amends shanghai (ppo --prior): shanghai is asked at every learner decision, and the
+    # policy chooses among its upcard, buy and discard moves
+    "ppo_prior_shanghai_facts_move_net": {
+        "method": "ppo",
+        "facts": True,
+        "options": {"move_net": (128,), "prior": "shanghai", "prior_bonus": 2.0},
     },
 }
 
@@ -135,15 +142,16 @@ def trainer(
 
     games_cls.step = timed_step
     from shanghai_env.agents.learned.train.methods import method_class
+    from shanghai_env.agents.learned.train.methods.teachers import Teachers
 
     cls = method_class(settings["method"])
     collect = cls._collect
-    labels = getattr(cls, "_labels", None)  # dagger: asking the teacher
+    ask = Teachers.ask  # dagger's teacher and ppo's prior: asking the player
 
-    def timed_labels(self: Any, rows: Any) -> Any:
+    def timed_ask(self: Any, rows: Any) -> Any:
         start = time.perf_counter()
         try:
-            return labels(self, rows)
+            return ask(self, rows)
         finally:
             parts["teacher"] += time.perf_counter() - start
 
@@ -155,8 +163,7 @@ def trainer(
             parts["network"] += time.perf_counter() - start
 
     cls._collect = timed_collect
-    if labels is not None:
-        cls._labels = timed_labels
+    Teachers.ask = timed_ask  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as out:
             config = RunConfig(
@@ -184,8 +191,7 @@ def trainer(
     finally:
         games_cls.step = env_step
         cls._collect = collect
-        if labels is not None:
-            cls._labels = labels
+        Teachers.ask = ask  # type: ignore[method-assign]
     collect_s = parts["network"]
     return {
         "steps_per_s": done / total,
@@ -247,11 +253,14 @@ def main(argv: list[str] | None = None) -> None:
         network = saved_network(folder)
         hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
         for name in args.only or CONFIGS:
-            if CONFIGS[name]["method"] == "dagger" and args.env_workers > 1:
-                print(f"{name:33s} skipped: dagger asks its teacher in its own process", flush=True)
+            prior = CONFIGS[name].get("options", {}).get("prior")
+            asks = CONFIGS[name]["method"] == "dagger" or prior
+            if asks and args.env_workers > 1:
+                print(f"{name:33s} skipped: it asks its teacher or prior in its own process", flush=True)
                 continue
             rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
-            teacher = f", the teacher {row['teacher']:4.0%}" if row["teacher"] else ""
+            who = "the prior" if prior else "the teacher"
+            teacher = f", {who} {row['teacher']:4.0%}" if row["teacher"] else ""
             print(
                 f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"
                 f"  | games {row['games']:4.0%}{teacher}, network while playing {row['network']:4.0%},"

@@ -35,7 +35,13 @@ def test_the_trainers_games_are_timed_in_this_process_and_in_workers(workers):
 
 
 @pytest.mark.parametrize(
-    "name", ["ppo_facts_move_net", "dmc_facts_lambda_move_net", "dagger_shanghai_facts_move_net"]
+    "name",
+    [
+        "ppo_facts_move_net",
+        "dmc_facts_lambda_move_net",
+        "dagger_shanghai_facts_move_net",
+        "ppo_prior_shanghai_facts_move_net",
+    ],
 )
 def test_the_from_scratch_players_configurations_run(name):
     done = bench("--steps", "256", "--num-envs", "4", "--only", name)
@@ -44,6 +50,8 @@ def test_the_from_scratch_players_configurations_run(name):
     assert re.search(rf"{name}\s+[\d.]+% of env\(\)", done.stdout), done.stdout
     if name.startswith("dagger"):
         assert re.search(rf"{name}.*the teacher\s+[1-9]\d*%", done.stdout), done.stdout
+    if "prior" in name:
+        assert re.search(rf"{name}.*the prior\s+[1-9]\d*%", done.stdout), done.stdout
 
 
 @pytest.mark.parametrize(

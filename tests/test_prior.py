@@ -70,7 +70,7 @@ def test_with_a_bonus_that_outweighs_the_network_the_player_is_its_prior(tmp_pat
     out = str(tmp_path / "run")
     train(tiny(out, prior_bonus=50.0))
     rows = progress(out)
-    assert all(r["prior_kept"] == 1.0 for r in rows)
+    assert all(r["prior_kept"] == 1.0 and r["prior_top"] == 1.0 for r in rows)
     assert 0 < sum(r["free_share"] for r in rows) / len(rows) < 1  # the rest: going down, laying off
     path = os.path.join(out, "model.pt")
     player = make_agent(path, seed=1)

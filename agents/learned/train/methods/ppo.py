@@ -107,6 +107,7 @@ class PPO(NetMethod):
         legal: list[list[int]] = []
         chosen = np.empty(size, np.int64)
         place = np.full(size, -1, np.int64)  # the prior's move among each row's moves (-1: none)
+        top = np.empty(size, np.int64)  # the most probable move: what the saved player plays
         logp = np.empty(size, np.float32)
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
@@ -132,6 +133,7 @@ class PPO(NetMethod):
             k = (logits - torch.log(-torch.log(u))).argmax(1)
             lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
             k_np = k.numpy()
+            top[cur] = logits.argmax(1).numpy()
             chosen[cur], logp[cur], values[cur] = k_np, lp.numpy(), v.numpy()
             chains.add(cur)
             _, _, _, rew, done = venv.step(idx[rows, k_np])
@@ -145,6 +147,7 @@ class PPO(NetMethod):
             "legal": legal,
             "chosen": chosen,
             "place": place,
+            "top": top,
             "logp": logp,
             "adv": adv,
             "ret": adv + values,
@@ -209,11 +212,15 @@ class PPO(NetMethod):
 
 
 def prior_stats(data: dict[str, Any]) -> dict[str, float]:
-    """Of the decisions where the policy had a choice: their share, and how often the move
-    sampled was the prior's (``prior_kept``)."""
+    """Of the decisions where the policy had a choice: their share, how often the move sampled
+    was the prior's (``prior_kept``) and how often the most probable one was (``prior_top``: the
+    saved player, which plays the most probable move, plays its prior's there)."""
     free = np.array([len(m) > 1 for m in data["legal"]])
-    kept = data["chosen"][free] == data["place"][free]
+    if not free.any():
+        return {"free_share": 0.0, "prior_kept": float("nan"), "prior_top": float("nan")}
+    place = data["place"][free]
     return {
         "free_share": round(float(free.mean()), 4),
-        "prior_kept": round(float(kept.mean()), 4) if kept.size else float("nan"),
+        "prior_kept": round(float((data["chosen"][free] == place).mean()), 4),
+        "prior_top": round(float((data["top"][free] == place).mean()), 4),
     }

@@ -8,8 +8,10 @@
 - the name of a model shipped with the package (``ppo_contract1``, ``shanghai_4p``, ``shanghai``, ...:
   :func:`shipped_models`),
   which works from a wheel install as from a clone;
-- a path to a player saved by ``shanghai-train ppo`` or ``dmc`` (``.pt``:
-  :class:`shanghai_env.agents.learned.train.policy.PolicyAgent`, the most probable legal move);
+- a path to a player saved by ``shanghai-train ppo``, ``dmc`` or ``dagger`` (``.pt``:
+  :class:`shanghai_env.agents.learned.train.policy.PolicyAgent`, the most probable legal move;
+  one trained with a prior, ``ppo --prior``, asks its prior at every decision:
+  :class:`shanghai_env.agents.learned.train.prior.PriorPolicyAgent`);
 - a path to a saved model (``.zip``): a MaskablePPO policy
   (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
   a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`); any other file is refused

@@ -89,6 +89,8 @@ def _players_list(text: str) -> tuple[str, ...]:
 def _player_name(text: str) -> str:
     from shanghai_env.agents.registry import check_spec
 
+    if text == "":  # the option's default (argparse converts string defaults too): none named
+        return text
     try:
         check_spec(text)
     except ValueError as err:

@@ -74,6 +74,22 @@ def test_distance_matches_feasibility_and_outs_are_exact() -> None:
                 assert set(bits(outs)) == helpful
 
 
+def test_a_pickled_meter_leaves_its_caches_and_answers_the_same() -> None:
+    """A trainer's checkpoint pickles a bot per game and seat: the meters' caches stay behind."""
+    import pickle
+
+    rng = np.random.default_rng(4)
+    deck = full_deck(4)
+    meter = ContractMeter(7)
+    hands = [counts_of(int(c) for c in rng.permutation(deck)[:12]) for _ in range(300)]
+    answers = [meter.analyse(h) for h in hands]
+    empty = len(pickle.dumps(ContractMeter(7)))
+    copy = pickle.loads(pickle.dumps(meter))
+    assert len(pickle.dumps(meter)) == empty < 2_000
+    assert meter._cache  # the original keeps what it found
+    assert [copy.analyse(h) for h in hands] == answers
+
+
 def test_size_deficit() -> None:
     assert size_deficit(11, 1) == 0
     assert size_deficit(11, 7) == 1  # 12 cards in the contract

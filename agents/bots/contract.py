@@ -96,6 +96,13 @@ class ContractMeter:
         self._sets_cache: dict[int, tuple[int, int, int]] = {}
         self._suit_lists: tuple[dict[int, tuple[Window, ...]], ...] = ({}, {}, {}, {})
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without its caches (answers it finds again on demand): a trainer's checkpoint
+        holds a bot per game and seat, and their filled caches made it over a gigabyte."""
+        state = dict(self.__dict__)
+        state.update(_cache={}, _dcache={}, _runs_cache={}, _sets_cache={}, _suit_lists=({}, {}, {}, {}))
+        return state
+
     # --- public -----------------------------------------------------------------------------
 
     def distance(self, hand: Sequence[int]) -> int:

@@ -26,6 +26,8 @@ from shanghai_env.rules import Rules
 
 # the moves a move scorer chooses among (docs/bots.md): the upcard, the buy, the discard
 FREE_KINDS = frozenset({MoveKind.TAKE, MoveKind.DRAW, MoveKind.BUY, MoveKind.PASS, MoveKind.DISCARD})
+FREE = np.zeros(max(MoveKind) + 1, bool)  # the same, indexed by kind
+FREE[list(FREE_KINDS)] = True
 
 
 def move_kinds(rules: Rules) -> np.ndarray:
@@ -33,10 +35,6 @@ def move_kinds(rules: Rules) -> np.ndarray:
     from shanghai_env.actions import action_table
 
     return np.array([int(m.kind) for m in action_table(rules).moves], np.int64)
-
-
-FREE = np.zeros(max(MoveKind) + 1, bool)
-FREE[list(FREE_KINDS)] = True
 
 
 def choices(legal: Sequence[int], prior_move: int, kinds: np.ndarray) -> tuple[list[int], int]:

@@ -91,7 +91,7 @@ class PPO(NetMethod):
         """Each row's moves to choose among and the prior's place among them (-1: no prior)."""
         legal = self.venv.legal_actions
         if self.priors is None:
-            return list(legal), np.full(len(rows), -1, np.int64)
+            return legal, np.full(len(rows), -1, np.int64)
         asked = self.priors.ask([int(i) for i in rows])
         pairs = [choices(legal[i], int(asked[i]), self.kinds) for i in rows]
         return [m for m, _ in pairs], np.array([k for _, k in pairs], np.int64)
@@ -107,7 +107,7 @@ class PPO(NetMethod):
         legal: list[list[int]] = []
         chosen = np.empty(size, np.int64)
         place = np.full(size, -1, np.int64)  # the prior's move among each row's moves (-1: none)
-        top = np.empty(size, np.int64)  # the most probable move: what the saved player plays
+        top = np.empty(size, np.int64)  # with a prior, the most probable move (the saved player's)
         logp = np.empty(size, np.float32)
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
@@ -133,7 +133,8 @@ class PPO(NetMethod):
             k = (logits - torch.log(-torch.log(u))).argmax(1)
             lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
             k_np = k.numpy()
-            top[cur] = logits.argmax(1).numpy()
+            if self.priors is not None:
+                top[cur] = logits.argmax(1).numpy()
             chosen[cur], logp[cur], values[cur] = k_np, lp.numpy(), v.numpy()
             chains.add(cur)
             _, _, _, rew, done = venv.step(idx[rows, k_np])
@@ -171,13 +172,13 @@ class PPO(NetMethod):
         logp_all = torch.from_numpy(data["logp"]).to(dev)
         adv_all = torch.from_numpy(data["adv"]).to(dev)
         ret_all = torch.from_numpy(data["ret"]).to(dev)
-        place_all = torch.from_numpy(data["place"]).to(dev)
+        place_all = torch.from_numpy(data["place"]).to(dev) if self.priors is not None else None
         for _ in range(opt.epochs):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
                 mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
-                if self.priors is not None:
+                if place_all is not None:
                     logits = lean(logits, place_all[mb_t], opt.prior_bonus)
                 logp_legal = torch.log_softmax(logits, 1)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)

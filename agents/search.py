@@ -147,10 +147,6 @@ class SearchBot:
         self.prior = prior if prior is not None else PlannerBot()
         policy = rollout if rollout is not None else ROLLOUT_POLICIES[self.params.rollout_policy]
         self._bots: list[HeuristicBot] = [policy() for _ in range(8)]
-        # one distance cache for every rollout seat: the same hands come up again and again
-        shared: dict[tuple[int, int], Any] = {}
-        for bot in self._bots:
-            bot._meters = shared
         self._tables: dict[Rules, ActionTable] = {}
         self.reset(seed)
 

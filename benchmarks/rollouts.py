@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.base import Agent, decision_for
+from shanghai_env.agents.bots.contract import forget_meters
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, ROLLOUT_POLICIES, SearchBot, play_out
 from shanghai_env.engine import Game
@@ -81,10 +82,8 @@ def rollout_rate(starts: list[Start], policy: str, repeats: int) -> dict[str, An
     check = ""
     moves = 0
     for _ in range(repeats):
+        forget_meters()  # fresh bots start with cold distance caches (the process's shared ones)
         bots = [ROLLOUT_POLICIES[policy]() for _ in range(n)]
-        shared: dict[Any, Any] = {}
-        for bot in bots:  # as SearchBot: one distance cache for every seat
-            bot._meters = shared
         digest = hashlib.sha256()
         moves = 0
         begin = time.process_time()

@@ -90,6 +90,28 @@ def test_a_pickled_meter_leaves_its_caches_and_answers_the_same() -> None:
     assert [copy.analyse(h) for h in hands] == answers
 
 
+def test_bots_of_a_process_share_one_meter_per_contract_and_pickle_none() -> None:
+    """A trainer holds a bot per game and seat: their meters are the process's, one per contract
+    and rule, so their caches do not grow per bot, and a pickled bot carries no meter."""
+    import pickle
+
+    from shanghai_env.agents.bots.contract import forget_meters, shared_meter
+
+    forget_meters()
+    a, b = PlannerBot(seed=1), GreedyBot(seed=2)
+    assert a.meter(5) is b.meter(5) is shared_meter(5, a.rules.same_suit_run_gap)
+    assert a.meter(5) is not a.meter(6)
+    game = Game(num_players=4, contracts=(1,))
+    game.reset(3)
+    table = ActionTable(game.rules)
+    while not game.game_over:
+        game.apply(table.decode(a.act(decision_for(game, game.to_act, table))))
+    assert a.meter(1)._cache  # the deal filled the shared cache
+    assert b"ContractMeter" not in pickle.dumps(a)
+    forget_meters()
+    assert not a.meter(1)._cache  # forgotten: a fresh meter
+
+
 def test_size_deficit() -> None:
     assert size_deficit(11, 1) == 0
     assert size_deficit(11, 7) == 1  # 12 cards in the contract

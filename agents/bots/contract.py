@@ -455,6 +455,29 @@ def _rank_outs(ranks: int) -> int:
     return hit
 
 
+_SHARED_METERS: dict[tuple[int, int], ContractMeter] = {}
+
+
+def shared_meter(contract: int, gap: int = 1) -> ContractMeter:
+    """This process's meter of ``contract`` under the rule ``gap``, one for every caller.
+
+    A meter's answers depend on the hand alone, so sharing one changes no answer, and every bot of
+    a process learns from the hands the others met. A trainer holds a bot per game and seat
+    (opponents, dagger's teachers, ppo's prior): with a meter per bot and contract, 64 games of
+    four bots kept over two thousand meters whose caches, each capped on its own, grew to
+    gigabytes over an hour of training; shared, they are ten meters' caches."""
+    key = (contract, gap)
+    meter = _SHARED_METERS.get(key)
+    if meter is None:
+        meter = _SHARED_METERS[key] = ContractMeter(contract, gap)
+    return meter
+
+
+def forget_meters() -> None:
+    """Drop the shared meters (and their caches): the next caller starts cold (benchmarks)."""
+    _SHARED_METERS.clear()
+
+
 def bits(mask: int) -> list[int]:
     """Indices of the set bits of a mask, lowest first."""
     out = []

@@ -15,7 +15,7 @@ from operator import sub
 import numpy as np
 
 from shanghai_env.agents.base import Decision
-from shanghai_env.agents.bots.contract import ContractMeter
+from shanghai_env.agents.bots.contract import ContractMeter, shared_meter
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_points, deck_counts, rank_of, suit_of
 from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.melds import RUN, SET, Arrangement, Meld, arrangements, pos_of
@@ -35,7 +35,6 @@ class HeuristicBot:
         if name is not None:
             self.name = name
         self.rules = Rules()  # replaced by each decision's rules
-        self._meters: dict[tuple[int, int], ContractMeter] = {}
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -84,12 +83,10 @@ class HeuristicBot:
         return turns
 
     def meter(self, contract: int) -> ContractMeter:
-        """The distance meter of a contract under these rules (kept across deals)."""
-        key = (contract, self.rules.same_suit_run_gap)
-        meter = self._meters.get(key)
-        if meter is None:
-            meter = self._meters[key] = ContractMeter(contract, self.rules.same_suit_run_gap)
-        return meter
+        """The distance meter of a contract under these rules: the process's one
+        (:func:`~shanghai_env.agents.bots.contract.shared_meter`), so a bot carries no cache of
+        its own into a pickle or across the hundreds of bots of a trainer."""
+        return shared_meter(contract, self.rules.same_suit_run_gap)
 
     # --- the questions (subclasses override) ------------------------------------------------
 

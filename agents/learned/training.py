@@ -35,7 +35,7 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 from shanghai_env.agents.base import Agent
-from shanghai_env.agents.bots.contract import ContractMeter
+from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Game
@@ -179,15 +179,11 @@ class DistancePotential:
     def __init__(self, coef: float, gap: int = 1) -> None:
         self.coef = coef
         self.gap = gap
-        self._meters: dict[int, ContractMeter] = {}
 
     def __call__(self, game: Game, seat: int) -> float:
         if game.down[seat]:
             return 0.0
-        meter = self._meters.get(game.contract)
-        if meter is None:
-            meter = self._meters[game.contract] = ContractMeter(game.contract, self.gap)
-        return -self.coef * meter.distance(game.hands[seat])
+        return -self.coef * shared_meter(game.contract, self.gap).distance(game.hands[seat])
 
 
 def env_factory(config: TrainConfig, pool: Sequence[str] = (), slot: int = 0) -> Callable[[], SingleAgentEnv]:

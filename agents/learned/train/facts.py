@@ -25,14 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.bots.contract import ContractMeter
+from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.engine import Game
 from shanghai_env.legal import table_accepts
 
 FACTS_SIZE = 1 + 53 + 53
 FACTS_VERSION = 2  # what a new run reads; saved players and run folders record theirs
 _BITS = np.arange(53, dtype=np.int64)
-_METERS: dict[tuple[int, int], ContractMeter] = {}
 
 
 def describe_facts(version: int) -> list[str]:
@@ -65,9 +64,7 @@ def hand_facts(
         return out
     if not any(hand):
         return out
-    meter = _METERS.get((contract, gap))
-    if meter is None:
-        meter = _METERS[(contract, gap)] = ContractMeter(contract, gap)
+    meter = shared_meter(contract, gap)
     distance, outs = meter.analyse(hand)
     out[0] = distance / 8
     out[1:54] = (np.int64(outs) >> _BITS) & 1

@@ -266,7 +266,7 @@ class SearchBot:
                     game = world.clone()
                     counters = [0] * n
                     for move in candidates[i]:
-                        if game.to_act != me or move not in game._legal_now():
+                        if game.to_act != me or move not in game.legal_moves():
                             break
                         _apply(game, move, draws, counters)
                     scores = self._rollout(game, rules, seeds, draws, counters, deal)
@@ -411,7 +411,7 @@ def _rollout_view(game: Game, p: int) -> PlayerView:
         stock_rebuilds_left=game.stock_rebuilds_left,
         picked_up=tuple(map(tuple, game.picked_up)),
         went_down_this_turn=went_down and p == game.turn_player,
-        legal_moves=game._legal_now() if p == game.to_act else (),
+        legal_moves=game.legal_moves() if p == game.to_act else (),
         turn_player_went_down=went_down,
         deal_moves=game.move_count - game.deal_start_move,
     )
@@ -447,7 +447,7 @@ def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int]
     """
     kind = move.kind
     if draws is None or counters is None or kind not in _DRAWING or not game.stock:
-        game._apply_plain(move)  # a legal move or a candidate: plain fields, legality checked
+        game.apply(move)  # a legal move or a candidate: plain fields, legality checked
         return
     drawers = (game.to_act, game.turn_player) if kind == MoveKind.BUY else (game.turn_player,)
     stock = game.stock
@@ -462,7 +462,7 @@ def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int]
         stock.remove(c)
     stock.extend(reversed(picks))  # the first drawer's card on top (the list's end)
     before, rebuilt = len(stock), game.reshuffles
-    game._apply_plain(move)
+    game.apply(move)
     drawn = before - len(game.stock) if game.reshuffles == rebuilt else len(picks)
     for q in drawers[:drawn]:
         counters[q] += 1

@@ -116,7 +116,7 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
                     stats["discard_needed"].append(float(losses[move.card] > 0))
             if game.down[p] and MoveKind.LAYOFF in kinds:
                 stats["layoff"].append(float(move.kind == MoveKind.LAYOFF))
-            game._apply_plain(move)  # checked legal by chosen_move
+            game.apply(move)  # checked legal by chosen_move
             if len(game.deal_results) > deals:  # the deal ended
                 result = game.deal_results[-1]
                 for s in range(players):

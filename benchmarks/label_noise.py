@@ -89,7 +89,7 @@ def label_pairs(net: ScorerNet, decisions: int, rollouts: int, seed: int) -> np.
                             float(w.std(ddof=1) / np.sqrt(rollouts)),
                         ]
                     )
-            game._apply_plain(chosen_move(decision, agent.act(decision), f"seat {p}"))
+            game.apply(chosen_move(decision, agent.act(decision), f"seat {p}"))
     return np.array(rows)
 
 

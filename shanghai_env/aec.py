@@ -369,7 +369,7 @@ class raw_env(AECEnv):
         return info
 
     def _build_mask(self) -> np.ndarray:
-        legal = self.game._legal_now()
+        legal = self.game.legal_moves()
         # the draw and buy phases always offer the same two moves: one shared mask each
         if legal is DRAW_PHASE_MOVES:
             return self._draw_mask
@@ -459,7 +459,7 @@ class raw_env(AECEnv):
         game = self.game
         # the table's moves are plain: the engine checks legality only (ValueError if illegal,
         # the game unchanged); it also ends a deal at the rule max_moves_per_deal
-        game._apply_plain(move)
+        game.apply(move)
         self.num_steps += 1
         self._obs_cache.clear()
         if move.kind in _TABLE_MOVES:

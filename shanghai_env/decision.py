@@ -124,6 +124,21 @@ def chosen_move(decision: Decision, action: object, who: str) -> Move:
     return move
 
 
+def apply_action(game: Game, decision: Decision, action: object, who: str) -> Move:
+    """Check ``action`` against ``decision`` (:func:`chosen_move`) and play it in ``game``: the one
+    step every site that plays a player's answer goes through. Nothing changes on a ValueError."""
+    move = chosen_move(decision, action, who)
+    game.apply(move)
+    return move
+
+
+def play_turn(game: Game, agent: Agent, table: ActionTable, encoder: Encoder | None = None) -> Move:
+    """Ask ``agent`` for the decision of the player to act, check its answer and play it."""
+    seat = game.to_act
+    decision = decision_for(game, seat, table, encoder)
+    return apply_action(game, decision, agent.act(decision), f"agent {agent.name!r} in seat {seat}")
+
+
 def decision_for(game: Game, player: int, table: ActionTable, encoder: Encoder | None = None) -> Decision:
     """The decision of ``player`` (who must be the player to act) in ``game``.
 

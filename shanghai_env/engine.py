@@ -240,11 +240,9 @@ class Game:
     def upcard(self) -> int:
         return self.discard[-1] if self.discard else NO_PLAYER
 
-    def legal_moves(self) -> list[Move]:
-        """Every move the player to act may make now (a fresh list; the engine caches a tuple)."""
-        return list(self._legal_now())
-
-    def _legal_now(self) -> tuple[Move, ...]:
+    def legal_moves(self) -> tuple[Move, ...]:
+        """Every move the player to act may make now, in the engine's order (empty once the game
+        is over). The tuple is cached until the next move: immutable, so it is safe to keep."""
         if self._legal is None:
             self._legal = legal.legal_moves(self)
         return self._legal
@@ -253,7 +251,7 @@ class Game:
         """Whether ``move`` may be played now; a malformed Move (float fields...) is a TypeError."""
         if not _is_plain(move):
             move = checked_move(move)
-        return move in self._legal_now()
+        return move in self.legal_moves()
 
     def winners(self) -> list[int]:
         """Players with the lowest total (ties share first)."""
@@ -286,7 +284,7 @@ class Game:
             stock_rebuilds_left=self.stock_rebuilds_left,
             picked_up=tuple(tuple(p) for p in self.picked_up),
             went_down_this_turn=self.went_down_this_turn and player == self.turn_player,
-            legal_moves=self._legal_now() if player == self.to_act else (),
+            legal_moves=self.legal_moves() if player == self.to_act else (),
             turn_player_went_down=self.went_down_this_turn,
             deal_moves=self.move_count - self.deal_start_move,
         )
@@ -299,18 +297,11 @@ class Game:
         An illegal move raises ValueError, a malformed one (a field that is not an int, see
         :func:`~shanghai_env.moves.checked_move`) TypeError; either leaves the state unchanged.
         """
-        if isinstance(move, str):
-            move = parse_move(move)
-        elif not _is_plain(move):
-            move = checked_move(move)  # TypeError/ValueError for malformed fields, before any change
-        self._apply_plain(move)
-
-    def _apply_plain(self, move: Move) -> None:
-        """:meth:`apply` for a move whose fields are known to be plain ints (an action table's
-        move, or one of :meth:`legal_moves`): legality is still checked, as in :meth:`apply`."""
+        if not _is_plain(move):  # the engine's own moves (legal_moves, an action table) skip this
+            move = parse_move(move) if isinstance(move, str) else checked_move(move)
         if self.phase == Phase.GAME_OVER:
             raise ValueError(f"illegal move {move.name!r}: the game is over")
-        legal_now = self._legal_now()
+        legal_now = self.legal_moves()
         if move not in legal_now:
             shown = ", ".join(m.name for m in legal_now[:12])
             more = f" and {len(legal_now) - 12} more" if len(legal_now) > 12 else ""
@@ -615,7 +606,7 @@ class Game:
             fail(f"phase {self.phase.name} but player_{self.to_act} acts out of turn")
         if self.phase == Phase.DRAW and not self.discard:
             fail("a turn starts with no upcard")
-        if not self._legal_now():
+        if not self.legal_moves():
             fail("the player to act has no legal move")
 
     def __repr__(self) -> str:

@@ -377,7 +377,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 action = yield agent, decision
             else:
                 action = agent.act(decision)
-            game._apply_plain(chosen_move(decision, action, f"opponent {agent.name!r} in seat {p}"))
+            game.apply(chosen_move(decision, action, f"opponent {agent.name!r} in seat {p}"))
             reward += self._collect()
         self._mask = self._build_mask()
         return reward

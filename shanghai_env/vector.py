@@ -272,7 +272,7 @@ class VectorEnv:
     def _play(self, i: int, move: Any, done: np.ndarray) -> None:
         """Apply one legal move in game ``i``, collecting rewards; a finished game restarts."""
         game = self._games[i]
-        game._apply_plain(move)
+        game.apply(move)
         if len(game.deal_results) != self._deals_seen[i]:
             new = game.deal_results[self._deals_seen[i] :]
             self._deals_seen[i] = len(game.deal_results)
@@ -329,7 +329,7 @@ class VectorEnv:
         """A network that reads only the observation and the legal ids (``act_arrays(obs, legal)``,
         e.g. a ``shanghai-train`` player) decides from arrays, without building a view per game."""
         action_of, moves, encode = self.table.action_of, self.table.moves, self.encoder.encode_bytes
-        legal = [sorted(action_of[m] for m in self._games[i]._legal_now()) for i, _ in group]
+        legal = [sorted(action_of[m] for m in self._games[i].legal_moves()) for i, _ in group]
         obs = np.stack([np.frombuffer(encode(self._games[i], s), INT8) for i, s in group])
         chosen = agent.act_arrays(obs, legal)
         if len(chosen) != len(group):
@@ -355,7 +355,7 @@ class VectorEnv:
         if old:
             row[old] = 0
         action_of = self.table.action_of
-        ids = sorted(action_of[m] for m in game._legal_now())
+        ids = sorted(action_of[m] for m in game.legal_moves())
         row[ids] = 1
         self.legal_actions[i] = ids
 

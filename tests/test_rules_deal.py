@@ -196,5 +196,5 @@ def test_a_whole_game(num_players, seed):
             assert all(s >= 5 for p, s in enumerate(r.scores) if p != r.out_player)
     assert g.phase == Phase.GAME_OVER
     assert g.to_act == NO_PLAYER
-    assert g.legal_moves() == []
+    assert g.legal_moves() == ()
     assert g.winners() == [p for p in range(num_players) if g.scores[p] == min(g.scores)]

@@ -40,7 +40,7 @@ def test_going_out_ends_the_deal_at_once():
     # nobody is offered the last discard: the game (a single deal) is over
     assert g.phase == Phase.GAME_OVER
     assert g.to_act == NO_PLAYER
-    assert g.legal_moves() == []
+    assert g.legal_moves() == ()
     assert g.winners() == [0]
     g.validate()
 

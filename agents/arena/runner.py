@@ -64,7 +64,7 @@ def play_game(
         p = game.to_act
         decision = decision_for(game, p, table, encoder)
         move = chosen_move(decision, agents[p].act(decision), f"agent {agents[p].name!r} in seat {p}")
-        game._apply_plain(move)  # a table move, checked legal by chosen_move
+        game.apply(move)  # a table move, checked legal by chosen_move
         if log is not None:
             log.add(move.name, len(game.deal_results))
     results = game.deal_results

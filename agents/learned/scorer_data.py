@@ -221,7 +221,7 @@ def _one_game(
             assert isinstance(agent, ScorerBot)
             label(game, decision, agent, rollout_bots)
         move = chosen_move(decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
-        game._apply_plain(move)  # the rules' move cap ends a stalled deal
+        game.apply(move)  # the rules' move cap ends a stalled deal
         moves += 1
     return moves
 

@@ -26,16 +26,15 @@ def test_readme_loop_is_the_documented_loop_and_runs() -> None:
     assert "final scores:" in out.getvalue()
 
 
-def test_readme_single_agent_example_runs() -> None:
+def test_readme_vector_env_example_runs() -> None:
     code = python_blocks(ROOT / "README.md")[1]
+    assert "shanghai_env.vector_env(" in code and "venv.step(actions)" in code
     namespace: dict[str, Any] = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    env = namespace["env"]
-    mask = env.action_masks()
-    assert namespace["observation"].shape == env.observation_space.shape
-    assert mask.any()
-    _, _, terminated, truncated, _ = env.step(int(mask.nonzero()[0][0]))
-    assert isinstance(terminated, bool) and isinstance(truncated, bool)
+    venv, obs, mask, rewards = (namespace[k] for k in ("venv", "obs", "mask", "rewards"))
+    assert obs.shape == (64, venv.observation_length) and mask.shape == (64, venv.num_actions)
+    assert all(mask[i, ids].all() and mask[i].sum() == len(ids) for i, ids in enumerate(venv.legal_actions))
+    assert rewards.shape == (64, 4)
 
 
 VENV = "python3 -m venv .venv && . .venv/bin/activate && "

@@ -22,10 +22,12 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, KIND_AT, ScorerNet
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
@@ -255,6 +257,137 @@ def label_lines(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+# a fit's costs are in tens of points (the rollout advantages are divided by this); a saved
+# scorer's last layer is scaled back, so that its costs are in points
+SCALE = 10.0
+BATCH = 512
+
+
+@dataclass
+class FitData:
+    """A fit's examples as tensors: the pairs (upcard decisions, valued discards) and the discard
+    decisions, padded to the largest candidate set (the padding masked out)."""
+
+    pair_x: torch.Tensor  # (pairs, 2, INPUT_SIZE): [take/buy, draw/pass], or two discards
+    pair_a: torch.Tensor  # (pairs,): the rollout advantage of the first over the second, points
+    disc_x: torch.Tensor  # (decisions, k, INPUT_SIZE)
+    disc_mask: torch.Tensor  # (decisions, k): a real candidate, not padding
+    disc_y: torch.Tensor  # (decisions,): the chosen candidate (the planner's)
+
+
+def fit_data(shards: Sequence[str | Path], valued_discards: bool = True) -> FitData:
+    """Every shard's examples (without the valued discard pairs unless ``valued_discards``)."""
+    data = load_shards(shards)
+    if not valued_discards:
+        keep = ~discard_pairs(data["pair_x"])
+        data.update({k: data[k][keep] for k in ("pair_x", "pair_a", "pair_se")})
+    offs = data["disc_offsets"]
+    sizes = np.diff(offs)
+    k = int(sizes.max()) if len(sizes) else 1
+    dx = np.zeros((len(sizes), k, INPUT_SIZE), dtype=np.float32)
+    dm = np.zeros((len(sizes), k), dtype=bool)
+    flat = data["disc_x"].astype(np.float32)
+    for i, (a, b) in enumerate(itertools.pairwise(offs)):
+        dx[i, : b - a] = flat[a:b]
+        dm[i, : b - a] = True
+    return FitData(
+        pair_x=torch.tensor(data["pair_x"].astype(np.float32)),
+        pair_a=torch.tensor(data["pair_a"].astype(np.float32)),
+        disc_x=torch.tensor(dx),
+        disc_mask=torch.tensor(dm),
+        disc_y=torch.tensor(data["disc_y"]),
+    )
+
+
+def scorer_model(hidden: Sequence[int], start: ScorerNet | None = None) -> torch.nn.Sequential:
+    """The network a fit trains (costs in tens of points); with ``start``, that saved scorer's
+    layers and weights."""
+    if start is not None:
+        hidden = [w.shape[1] for w in start.weights[:-1]]
+    layers: list[torch.nn.Module] = []
+    width = INPUT_SIZE
+    for h in hidden:
+        layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+        width = h
+    layers.append(torch.nn.Linear(width, 1))
+    model = torch.nn.Sequential(*layers)
+    if start is not None:  # the saved last layer is in points: back to tens
+        linear = [m for m in model if isinstance(m, torch.nn.Linear)]
+        for i, (m, w, b) in enumerate(zip(linear, start.weights, start.biases)):
+            gain = SCALE if i == len(linear) - 1 else 1.0
+            with torch.no_grad():
+                m.weight.copy_(torch.tensor(w.T / gain))
+                m.bias.copy_(torch.tensor(b / gain))
+    return model
+
+
+def saved_scorer(model: torch.nn.Sequential, config: dict[str, Any]) -> ScorerNet:
+    """The fitted network as a scorer, its costs in points."""
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    gains = [1.0] * (len(linears) - 1) + [SCALE]
+    weights = [m.weight.detach().numpy().T.copy() * g for m, g in zip(linears, gains)]
+    biases = [m.bias.detach().numpy().copy() * g for m, g in zip(linears, gains)]
+    return ScorerNet(weights, biases, config)
+
+
+def own_discard_targets(start: ScorerNet, data: FitData) -> torch.Tensor:
+    """The starting scorer's own choice probabilities over each discard decision's candidates
+    (``softmax(-cost)``, costs in tens of points): targets at which its discards learn nothing."""
+    n, k = data.disc_mask.shape
+    own = start.costs(data.disc_x.numpy().reshape(-1, INPUT_SIZE)).reshape(n, k) / SCALE
+    return torch.softmax(torch.tensor(-own).masked_fill(~data.disc_mask, -1e9), 1)
+
+
+def pair_loss(model: torch.nn.Module, data: FitData, ix: np.ndarray, hub: torch.nn.Module) -> torch.Tensor:
+    """Huber loss of the two candidates' cost difference against the rollout advantage."""
+    c = model(data.pair_x[ix].reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+    return hub(c[:, 0] - c[:, 1], data.pair_a[ix] / SCALE)
+
+
+def discard_logits(model: torch.nn.Module, data: FitData, ix: np.ndarray) -> torch.Tensor:
+    c = model(data.disc_x[ix].reshape(-1, INPUT_SIZE)).reshape(len(ix), data.disc_x.shape[1])
+    return (-c).masked_fill(~data.disc_mask[ix], -1e9)
+
+
+def discard_loss(model: torch.nn.Module, data: FitData, ix: np.ndarray, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the costs' softmin over each decision's candidates to ``targets`` (the
+    chosen candidates, or probabilities over them)."""
+    return torch.nn.functional.cross_entropy(discard_logits(model, data, ix), targets[ix])
+
+
+def holdout_metrics(
+    model: torch.nn.Module, data: FitData, pairs: np.ndarray, discards: np.ndarray, hub: torch.nn.Module
+) -> dict[str, float]:
+    """How the network does on the held-out pairs and discards."""
+    with torch.no_grad():
+        m: dict[str, float] = {}
+        if len(pairs):
+            c = model(data.pair_x[pairs].reshape(-1, INPUT_SIZE)).reshape(-1, 2)
+            pred = (c[:, 0] - c[:, 1]) * SCALE
+            truth = data.pair_a[pairs]
+            m["pair_huber"] = float(hub(pred / SCALE, truth / SCALE))
+            # of held-out decisions: the share where the predicted sign agrees with the label's
+            m["pair_sign_agree"] = float(((pred < 0) == (truth < 0)).float().mean())
+            # the label value of the network's choices, against always passing / planner's
+            m["pair_gain"] = float(torch.where(pred < 0, truth, torch.zeros_like(truth)).mean())
+            m["pair_best_gain"] = float(torch.clamp(truth, max=0).mean())
+        if len(discards):
+            logits = discard_logits(model, data, discards)
+            m["discard_agree"] = float((logits.argmax(1) == data.disc_y[discards]).float().mean())
+        return m
+
+
+def _split(rng: np.random.Generator, n: int, holdout: float) -> tuple[np.ndarray, np.ndarray]:
+    idx = rng.permutation(n)
+    cut = int(n * holdout)
+    return idx[cut:], idx[:cut]
+
+
+def _batch(order: np.ndarray, step: int) -> np.ndarray:
+    """The ``step``-th batch of ``order``, wrapping around (none when ``order`` is empty)."""
+    return order[(step * BATCH) % len(order) :][:BATCH] if len(order) else order
+
+
 def fit(
     shards: Sequence[str | Path],
     out: str | Path,
@@ -275,126 +408,44 @@ def fit(
     without ``valued_discards`` the shards' valued discard pairs (``gen --value-discards``) are
     left out, their upcard pairs and cloned discards kept. With ``own_discards`` (needs
     ``init``) the discards' targets are the starting scorer's own choice probabilities
-    (``softmax(-cost)``) instead of the planner's choices: the discards stay the player's own
-    while the rollout-valued decisions move, and no teacher's label enters the fit."""
-    import torch
-
+    (:func:`own_discard_targets`) instead of the planner's choices: the discards stay the
+    player's own while the rollout-valued decisions move, and no teacher's label enters the fit."""
     if own_discards and init is None:
         raise ValueError("own_discards keeps the starting scorer's discards: give init")
-
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    data = load_shards(shards)
-    if not valued_discards:
-        keep = ~discard_pairs(data["pair_x"])
-        data.update({k: data[k][keep] for k in ("pair_x", "pair_a", "pair_se")})
-    px = torch.tensor(data["pair_x"].astype(np.float32))
-    pa = torch.tensor(data["pair_a"].astype(np.float32))
-    # discards, padded to the largest candidate set (padding masked out)
-    offs = data["disc_offsets"]
-    sizes = np.diff(offs)
-    k = int(sizes.max()) if len(sizes) else 1
-    dx = np.zeros((len(sizes), k, INPUT_SIZE), dtype=np.float32)
-    dm = np.zeros((len(sizes), k), dtype=bool)
-    flat = data["disc_x"].astype(np.float32)
-    for i, (a, b) in enumerate(itertools.pairwise(offs)):
-        dx[i, : b - a] = flat[a:b]
-        dm[i, : b - a] = True
-    dx_t, dm_t = torch.tensor(dx), torch.tensor(dm)
-    dy = torch.tensor(data["disc_y"])
-
-    def split(n: int) -> tuple[np.ndarray, np.ndarray]:
-        idx = rng.permutation(n)
-        cut = int(n * holdout)
-        return idx[cut:], idx[:cut]
-
-    ptr, pho = split(len(pa))
-    dtr, dho = split(len(dy))
+    data = fit_data(shards, valued_discards)
+    pair_train, pair_held = _split(rng, len(data.pair_a), holdout)
+    disc_train, disc_held = _split(rng, len(data.disc_y), holdout)
     start = ScorerNet.load(init) if init is not None else None
-    if start is not None:
-        hidden = [w.shape[1] for w in start.weights[:-1]]
-    soft: torch.Tensor | None = None
-    if own_discards and start is not None and len(sizes):
-        own = start.costs(dx.reshape(-1, INPUT_SIZE)).reshape(len(sizes), k) / 10.0  # tens of points
-        soft = torch.softmax(torch.tensor(-own).masked_fill(~dm_t, -1e9), 1)
-        dy = soft.argmax(1)
-    layers: list[torch.nn.Module] = []
-    width = INPUT_SIZE
-    for h in hidden:
-        layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-        width = h
-    layers.append(torch.nn.Linear(width, 1))
-    model = torch.nn.Sequential(*layers)
-    # costs are in tens of points: the rollout advantages are divided by 10
-    scale = 10.0
-    if start is not None:  # the saved last layer is in points (see the end): back to tens
-        linear = [m for m in model if isinstance(m, torch.nn.Linear)]
-        for i, (m, w, b) in enumerate(zip(linear, start.weights, start.biases)):
-            gain = scale if i == len(linear) - 1 else 1.0
-            with torch.no_grad():
-                m.weight.copy_(torch.tensor(w.T / gain))
-                m.bias.copy_(torch.tensor(b / gain))
+    targets = data.disc_y
+    if own_discards and start is not None and len(data.disc_y):
+        targets = own_discard_targets(start, data)
+        data.disc_y = targets.argmax(1)  # what the held-out agreement compares with
+    model = scorer_model(hidden, start)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    batch = 512
-    steps_per_epoch = max(1, max(len(ptr), len(dtr)) // batch)
+    steps_per_epoch = max(1, max(len(pair_train), len(disc_train)) // BATCH)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
-    hub = torch.nn.HuberLoss(delta=huber / scale)
-
-    def pair_loss(ix: np.ndarray) -> torch.Tensor:
-        x = px[ix]
-        c = model(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
-        return hub(c[:, 0] - c[:, 1], pa[ix] / scale)
-
-    def disc_logits(ix: np.ndarray) -> torch.Tensor:
-        c = model(dx_t[ix].reshape(-1, INPUT_SIZE)).reshape(len(ix), k)
-        return (-c).masked_fill(~dm_t[ix], -1e9)
-
-    def evaluate() -> dict[str, float]:
-        with torch.no_grad():
-            m: dict[str, float] = {}
-            if len(pho):
-                x = px[pho]
-                c = model(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
-                pred = (c[:, 0] - c[:, 1]) * scale
-                truth = pa[pho]
-                m["pair_huber"] = float(hub(pred / scale, truth / scale))
-                # of held-out decisions: the share where the predicted sign agrees with the label's
-                m["pair_sign_agree"] = float(((pred < 0) == (truth < 0)).float().mean())
-                # the label value of the network's choices, against always passing / planner's
-                m["pair_gain"] = float(torch.where(pred < 0, truth, torch.zeros_like(truth)).mean())
-                m["pair_best_gain"] = float(torch.clamp(truth, max=0).mean())
-            if len(dho):
-                logits = disc_logits(dho)
-                m["discard_agree"] = float((logits.argmax(1) == dy[dho]).float().mean())
-            return m
-
+    hub = torch.nn.HuberLoss(delta=huber / SCALE)
     for epoch in range(epochs):
-        pp = rng.permutation(ptr)
-        dp = rng.permutation(dtr)
+        pairs, discards = rng.permutation(pair_train), rng.permutation(disc_train)
         for s in range(steps_per_epoch):
             loss = torch.zeros(())
-            if len(pp):
-                ix = pp[(s * batch) % len(pp) :][:batch]
-                loss = loss + pair_loss(ix)
-            if len(dp):
-                ix = dp[(s * batch) % len(dp) :][:batch]
-                target = dy[ix] if soft is None else soft[ix]
-                loss = loss + discard_weight * torch.nn.functional.cross_entropy(disc_logits(ix), target)
+            if len(pairs):
+                loss = loss + pair_loss(model, data, _batch(pairs, s), hub)
+            if len(discards):
+                loss = loss + discard_weight * discard_loss(model, data, _batch(discards, s), targets)
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
         if epoch == epochs - 1 or epoch % 10 == 0:
-            log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in evaluate().items()))
-    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
-    # the last layer is scaled back to points, so that a saved scorer's costs are in points
-    gains = [1.0] * (len(linears) - 1) + [scale]
-    weights = [m.weight.detach().numpy().T.copy() * g for m, g in zip(linears, gains)]
-    biases = [m.bias.detach().numpy().copy() * g for m, g in zip(linears, gains)]
-    metrics = evaluate()
+            shown = holdout_metrics(model, data, pair_held, disc_held, hub)
+            log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items()))
+    metrics = holdout_metrics(model, data, pair_held, disc_held, hub)
     config = {
         "shards": [str(s) for s in shards],
-        "hidden": list(hidden),
+        "hidden": [m.out_features for m in model if isinstance(m, torch.nn.Linear)][:-1],
         "epochs": epochs,
         "lr": lr,
         "seed": seed,
@@ -403,12 +454,12 @@ def fit(
         "init": None if init is None else str(init),
         "valued_discards": valued_discards,
         "own_discards": own_discards,
-        "pairs": len(pa),
-        "discards": len(dy),
+        "pairs": len(data.pair_a),
+        "discards": len(data.disc_y),
         "holdout_metrics": metrics,
     }
-    ScorerNet(weights, biases, config).save(out)
-    log(f"saved {out}: {len(pa)} upcard decisions, {len(dy)} discards")
+    saved_scorer(model, config).save(out)
+    log(f"saved {out}: {len(data.pair_a)} upcard decisions, {len(data.disc_y)} discards")
     return metrics
 
 

@@ -3,7 +3,6 @@ shipped full-game model."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import zipfile
 from pathlib import Path
@@ -313,7 +312,8 @@ def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
     assert ScorerNet.load(tmp_path / "own.zip").config["own_discards"] is True
     pairs = scorer_train.fit_data([scorer_train.gen(tmp_path / "p.npz", 3, 1, games=1, rollouts=1)])
     model = scorer_train.scorer_model((), start)
-    scorer_train.pair_loss(model, pairs, np.arange(len(pairs.pair_a)), torch.nn.HuberLoss(delta=3.0)).backward()
+    huber = torch.nn.HuberLoss(delta=3.0)
+    scorer_train.pair_loss(model, pairs, np.arange(len(pairs.pair_a)), huber).backward()
     assert max(float(p.grad.abs().max()) for p in model.parameters() if p.grad is not None) > 1e-2
     with pytest.raises(ValueError, match="give init"):
         scorer_train.fit([shard], tmp_path / "x.zip", own_discards=True, log=lambda s: None)

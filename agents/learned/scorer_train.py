@@ -349,7 +349,9 @@ def discard_logits(model: torch.nn.Module, data: FitData, ix: np.ndarray) -> tor
     return (-c).masked_fill(~data.disc_mask[ix], -1e9)
 
 
-def discard_loss(model: torch.nn.Module, data: FitData, ix: np.ndarray, targets: torch.Tensor) -> torch.Tensor:
+def discard_loss(
+    model: torch.nn.Module, data: FitData, ix: np.ndarray, targets: torch.Tensor
+) -> torch.Tensor:
     """Cross-entropy of the costs' softmin over each decision's candidates to ``targets`` (the
     chosen candidates, or probabilities over them)."""
     return torch.nn.functional.cross_entropy(discard_logits(model, data, ix), targets[ix])

@@ -1,186 +1,153 @@
-"""Training end to end: a tiny MaskablePPO run saves a model that the tournament code plays; one seed,
-one result."""
+"""``shanghai-train sb3``: MaskablePPO on the single-agent view, through the loop's shared parts (run
+folder, checkpoints and resume, the evaluation shanghai-evaluate's statistic, the curve); its
+player is a MaskablePPO .zip that every command plays; one seed, one result."""
 
 from __future__ import annotations
 
-import importlib.util
+import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from shanghai_env.agents.learned.training import OpponentSampler, TrainConfig, train
+from shanghai_env.agents.bots.greedy import GreedyBot  # noqa: E402
+from shanghai_env.agents.learned.model import ModelAgent  # noqa: E402
+from shanghai_env.agents.learned.train import cli  # noqa: E402
+from shanghai_env.agents.learned.train.loop import train  # noqa: E402
+from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402
+from shanghai_env.agents.learned.train.methods.sb3 import Scored  # noqa: E402
+from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
+from shanghai_env.agents.registry import check_player, make_agent  # noqa: E402
+from shanghai_env.rules import Rules  # noqa: E402
+from shanghai_env.single_agent import SingleAgentEnv  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+TINY = {"n_steps": 32, "batch_size": 64, "epochs": 1, "net_arch": (16,)}
 
 
-def _script(name: str) -> Any:
-    """The module a root script (train.py, evaluate.py) runs."""
-    return importlib.import_module(
-        {
-            "train": "shanghai_env.agents.learned.train_cli",
-            "evaluate": "shanghai_env.agents.arena.evaluate_cli",
-        }[name]
+def tiny(out: Path, timesteps: int = 256, **kw: Any) -> RunConfig:
+    base: dict[str, Any] = dict(
+        method="sb3",
+        contracts=(1,),
+        timesteps=timesteps,
+        seed=3,
+        out=str(out),
+        num_envs=4,
+        opponents=("greedy",),
+        eval_every=0,
+        eval_games=0,
+        checkpoint_every=128,
+        progress=False,
+        method_options=dict(TINY),
     )
+    base.update(kw)
+    return RunConfig(**base)
 
 
-def _tiny(out: Path, **overrides: Any) -> TrainConfig:
-    kwargs: dict[str, Any] = {
-        "timesteps": 128,
-        "n_envs": 2,
-        "vec_env": "dummy",
-        "n_steps": 32,
-        "batch_size": 32,
-        "n_epochs": 2,
-        "net_arch": (32,),
-        "eval_every": 10**9,
-        "eval_games": 4,
-        "snapshot_every": 64,
-        "checkpoint_every": 10**9,
-        "progress": False,
-        "seed": 3,
-        "out": str(out),
-    }
-    kwargs.update(overrides)
-    return TrainConfig(**kwargs)
+def weights(path: str | Path) -> dict[str, Any]:
+    return {k: v.clone() for k, v in ModelAgent(str(path)).load().policy.state_dict().items()}
 
 
-def test_tiny_training_run_saves_a_model_that_evaluate_plays(tmp_path: Path) -> None:
+def test_a_few_thousand_steps_on_contract_1_through_the_command(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    train_py = _script("train")
-    train_py.main(
-        [
-            "--timesteps", "128", "--n-envs", "2", "--vec-env", "dummy", "--n-steps", "32",
-            "--batch-size", "32", "--n-epochs", "1", "--net-arch", "32", "--opponents", "greedy,self",
-            "--eval-every", "64", "--eval-games", "4", "--snapshot-every", "64", "--pool-size", "2",
-            "--out", str(out), "--no-progress", "--seed", "1",
-        ]
-    )  # fmt: skip
-    meta = json.loads((out / "model.json").read_text())
-    assert meta["config"]["opponents"] == ["greedy", "self"] and meta["timesteps"] >= 128
-    assert meta["final_eval"]["greedy_win_rate"] >= 0
-    assert (out / "eval.csv").read_text().count("\n") >= 3  # header + evaluations at 0, 64, 128
-    assert (out / "learning_curve.png").stat().st_size > 0
-    assert len(list((out / "pool").glob("*.zip"))) >= 2 and (out / "best_model.zip").exists()
-
-    evaluate = _script("evaluate")
-    model = str(out / "model.zip")
-    summary = evaluate.main(
-        ["--players", f"{model},greedy,greedy,greedy", "--contracts", "1", "--games", "4",
-         "--workers", "1", "--out", str(tmp_path / "eval"), "--no-progress", "--quiet"]
-    )  # fmt: skip
-    # 4 games round up to one round of seat orders (24); illegal actions would raise
-    assert summary.players[0].name == "model" and summary.games == 24
-
-
-def _parameters(path: Path) -> dict[str, np.ndarray]:
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO.load(str(path), device="cpu")
-    return {k: v.detach().numpy().copy() for k, v in model.policy.state_dict().items()}
+    argv = ["sb3", "--contracts", "1", "--opponents", "greedy", "--timesteps", "2048", "--num-envs", "4",
+            "--n-steps", "128", "--batch-size", "128", "--epochs", "2", "--net-arch", "32",
+            "--eval-every", "1024", "--eval-games", "4", "--eval-opponents", "greedy",
+            "--out", str(out), "--no-progress"]  # fmt: skip
+    assert cli.main(argv) == 0
+    for name in ("config.json", "checkpoint.pt", "progress.csv", "eval.csv", "curve.png", "model.json"):
+        assert (out / name).is_file(), name
+    player = out / "model.zip"
+    assert not (out / "model.pt").exists()
+    with open(out / "progress.csv", newline="", encoding="utf-8") as f:
+        progress = list(csv.DictReader(f))
+    assert [int(r["env_steps"]) for r in progress] == [512, 1024, 1536, 2048]
+    assert all(r["value_loss"] and r["entropy_loss"] for r in progress)
+    with open(out / "eval.csv", newline="", encoding="utf-8") as f:
+        evals = list(csv.DictReader(f))
+    # the loop's figure: the learner's game score minus the bots', with its interval
+    assert [int(r["env_steps"]) for r in evals] == [0, 1024, 2048]
+    assert {"greedy_diff", "greedy_low", "greedy_high", "greedy_score"} <= set(evals[0])
+    recipe = json.loads((out / "model.json").read_text(encoding="utf-8"))
+    assert recipe["player"] == "model.zip" and recipe["method"] == "sb3"
+    assert recipe["evaluation"]["env_steps"] == 2048
+    rules = Rules(num_players=4, contracts=(1,))
+    assert check_player(str(player), rules) == str(player)
+    assert isinstance(make_agent(str(player)), ModelAgent)
 
 
-def test_same_seed_same_first_updates(tmp_path: Path) -> None:
-    runs = []
-    for name in ("a", "b"):
-        train(_tiny(tmp_path / name, opponents=("random", "self"), timesteps=64))
-        runs.append(_parameters(tmp_path / name / "model.zip"))
-    a, b = runs
-    assert a.keys() == b.keys()
-    for k in a:
-        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
-    fresh = _parameters(tmp_path / "a" / "pool" / "step_0.zip")
-    assert any(not np.array_equal(fresh[k], a[k]) for k in a)  # the updates changed something
+def test_one_seed_one_result_and_the_updates_change_the_network(tmp_path: Path) -> None:
+    train(tiny(tmp_path / "a"))
+    train(tiny(tmp_path / "b"))
+    train(tiny(tmp_path / "c", timesteps=128))  # one update
+    a, b, c = (weights(tmp_path / n / "model.zip") for n in "abc")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(a[k], c[k]) for k in a)
 
 
-def test_opponent_sampler_draws_from_names_and_pool() -> None:
+def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train(tiny(out, timesteps=128))
+    first = weights(out / "model.zip")
+    method = method_class("sb3")()
+    method.setup(tiny(out, timesteps=256), torch.device("cpu"))
+    method.load_state_dict(torch.load(out / "checkpoint.pt", weights_only=False)["method"])
+    loaded = {k: v.clone() for k, v in method.model.policy.state_dict().items()}
+    assert all(torch.equal(first[k], loaded[k]) for k in first)  # the checkpoint's network
+    train(tiny(out, timesteps=256))
+    with open(out / "progress.csv", newline="", encoding="utf-8") as f:
+        assert [int(r["env_steps"]) for r in csv.DictReader(f)] == [128, 256]
+    assert any(not torch.equal(first[k], v) for k, v in weights(out / "model.zip").items())
+
+
+def test_self_play_and_init_from_a_saved_player(tmp_path: Path) -> None:
+    train(tiny(tmp_path / "self", timesteps=128, opponents=("self",)))
+    start = str(tmp_path / "self" / "model.zip")
+    options = {**TINY, "lr": 1e-5, "net_arch": (8,)}  # the file's widths win over net_arch
+    method = method_class("sb3")()
+    method.setup(tiny(tmp_path / "on", init=start, method_options=options), torch.device("cpu"))
+    assert method.model.learning_rate == 1e-5 and method.model.n_steps == 32
+    before = weights(start)
+    assert all(torch.equal(before[k], v) for k, v in method.model.policy.state_dict().items())
+    with pytest.raises(ValueError, match="it plays 4 players, contracts 1"):
+        method_class("sb3")().setup(tiny(tmp_path / "3p", init=start, players=3), torch.device("cpu"))
+
+
+def test_the_relative_reward_is_the_score_against_the_table() -> None:
+    env = Scored(SingleAgentEnv([GreedyBot() for _ in range(3)], contracts=(1, 2)), relative=True)
+    _, info = env.reset(seed=4)
+    total, done = 0.0, False
     rng = np.random.default_rng(0)
-    sampler = OpponentSampler(("greedy", "random"), (), 3)
-    names = {a.name for _ in range(10) for a in sampler(rng)}
-    assert names == {"greedy", "random"}
-    with pytest.raises(ValueError, match="snapshot"):
-        OpponentSampler(("self",), (), 3)(rng)
+    while not done:
+        action = int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
+        _, reward, terminated, truncated, info = env.step(action)
+        total += reward
+        done = terminated or truncated
+    scores, seat = np.asarray(info["game_scores"], float), info["learner_seat"]
+    assert total == pytest.approx(-(scores[seat] - scores.mean()) / 100)
+    assert env.finished == [pytest.approx(scores[seat] - np.delete(scores, seat).mean())]
 
 
-def test_dagger_rounds_label_the_clones_own_states(tmp_path: Path) -> None:
-    from shanghai_env.agents.learned.imitation import collect
-    from shanghai_env.single_agent import SingleAgentEnv
-
-    env = SingleAgentEnv(num_players=4, contracts=(1,))
-    # a driver that always plays the first legal action: the teacher still labels every state
-    first = collect(env, "greedy", 60, 0.99, seed=0, driver=lambda obs, mask: int(mask.nonzero()[0][0]))
-    again = collect(env, "greedy", 60, 0.99, seed=0, driver=lambda obs, mask: int(mask.nonzero()[0][0]))
-    assert len(first) >= 60 and (first.actions == again.actions).all()
-    assert all(first.masks[i, a] for i, a in enumerate(first.actions))  # labels are legal actions
-    both = first + again
-    assert len(both) == 2 * len(first)
-    config = _tiny(
-        tmp_path / "dagger", pretrain="greedy", pretrain_steps=80, pretrain_epochs=3, dagger_rounds=1
-    )
-    model = train(config)
-    assert (tmp_path / "dagger" / "model.zip").exists() and model is not None
-
-
-def test_teacher_decisions_come_in_seeded_shards_one_per_worker(tmp_path: Path) -> None:
-    from shanghai_env.agents.learned.training import _collect_demos
-
-    config = _tiny(tmp_path, pretrain="greedy", opponents=("greedy",))
-    demos = _collect_demos(config, 60, seed=5)  # two worker processes, 30 decisions each at least
-    again = _collect_demos(config, 60, seed=5)
-    other = _collect_demos(config, 60, seed=6)
-    assert len(demos) >= 60 and len(demos) == len(again)
-    assert (demos.actions == again.actions).all() and (demos.obs == again.obs).all()
-    assert len(other) != len(demos) or (other.obs != demos.obs).any()
-    assert all(demos.masks[i, a] for i, a in enumerate(demos.actions))
-
-
-def test_clone_only_then_fine_tune_from_the_saved_model(tmp_path: Path) -> None:
-    config = _tiny(tmp_path / "clone", timesteps=0, pretrain="greedy", pretrain_steps=60, pretrain_epochs=1)
-    clone = train(config)
-    assert clone.num_timesteps == 0 and (tmp_path / "clone" / "model.zip").exists()
-    init = str(tmp_path / "clone" / "model.zip")
-    tuned = train(_tiny(tmp_path / "tuned", init=init, learning_rate=1e-5, n_steps=16, batch_size=16))
-    assert tuned.num_timesteps >= 128 and tuned.n_steps == 16 and tuned.learning_rate == 1e-5
-    before, after = _parameters(Path(init)), _parameters(tmp_path / "tuned" / "model.zip")
-    assert before.keys() == after.keys() and any(not np.array_equal(before[k], after[k]) for k in before)
-    with pytest.raises(ValueError, match="another table"):
-        train(_tiny(tmp_path / "other", init=init, num_players=3))
-    with pytest.raises(ValueError, match="not both"):
-        _tiny(tmp_path / "both", init=init, pretrain="greedy")
-
-
-def test_cloning_fits_the_teachers_decisions(tmp_path: Path) -> None:
-    from shanghai_env.agents.learned.imitation import collect, pretrain
-    from shanghai_env.agents.learned.training import build_model, env_factory
-
-    config = _tiny(tmp_path / "fit", net_arch=(64,))
-    env = env_factory(config)()
-    demos = collect(env, "greedy", 300, config.gamma, seed=1)
-    model = build_model(config, env)
-    history = pretrain(model, demos, epochs=25, batch_size=64, seed=0, learning_rate=3e-3)
-    assert history[-1]["policy_loss"] < 0.5 * history[0]["policy_loss"]
-    assert history[-1]["accuracy"] > 0.9  # it reproduces the teacher on the decisions it saw
-    pairs = zip(demos.obs, demos.masks)
-    played = [int(model.predict(o, action_masks=m, deterministic=True)[0]) for o, m in pairs]
-    assert np.mean(np.asarray(played) == demos.actions) > 0.9
-
-
-@pytest.mark.parametrize("features", ["rummy", "cards"])
-def test_build_model_uses_the_chosen_features(tmp_path: Path, features: str) -> None:
-    from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
-    from shanghai_env.agents.learned.training import build_model, env_factory
-
-    config = _tiny(tmp_path / features, features=features)
-    env = env_factory(config)()
-    model = build_model(config, env)
-    expected = RummyFeatures if features == "rummy" else CardFeatures
-    assert isinstance(model.policy.features_extractor, expected)
-    obs, _ = env.reset(seed=0)
-    mask = env.action_masks()
-    assert mask[int(model.predict(obs, action_masks=mask, deterministic=True)[0])]
-    with pytest.raises(ValueError, match="features must be one of"):
-        _tiny(tmp_path / "bad", features="pixels")
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--facts"], "--facts"),
+        (["--env-workers", "2"], "--env-workers"),
+        (["--init", "scratch_contract1"], "--init"),  # a network of the loop, not MaskablePPO
+        (["--init", "shanghai_4p"], "not a saved MaskablePPO model"),
+        (["--batch-size", "0"], "--batch-size"),
+        (["--shaping", "-1"], "--shaping"),
+    ],
+)
+def test_what_sb3_cannot_do_is_one_line_and_exit_2(tmp_path, argv, needle, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sb3", "--contracts", "1", "--out", str(tmp_path / "run"), "--no-progress", *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert needle in err[-1] and "Traceback" not in "\n".join(err)
+    assert not os.path.exists(tmp_path / "run" / "checkpoint.pt")

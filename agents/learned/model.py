@@ -43,6 +43,8 @@ SAVED_PLAYER = (
 # what playing a MaskablePPO model imports (the 'train' extra; a scorer needs only numpy)
 PLAY_MODULES = ("torch", "sb3_contrib")
 MISSING_PREFIX = "playing a saved MaskablePPO model needs the 'train' extra"
+# the modules of policies that models of earlier versions were saved with and this one lacks
+RETIRED_POLICIES = ("shanghai_env.agents.learned.structured",)
 
 # Models saved before the players moved under shanghai_env.agents name their feature extractor
 # by its old module path (agents.features.RummyFeatures); while a model loads, those names lead
@@ -50,7 +52,6 @@ MISSING_PREFIX = "playing a saved MaskablePPO model needs the 'train' extra"
 _OLD_MODULES = {
     "agents": "shanghai_env.agents",
     "agents.features": "shanghai_env.agents.learned.features",
-    "agents.training": "shanghai_env.agents.learned.training",
 }
 
 
@@ -73,6 +74,19 @@ def load_maskable(path: str, **kwargs: Any) -> Any:
 
     with old_module_names():
         return MaskablePPO.load(path, **kwargs)
+
+
+def save_maskable(model: Any, path: str | Any) -> None:
+    """Save ``model`` to play: with a fresh optimiser (a third of the size, the same choices; a
+    checkpoint keeps the trained optimiser to go on training)."""
+    policy = model.policy
+    trained = policy.optimizer
+    lr = float(model.lr_schedule(1.0))
+    policy.optimizer = policy.optimizer_class(policy.parameters(), lr=lr, **policy.optimizer_kwargs)
+    try:
+        model.save(path)
+    finally:
+        policy.optimizer = trained
 
 
 class ModelAgent:
@@ -133,12 +147,7 @@ class ModelAgent:
 
     @staticmethod
     def _model_input(model: Any, decision: Decision) -> Any:
-        """The observation vector (followed by the derived inputs for a model trained on them), or a
-        dict of it and the mask if the model was trained on one."""
-        if getattr(getattr(model, "policy", None), "derived", False):
-            from shanghai_env.agents.learned.derived import derived_input
-
-            return derived_input(decision.observation, decision.view, decision.rules)
+        """The observation vector, or a dict of it and the mask if the model was trained on one."""
         space = getattr(model, "observation_space", None)
         keys = list(getattr(space, "spaces", {}) or {})
         if not keys:
@@ -236,16 +245,17 @@ def saved_table(path: str) -> ModelTable:
         raise ValueError(f"{path!r} is not a saved model (not a zip file)") from None
     except Exception as err:  # truncated or unreadable files raise many kinds of errors
         raise ValueError(f"{path!r} cannot be read as a saved model: {err}") from None
+    policy_class = data.get("policy_class")
+    if isinstance(policy_class, dict) and policy_class.get("__module__") in RETIRED_POLICIES:
+        raise ValueError(
+            f"{path!r} is a structured MaskablePPO policy (the ppo_full_* players), retired after "
+            "shanghai-env 0.2.0, which still plays it (pip install shanghai-env==0.2.0)"
+        )
     try:
         observation = _space_size(data["observation_space"])
         actions = int(data["action_space"]["n"])
     except Exception:
         raise ValueError(f"{path!r} is not a model of this game (no observation vector, actions)") from None
-    kwargs = data.get("policy_kwargs")
-    if isinstance(kwargs, dict) and kwargs.get("derived") is True:
-        from shanghai_env.agents.learned.derived import DERIVED_SIZE
-
-        observation -= DERIVED_SIZE  # the env's observation; the derived inputs are built from it
     players, contracts = _recorded_table(data, path)
     table = ModelTable(observation, actions, players, contracts)
     if players is not None and contracts is not None:

@@ -6,13 +6,11 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
   default) or against named players;
 - ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets;
 - ``dagger``: behaviour cloning and DAgger of any player (``--teacher planner``, ``shanghai``, a
-  saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning).
+  saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning);
+- ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player).
 
 Methods with programs of their own, reached through the same command:
 
-- ``sb3``: Stable-Baselines3 MaskablePPO on the single-agent view (the shipped ``ppo_*``
-  players; its options are those of :mod:`shanghai_env.agents.learned.train_cli`); ``clone``
-  is ``sb3`` with ``--pretrain PLAYER`` (behaviour cloning and DAgger from any player);
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players);
 - ``rllib``: Ray RLlib multi-agent PPO, the route to a cluster.
 
@@ -35,8 +33,8 @@ from typing import Any
 from shanghai_env.cli import int_in, number_in, options_once, prepare_output, require_extra
 from shanghai_env.cli import run as run_cli
 
-LOOP_METHODS = ("ppo", "dmc", "dagger")
-OTHER_METHODS = ("sb3", "clone", "scorer", "rllib")
+LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3")
+OTHER_METHODS = ("scorer", "rllib")
 METHODS = LOOP_METHODS + OTHER_METHODS
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
@@ -310,8 +308,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "\nusage: shanghai-train METHOD [options]; shanghai-train METHOD --help lists a method's options"
         )
         return 0
-    if first.startswith("-"):  # the options of the MaskablePPO trainer, as before methods were named
-        return _other("sb3", argv)
+    if first.startswith("-"):
+        methods = ", ".join(METHODS)
+        print(f"shanghai-train: name a method before the options; methods: {methods}", file=sys.stderr)
+        return 2
     if first == "plot":
         return plot_runs(argv[1:])
     if first not in METHODS:
@@ -342,15 +342,6 @@ def plot_runs(argv: Sequence[str]) -> int:
 
 
 def _other(method: str, argv: list[str]) -> int:
-    if method in ("sb3", "clone"):
-        from shanghai_env.agents.learned import train_cli
-
-        if method == "clone" and not any(a == "--pretrain" or a.startswith("--pretrain=") for a in argv):
-            print("shanghai-train clone: name the player to imitate with --pretrain PLAYER", file=sys.stderr)
-            return 2
-        require_extra("shanghai-train", "train")
-        train_cli.main(argv)
-        return 0
     if method == "scorer":
         from shanghai_env.agents.learned import scorer_train
 

@@ -7,20 +7,21 @@ for checkpoints and ``export(path)`` (a saved player, :mod:`..policy`).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
+
+# name: (module, class). A method's module is imported when it is used, so that one method's
+# libraries (Stable-Baselines3 for sb3) cost the others nothing.
+METHODS = {
+    "ppo": (".ppo", "PPO"),
+    "dmc": (".dmc", "DMC"),
+    "dagger": (".dagger", "Dagger"),
+    "sb3": (".sb3", "SB3"),
+}
 
 
 def method_class(name: str) -> Any:
-    if name == "ppo":
-        from .ppo import PPO
-
-        return PPO
-    if name == "dmc":
-        from .dmc import DMC
-
-        return DMC
-    if name == "dagger":
-        from .dagger import Dagger
-
-        return Dagger
-    raise ValueError(f"unknown method {name!r}; methods: ppo, dmc, dagger")
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; methods: {', '.join(METHODS)}")
+    module, cls = METHODS[name]
+    return getattr(importlib.import_module(module, __name__), cls)

@@ -1,0 +1,256 @@
+"""Stable-Baselines3's MaskablePPO (sb3-contrib) on the Gymnasium single-agent view, on the loop.
+
+One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``num_envs``
+:class:`~shanghai_env.single_agent.SingleAgentEnv` (the learner's seat; the other seats play
+inside the env), then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does.
+The run folder, config, checkpoints, evaluations and curve are the loop's, as for every method;
+the player is a MaskablePPO ``model.zip`` that every command plays
+(:class:`~shanghai_env.agents.learned.model.ModelAgent`).
+
+- Opponents: ``--opponents self`` (the default): every other seat plays the current policy's
+  most probable move; otherwise the named players (one name: every other seat).
+- Reward: ``--reward deal`` is the env's (``-deal score / 100``); ``relative`` (the default) that
+  minus the table's mean, as the other methods learn it. ``shaping`` adds the env's
+  potential-based shaping on the distance of the hand to the contract (0: none).
+- Network: the observation read through :class:`~shanghai_env.agents.learned.features.RummyFeatures`,
+  then ``net_arch`` for the policy and the value; ``--init`` a MaskablePPO ``.zip`` goes on from
+  that player's network (its own widths) with this run's settings.
+- A resumed run restores the network, the optimiser and the random streams; its games in
+  progress are not kept, new ones are dealt (seeded by the number of updates).
+
+Options (``shanghai-train sb3 --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
+``n_steps``, ``gamma``, ``gae_lambda``, ``clip``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
+``norm_adv``, ``shaping``. Cloning a teacher is the ``dagger`` method's; sb3 does not pretrain.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.logger import Logger
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from shanghai_env.agents.bots.contract import shared_meter
+from shanghai_env.agents.registry import make_agent
+from shanghai_env.decision import Agent, Decision
+from shanghai_env.engine import Game
+from shanghai_env.single_agent import SingleAgentEnv
+
+from ...features import RummyFeatures
+from ...model import load_maskable, policy_modes, save_maskable, saved_table
+from ..run import SELF, RunConfig
+from .base import training_games
+
+
+@dataclass
+class SB3Options:
+    lr: float = 3e-4
+    epochs: int = 4
+    batch_size: int = 512
+    net_arch: tuple[int, ...] = (128, 128)
+    n_steps: int = 64  # decisions of every env per iteration
+    gamma: float = 0.999
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    norm_adv: bool = True  # Stable-Baselines3's default
+    shaping: float = 0.0  # potential -shaping * distance of the hand to the contract (0: none)
+
+
+class SelfPlayer:
+    """The learner's current policy at another seat: its most probable legal move."""
+
+    name = "self"
+    needs_observation = True
+
+    def __init__(self, method: SB3) -> None:
+        self.method = method
+
+    def reset(self, seed: int | None = None) -> None:
+        """The policy keeps nothing between decisions."""
+
+    def act(self, decision: Decision) -> int:
+        return self.act_batch([decision])[0]
+
+    def act_batch(self, decisions: list[Decision]) -> list[int]:
+        obs = np.stack([d.observation for d in decisions])
+        masks = np.stack([d.action_mask for d in decisions]).astype(bool)
+        return policy_modes(self.method.model.policy, obs, masks)
+
+
+class DistancePotential:
+    """Potential ``-coef * distance of the hand to the contract`` (0 once down), for shaping."""
+
+    def __init__(self, coef: float) -> None:
+        self.coef = coef
+
+    def __call__(self, game: Game, seat: int) -> float:
+        if game.down[seat]:
+            return 0.0
+        return -self.coef * shared_meter(game.contract, 1).distance(game.hands[seat])
+
+
+class Scored(gymnasium.Wrapper):  # type: ignore[type-arg]
+    """Keeps each finished game's learner score minus the others' mean, and with ``relative``
+    pays the change of ``-(own score - the table's mean) / 100`` (and the env's shaping) instead of
+    the env's reward: what the loop's other methods learn from."""
+
+    def __init__(self, env: SingleAgentEnv, relative: bool) -> None:
+        super().__init__(env)
+        self.relative = relative
+        self.finished: list[float] = []
+        self.scores = np.zeros(env.rules.num_players)
+
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        self.scores = np.asarray(info["game_scores"], float)
+        return obs, info
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        scores, seat = np.asarray(info["game_scores"], float), info["learner_seat"]
+        if self.relative:
+            gained = (scores - scores.mean()) - (self.scores - self.scores.mean())
+            reward = -gained[seat] / 100 + info["shaping"]
+        self.scores = scores
+        if terminated or truncated:
+            self.finished.append(float(scores[seat] - np.delete(scores, seat).mean()))
+        return obs, reward, terminated, truncated, info
+
+
+class SB3:
+    name = "sb3"
+    Options = SB3Options
+    player_file = "model.zip"
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        check_config(config)
+        self.config, self.device = config, device
+        self.opt = SB3Options(**config.method_options)
+        set_random_seed(config.seed)
+        self.wrapped = [self._env() for _ in range(config.num_envs)]
+        self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
+        self.venv.seed(config.seed)
+        self.model = load_init(config, self.venv, device, self.settings()) if config.init else self._fresh()
+        self.model.set_logger(Logger(folder=None, output_formats=[]))  # the loop keeps the logs
+        self.updates, self.new_games = 0, True
+
+    def settings(self) -> dict[str, Any]:
+        """MaskablePPO's arguments for the options (a fresh model's and those a loaded one gets)."""
+        o = self.opt
+        return {
+            "learning_rate": o.lr,
+            "n_steps": o.n_steps,
+            "batch_size": o.batch_size,
+            "n_epochs": o.epochs,
+            "gamma": o.gamma,
+            "gae_lambda": o.gae_lambda,
+            "clip_range": o.clip,
+            "ent_coef": o.ent_coef,
+            "vf_coef": o.vf_coef,
+            "max_grad_norm": o.max_grad_norm,
+            "normalize_advantage": o.norm_adv,
+        }
+
+    def _fresh(self) -> Any:
+        rules, arch = self.config.rules, list(self.opt.net_arch)
+        kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
+        policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
+        policy["net_arch"] = {"pi": arch, "vf": arch}
+        settings = {**self.settings(), "seed": self.config.seed, "device": self.device}
+        return MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy, **settings)
+
+    def _env(self) -> Scored:
+        config, opt = self.config, self.opt
+        env = SingleAgentEnv(
+            self._opponents(),
+            num_players=config.players,
+            contracts=config.contracts,
+            potential=DistancePotential(opt.shaping) if opt.shaping else None,
+            gamma=opt.gamma,
+        )
+        return Scored(env, config.reward == "relative")
+
+    def _opponents(self) -> list[Agent]:
+        seats, names = self.config.players - 1, tuple(self.config.opponents)
+        if names == (SELF,):
+            return [SelfPlayer(self)] * seats  # no state between decisions: one object serves all
+        return [make_agent(names[k % len(names)]) for k in range(seats)]
+
+    def step(self) -> dict[str, float]:
+        steps = self.opt.n_steps * self.config.num_envs
+        # new games (the first step, or after a resume) are dealt by learn() resetting the envs
+        self.model.learn(steps, reset_num_timesteps=self.new_games, log_interval=None)
+        self.new_games = False
+        self.updates += 1
+        logged = self.model.logger.name_to_value
+        out = {k.split("/", 1)[1]: round(float(v), 5) for k, v in logged.items() if k.startswith("train/")}
+        self.model.logger.dump()  # (no outputs: clears the values for the next iteration)
+        finished = [d for env in self.wrapped for d in env.finished]
+        for env in self.wrapped:
+            env.finished.clear()
+        out["games_finished"] = float(len(finished))
+        out.update(training_games(self.config, finished))
+        out["env_steps"] = float(steps)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        blob = io.BytesIO()
+        self.model.save(blob)  # the optimiser's state included
+        streams = (torch.get_rng_state(), np.random.get_state(), random.getstate())
+        return {"model": blob.getvalue(), "updates": self.updates, "streams": streams}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.model.set_parameters(io.BytesIO(state["model"]), exact_match=True, device=self.device)
+        self.updates = int(state["updates"])
+        torch_state, np_state, py_state = state["streams"]
+        torch.set_rng_state(torch_state)
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+        self.venv.seed(self.config.seed + 1_000_003 * self.updates)
+        self.new_games = True
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        """The player as a MaskablePPO ``.zip`` (its recipe is the loop's ``model.json``)."""
+        save_maskable(self.model, path)
+
+
+def _returns(env: Scored) -> Callable[[], Scored]:
+    return lambda: env
+
+
+def check_config(config: RunConfig) -> None:
+    """ValueError for the run options sb3 cannot follow (before anything is built)."""
+    if config.facts:
+        raise ValueError("--facts: sb3 reads the env's observation through its own features; leave it out")
+    if config.env_workers > 1:
+        raise ValueError("--env-workers: sb3 steps its games in this process; use 1")
+    if config.init and not config.init.endswith(".zip"):
+        raise ValueError(f"--init {config.init!r}: sb3 goes on from a MaskablePPO player (.zip)")
+
+
+def load_init(config: RunConfig, venv: Any, device: torch.device, settings: dict[str, Any]) -> Any:
+    """The MaskablePPO player ``config.init`` with this run's settings, to train further; a
+    ValueError in one line if it is none or plays another table."""
+    try:
+        model = load_maskable(config.init, env=venv, device=device, custom_objects=settings)
+    except Exception as err:  # SB3 raises many kinds; say which file and why in one line
+        try:
+            why = f"it plays {saved_table(config.init).describe()}"
+        except ValueError as not_a_model:
+            why = str(not_a_model)
+        wanted = f"{config.players} players, contracts {','.join(map(str, config.contracts))}"
+        raise ValueError(f"--init {config.init!r}: sb3 cannot go on from it at {wanted}: {why}") from err
+    model.set_random_seed(config.seed)
+    return model

@@ -10,10 +10,17 @@ actions ``MultiDiscrete([A] * N)``, rewards the learner's (the AEC env's ``rewar
 sb3-contrib calls it. Episodes are games; they end by termination and restart in the same step
 (Gymnasium's ``SAME_STEP`` autoreset): the row then shows the next game's first decision, and
 ``infos["final_scores"]`` keeps the totals of the game that ended (rows where ``terminations``).
+
+``reset(seed=s)`` with one int seeds every game from it (:mod:`shanghai_env.vector`'s seeds);
+``reset(seed=[s_0, ..., s_{N-1}])``, Gymnasium's one seed per env, seeds game ``i`` with ``s_i``
+alone: it deals and plays what ``SingleAgentVectorEnv(1, ...).reset(seed=s_i)`` does (``None``
+entries are drawn at random). Every game is dealt from its seed, so ``reset`` takes no
+``options`` (a fixed ``deck`` or ``dealer`` is the AEC env's): any is refused, not ignored.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,11 +39,16 @@ class SingleAgentVectorEnv(VectorEnv):
     def __init__(
         self, num_envs: int = 8, *, opponents: list[PlayerEntry], reward: str = "deal", **rule_options: Any
     ) -> None:
+        if not isinstance(opponents, (list, tuple)):
+            raise TypeError(
+                "opponents must be a list or tuple of the other seats' players (a network or a "
+                f"factory of bots each), got {opponents!r}"
+            )
         entries = [None, *opponents]
         if any(o is None for o in opponents):
             raise ValueError("opponents: every other seat needs a player (a network or a factory of bots)")
         self.games = GameBatch(num_envs, players=entries, reward=reward, **rule_options)
-        n, length, size = num_envs, self.games.observation_length, self.games.num_actions
+        n, length, size = self.games.num_envs, self.games.observation_length, self.games.num_actions
         encoder = self.games.encoder
         self.num_envs = n
         self.single_observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.int8)
@@ -49,10 +61,21 @@ class SingleAgentVectorEnv(VectorEnv):
         self.action_space = spaces.MultiDiscrete(np.full(n, size))
 
     def reset(
-        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        if isinstance(seed, list):
-            raise ValueError("seed must be one int (every game's seed derives from it) or None")
+        """Deal a fresh game in every row (see the module docstring for ``seed``); ``options``
+        must be None or empty."""
+        if options is not None:
+            if not isinstance(options, Mapping):
+                raise TypeError(f"options must be None (or an empty dict), got {options!r}")
+            if options:
+                raise ValueError(
+                    f"reset options {sorted(map(str, options))} are not supported here: every game is "
+                    "dealt from its seed (a fixed 'deck' or 'dealer' is the AEC env's reset option)"
+                )
         obs, mask, _ = self.games.reset(seed=seed)
         return obs.copy(), {"action_mask": mask.copy()}
 

@@ -41,12 +41,27 @@ of the caller's seats again; the rewards and ends of those moves are in the same
 same game), and each inside agent of that game is reset with its own seed derived the same way.
 The same seed and the same actions give the same games, observations and rewards.
 
+``reset(seed=[s_0, ..., s_{N-1}])`` (Gymnasium's one seed per env) seeds each row on its own:
+row ``i`` deals and plays what row 0 of ``reset(seed=s_i)`` would (game ``k`` by
+``game_seed(s_i, 0, k)``, its bots seeded alike); an entry ``None`` is drawn at random. A network
+seated inside (one object for every game) is then seeded from the whole list.
+
 ## Errors
 
 ``actions`` must be ``num_envs`` integers, each legal in its game (its mask entry 1); anything
 else is a TypeError or ValueError naming the row and what is allowed, raised before any game
-changes. ``legal_actions`` lists each row's legal action ids (ascending), for samplers that draw
-from the legal moves only.
+changes: the whole batch is checked before any row is played. ``legal_actions`` lists each
+row's legal action ids (ascending), for samplers that draw from the legal moves only. ``mask``
+and ``legal_actions`` are the caller's copies, rewritten at every step: legality is checked
+against the games' own legal moves, so editing them changes nothing but what the caller reads.
+Every argument of every call (``observe``'s row and seat, the seeds, ``players``, ``features``)
+is checked the same way, and ``num_envs`` is at most :data:`MAX_ENVS`.
+
+The seats played inside run after the caller's moves have been played, so their errors (an
+exception, or an answer that is no legal action id: ``True``, ``3.0``, ``None``, which name the
+player, its seat and the game) cannot be checked first. Such an error leaves the games part-way
+through the step; the env then refuses every use with a RuntimeError saying so until the next
+``reset``.
 """
 
 from __future__ import annotations
@@ -58,8 +73,8 @@ import numpy as np
 
 from .actions import action_table
 from .aec import REWARD_MODES, step_rewards
-from .checks import choice_arg, int_arg, is_int
-from .decision import Agent, BatchAgent, chosen_move, decision_for
+from .checks import action_id, choice_arg, int_arg, is_int
+from .decision import Agent, BatchAgent, apply_action, decision_for
 from .engine import Game
 from .observation import INT8, ObservationEncoder
 from .rules import Rules
@@ -67,6 +82,10 @@ from .rules import Rules
 PlayerEntry = BatchAgent | Callable[[], Agent] | None
 SEED_LIMIT = 2**63
 SHARED_ROW = 2**32  # the row number in the seeds of players that play every game
+# games in one env: a dealt game holds about 110 to 370 KiB (3 to 8 players), so this many take
+# 7 to 24 GiB; the bound turns a slip like num_envs=10**12 into an error instead of a machine
+# out of memory
+MAX_ENVS = 2**16
 
 
 def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
@@ -76,12 +95,59 @@ def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0] % SEED_LIMIT)
 
 
+def env_count(num_envs: Any) -> int:
+    """``num_envs`` checked: an int 1..MAX_ENVS, before anything is built."""
+    count = int_arg("num_envs", num_envs, low=1)
+    if count > MAX_ENVS:
+        raise ValueError(
+            f"num_envs must be an int 1..{MAX_ENVS} (a dealt game holds 110 to 370 KiB; "
+            f"for more, run several envs), got {num_envs!r}"
+        )
+    return count
+
+
+def _entropy() -> int:
+    return int(np.random.SeedSequence().entropy % SEED_LIMIT)  # type: ignore[operator]
+
+
+def reset_seeds(seed: Any, num_envs: int) -> tuple[int, list[int] | None]:
+    """A reset's ``seed`` checked: ``(seed, None)`` for one int (``None``: one drawn at random),
+    or for one seed per game ``(a seed drawn from the list for the networks, the list)``, its
+    ``None`` entries drawn at random. TypeError/ValueError naming what is allowed otherwise."""
+    allowed = f"a non-negative int, a list of {num_envs} of them (one seed per game), or None"
+    if seed is None:
+        return _entropy(), None
+    if is_int(seed):
+        if seed < 0:
+            raise ValueError(f"seed must be {allowed}, got {seed!r}")
+        return int(seed), None
+    if isinstance(seed, np.ndarray) and seed.ndim == 1:
+        seed = seed.tolist()
+    if not isinstance(seed, (list, tuple)):
+        raise TypeError(f"seed must be {allowed}, got {seed!r} ({type(seed).__name__})")
+    if len(seed) != num_envs:
+        raise ValueError(f"seed: a list of seeds holds one seed per game ({num_envs}), got {len(seed)}")
+    rows = []
+    for i, s in enumerate(seed):
+        if s is None:
+            rows.append(_entropy())
+        elif not is_int(s):
+            raise TypeError(f"seed[{i}] must be a non-negative int or None, got {s!r} ({type(s).__name__})")
+        elif s < 0:
+            raise ValueError(f"seed[{i}] must be a non-negative int or None, got {s!r}")
+        else:
+            rows.append(int(s))
+    shared = int(np.random.SeedSequence(rows).generate_state(1, np.uint64)[0] % SEED_LIMIT)
+    return shared, rows
+
+
 def checked_actions(
-    actions: Any, mask: np.ndarray, legal: list[list[int]], name: Callable[[int], str]
+    actions: Any, legal: Sequence[tuple[int, ...]], size: int, name: Callable[[int], str]
 ) -> np.ndarray:
-    """``actions`` as int64 ids, one per row, each legal under ``mask``; TypeError/ValueError
-    naming the first bad row and what is allowed otherwise."""
-    rows, size = mask.shape
+    """``actions`` as int64 ids, one per row, each among that row's ``legal`` ids (the env's own,
+    read from its games: never a buffer handed to the caller); TypeError/ValueError naming the
+    first bad row and what is allowed otherwise. Every row is checked before any is played."""
+    rows = len(legal)
     acts = np.asarray(actions)
     if acts.shape != (rows,):
         raise ValueError(f"actions must have shape ({rows},), one per game, got {acts.shape}")
@@ -92,13 +158,11 @@ def checked_actions(
         i = int(bad[0])
         raise ValueError(f"actions[{i}] = {int(acts[i])} is no action id; ids are 0..{size - 1}")
     acts = acts.astype(np.int64)
-    illegal = np.flatnonzero(mask[np.arange(rows), acts] == 0)
-    if illegal.size:
-        i = int(illegal[0])
-        raise ValueError(
-            f"actions[{i}] = {int(acts[i])} ({name(int(acts[i]))}) is not legal in game {i}; "
-            f"legal there: {legal[i][:12]}"
-        )
+    for i, (a, ids) in enumerate(zip(acts.tolist(), legal)):
+        if a not in ids:
+            raise ValueError(
+                f"actions[{i}] = {a} ({name(a)}) is not legal in game {i}; legal there: {list(ids[:12])}"
+            )
     return acts
 
 
@@ -116,13 +180,18 @@ class VectorEnv:
         features_size: int = 0,
         **rule_options: Any,
     ) -> None:
-        self.num_envs = int_arg("num_envs", num_envs, low=1)
+        self.num_envs = env_count(num_envs)
         # rows are numbered from first_row in the seeds: a worker process holding rows 32..63 of a
         # larger batch deals the very games those rows deal in one process
         self.first_row = int_arg("first_row", first_row, low=0)
         self.rules = Rules.from_options(rule_options)
         self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         n = self.num_players = self.rules.num_players
+        if players is not None and not isinstance(players, (list, tuple)):
+            raise TypeError(
+                f"players must be a list or tuple of one entry per seat ({n}): None for a seat played "
+                f"through step, a BatchAgent, or a factory of Agents; got {players!r}"
+            )
         entries = list(players) if players is not None else [None] * n
         if len(entries) != n:
             raise ValueError(f"players must have one entry per seat ({n}), got {len(entries)}")
@@ -150,6 +219,17 @@ class VectorEnv:
         self.caller_seats = tuple(s for s in range(n) if entries[s] is None)
         if not self.caller_seats:
             raise ValueError("players: at least one seat must be None (played through step)")
+        if features is not None and not callable(features):
+            raise TypeError(
+                f"features must be a callable features(game, seat) -> features_size numbers, or None; "
+                f"got {features!r}"
+            )
+        width = int_arg("features_size", features_size, low=0 if features is None else 1)
+        if features is None and width:
+            raise ValueError(
+                f"features_size is the length of what features(game, seat) returns; without features "
+                f"it must be 0, got {features_size!r}"
+            )
         self._inside = [entries[s] is not None for s in range(n)]
         self.table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
@@ -162,12 +242,14 @@ class VectorEnv:
         ]
         for row in self._agents:
             for s, agent in enumerate(row):
-                if agent is not None and not isinstance(agent, Agent):
-                    raise TypeError(f"players[{s}]() returned {type(agent).__name__}, not an Agent")
+                if self._factories[s] is not None and not isinstance(agent, Agent):
+                    raise TypeError(
+                        f"players[{s}]() returned {type(agent).__name__}, not an Agent (name, reset, act)"
+                    )
         # extra inputs of the seat to act, computed by ``features(game, seat)`` (which must read
         # only what that seat sees): (N, features_size) float32, zero-width without features
         self.features = features
-        self.extra = np.zeros((num, features_size if features is not None else 0), np.float32)
+        self.extra = np.zeros((num, width), np.float32)
         self.obs = np.zeros((num, self.observation_length), INT8)
         self.mask = np.zeros((num, self.num_actions), INT8)
         self.seat = np.zeros(num, np.int64)
@@ -175,6 +257,9 @@ class VectorEnv:
         self.game_seeds = [0] * num
         self.games_played = [0] * num  # games started per row since reset
         self.legal_actions: list[list[int]] = [[] for _ in range(num)]
+        # each row's legal ids as read from its game: what step checks actions against (the
+        # caller's legal_actions and mask may be edited; these are never handed out)
+        self._legal: list[tuple[int, ...]] = [() for _ in range(num)]
         self._acc = np.zeros((num, n), np.float32)
         self._deals_seen = [0] * num
         self._deal_start = [0] * num  # the game's move count when its current deal began
@@ -182,6 +267,8 @@ class VectorEnv:
         # deals ended since reset, those someone went out of, and their moves (for training logs)
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
         self._seed: int | None = None
+        self._row_seeds: list[int] | None = None  # one seed per row (reset with a list)
+        self._broken: str | None = None  # why the games stand part-way through a step
 
     # --- public ----------------------------------------------------------------------------
 
@@ -190,24 +277,12 @@ class VectorEnv:
         """The engine's games, one per row (omniscient: for tests and tools, not for players)."""
         return self._games
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Deal a fresh game in every row; returns ``(obs, mask, seat)`` (see the module docstring)."""
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % SEED_LIMIT)  # type: ignore[operator]
-        elif not is_int(seed) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-        self._seed = int(seed)
-        for s, shared in enumerate(self._shared):
-            if shared is not None:  # a row number no game has
-                shared.reset(game_seed(self._seed, SHARED_ROW, 0, s))
-        self._acc[:] = 0.0
-        self.final_scores[:] = 0
-        for i in range(self.num_envs):
-            self.games_played[i] = 0
-            self._new_game(i)
-        self._advance(list(range(self.num_envs)), np.zeros(self.num_envs, bool))
-        self._ended.clear()
-        self._acc[:] = 0.0
+    def reset(
+        self, seed: int | Sequence[int | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal a fresh game in every row; returns ``(obs, mask, seat)`` (see the module docstring).
+        ``seed``: one int, one per game (a list), or None (drawn at random)."""
+        self._reset(*reset_seeds(seed, self.num_envs))
         return self.obs, self.mask, self.seat
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -215,14 +290,18 @@ class VectorEnv:
 
         The arrays are the env's own and change at the next ``step``: copy what you keep.
         """
-        if self._seed is None:
-            raise RuntimeError("call reset() before step()")
-        acts = self._checked(actions)
+        self._usable("step()")
+        acts = checked_actions(actions, self._legal, self.num_actions, self.table.name)
         done = np.zeros(self.num_envs, bool)
-        moves = self.table.moves
-        for i in range(self.num_envs):
-            self._play(i, moves[acts[i]], done)
-        self._advance(list(range(self.num_envs)), done)
+        moves, games = self.table.moves, self._games
+        try:
+            for i, a in enumerate(acts.tolist()):
+                games[i].apply(moves[a])
+                self._settle(i, done)
+            self._advance(list(range(self.num_envs)), done)
+        except BaseException as err:
+            self._break(err, "step")
+            raise
         rewards = self._acc.copy()
         self._acc[:] = 0.0
         # a game that ended returns its own rewards; any after its restart wait for the next step
@@ -235,44 +314,92 @@ class VectorEnv:
     def observe(self, row: int, seat: int) -> np.ndarray:
         """The observation of any seat in game ``row`` now (e.g. to bootstrap a value for a seat
         that is not to act); the same vector ``env().observe`` gives that seat."""
+        row, seat = self._row_seat(row, seat, "observe()")
         return np.frombuffer(self.encoder.encode_bytes(self._games[row], seat), INT8)
 
     def observe_extra(self, row: int, seat: int) -> np.ndarray:
         """The extra inputs (``features``) of any seat in game ``row`` now."""
+        row, seat = self._row_seat(row, seat, "observe_extra()")
         if self.features is None:
             return np.zeros(0, np.float32)
-        return self.features(self._games[row], seat)
+        return self._features_of(self._games[row], seat)
 
     # --- inside ----------------------------------------------------------------------------
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """A copy (a checkpoint) from before the extra inputs existed gets none."""
+        """A copy (a checkpoint) from before the extra inputs existed gets none; one from before
+        the env kept its own legal ids gets them from the arrays it saved."""
         self.__dict__.update(state)
         if "features" not in state:
             self.features = None
             self.extra = np.zeros((self.num_envs, 0), np.float32)
+        if "_legal" not in state:
+            self._legal = [tuple(ids) for ids in self.legal_actions]
+            self._row_seeds = None
+            self._broken = None
 
-    def _checked(self, actions: Any) -> np.ndarray:
-        return checked_actions(actions, self.mask, self.legal_actions, self.table.name)
+    def _usable(self, call: str) -> None:
+        if self._broken is not None:
+            raise RuntimeError(f"this env is unusable until reset(): {self._broken}")
+        if self._seed is None:
+            raise RuntimeError(f"call reset() before {call}")
+
+    def _row_seat(self, row: Any, seat: Any, call: str) -> tuple[int, int]:
+        self._usable(call)
+        return (
+            int_arg("row", row, low=0, high=self.num_envs - 1),
+            int_arg("seat", seat, low=0, high=self.num_players - 1),
+        )
+
+    def _break(self, err: BaseException, call: str) -> None:
+        """Mark the env unusable until reset: ``err`` stopped ``call`` with games part-way through.
+        Rolling back would need every seated bot's memory as it was, so the env says so instead."""
+        self._broken = (
+            f"its last {call}() stopped part-way, its games left as they stood, when "
+            f"{type(err).__name__}: {err}"
+        )
+        if hasattr(err, "add_note"):  # Python 3.11+: the failing call's traceback says so too
+            err.add_note("the env is unusable until reset(): this error left its games part-way through")
+
+    def _reset(self, seed: int, row_seeds: list[int] | None) -> None:
+        """Deal every row from checked seeds (:func:`reset_seeds`)."""
+        self._broken = None
+        self._seed, self._row_seeds = seed, row_seeds
+        try:
+            for s, shared in enumerate(self._shared):
+                if shared is not None:  # a row number no game has
+                    shared.reset(game_seed(seed, SHARED_ROW, 0, s))
+            self._acc[:] = 0.0
+            self.final_scores[:] = 0
+            for i in range(self.num_envs):
+                self.games_played[i] = 0
+                self._new_game(i)
+            self._advance(list(range(self.num_envs)), np.zeros(self.num_envs, bool))
+        except BaseException as err:
+            self._break(err, "reset")
+            raise
+        self._ended.clear()
+        self._acc[:] = 0.0
 
     def _new_game(self, i: int) -> None:
         assert self._seed is not None
         k = self.games_played[i]
-        row = self.first_row + i
-        seed = game_seed(self._seed, row, k)
-        self.game_seeds[i] = seed
+        if self._row_seeds is None:
+            base, row = self._seed, self.first_row + i
+        else:
+            base, row = self._row_seeds[i], 0
+        self.game_seeds[i] = seed = game_seed(base, row, k)
         self._games[i].reset(seed)
         self._deals_seen[i] = 0
         self._deal_start[i] = 0
         self.games_played[i] = k + 1
         for s, agent in enumerate(self._agents[i]):
             if agent is not None:
-                agent.reset(game_seed(self._seed, row, k, s))
+                agent.reset(game_seed(base, row, k, s))
 
-    def _play(self, i: int, move: Any, done: np.ndarray) -> None:
-        """Apply one legal move in game ``i``, collecting rewards; a finished game restarts."""
+    def _settle(self, i: int, done: np.ndarray) -> None:
+        """After a move in game ``i``: collect its rewards; a finished game restarts."""
         game = self._games[i]
-        game.apply(move)
         if len(game.deal_results) != self._deals_seen[i]:
             new = game.deal_results[self._deals_seen[i] :]
             self._deals_seen[i] = len(game.deal_results)
@@ -299,13 +426,15 @@ class VectorEnv:
             # a network playing several seats decides all of them, in every game, in one batch
             batched: dict[int, list[tuple[int, int]]] = {}
             for i in pending:
-                s = self._games[i].to_act
+                game = self._games[i]
+                s = game.to_act
                 agent = self._agents[i][s]
                 if agent is None:
                     batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
-                    decision = decision_for(self._games[i], s, table, encoder)
-                    self._play(i, chosen_move(decision, agent.act(decision), _who(agent, s)), done)
+                    decision = decision_for(game, s, table, encoder)
+                    apply_action(game, decision, agent.act(decision), _who(agent, s, i))
+                    self._settle(i, done)
             for group in batched.values():
                 shared = self._shared[group[0][1]]
                 assert shared is not None
@@ -313,14 +442,10 @@ class VectorEnv:
                     self._act_arrays(shared, group, done)
                     continue
                 decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
-                chosen = shared.act_batch(decisions)
-                if len(chosen) != len(decisions):
-                    raise ValueError(
-                        f"{_who(shared, group[0][1])}: act_batch returned {len(chosen)} actions "
-                        f"for {len(decisions)} decisions"
-                    )
+                chosen = _answers(shared, "act_batch", shared.act_batch(decisions), group)
                 for (i, s), d, a in zip(group, decisions, chosen):
-                    self._play(i, chosen_move(d, a, _who(shared, s)), done)
+                    apply_action(self._games[i], d, a, _who(shared, s, i))
+                    self._settle(i, done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         for i in rows:
             self._write(i)
@@ -331,17 +456,32 @@ class VectorEnv:
         action_of, moves, encode = self.table.action_of, self.table.moves, self.encoder.encode_bytes
         legal = [sorted(action_of[m] for m in self._games[i].legal_moves()) for i, _ in group]
         obs = np.stack([np.frombuffer(encode(self._games[i], s), INT8) for i, s in group])
-        chosen = agent.act_arrays(obs, legal)
-        if len(chosen) != len(group):
-            raise ValueError(
-                f"{_who(agent, group[0][1])}: act_arrays returned {len(chosen)} actions "
-                f"for {len(group)} games"
-            )
-        for (i, s), ids, a in zip(group, legal, chosen):
+        chosen = _answers(agent, "act_arrays", agent.act_arrays(obs, legal), group)
+        size = self.num_actions
+        # every answer of the batch is checked before any is played
+        for k, ((i, s), ids, a) in enumerate(zip(group, legal, chosen)):
+            if type(a) is not int:  # numpy ints pass; bools, floats, strings, None do not
+                try:
+                    chosen[k] = a = action_id(a, size)
+                except (TypeError, ValueError) as err:
+                    raise type(err)(f"{_who(agent, s, i)} answered {a!r}: {err}") from None
             if a not in ids:
-                name = self.table.name(a) if 0 <= a < self.num_actions else "no action"
-                raise ValueError(f"{_who(agent, s)} chose illegal action {a} ({name}) in game {i}")
-            self._play(i, moves[a], done)
+                name = self.table.name(a) if 0 <= a < size else "no action id"
+                raise ValueError(f"{_who(agent, s, i)} chose illegal action {a} ({name}); legal: {ids[:12]}")
+        for (i, _), a in zip(group, chosen):
+            self._games[i].apply(moves[a])
+            self._settle(i, done)
+
+    def _features_of(self, game: Game, seat: int) -> Any:
+        assert self.features is not None
+        x = self.features(game, seat)
+        width = self.extra.shape[1]
+        if np.shape(x) != (width,):
+            raise ValueError(
+                f"features(game, seat) returned shape {np.shape(x)}; it must return features_size "
+                f"{width} numbers"
+            )
+        return x
 
     def _write(self, i: int) -> None:
         game = self._games[i]
@@ -349,19 +489,38 @@ class VectorEnv:
         self.seat[i] = s
         self.obs[i] = np.frombuffer(self.encoder.encode_bytes(game, s), INT8)
         if self.features is not None:
-            self.extra[i] = self.features(game, s)
-        row = self.mask[i]
-        old = self.legal_actions[i]
-        if old:
-            row[old] = 0
+            x = self._features_of(game, s)
+            try:
+                self.extra[i] = x
+            except (TypeError, ValueError):
+                raise TypeError(f"features(game, seat) must return numbers, got {x!r}") from None
         action_of = self.table.action_of
         ids = sorted(action_of[m] for m in game.legal_moves())
+        row = self.mask[i]
+        row.fill(0)  # the whole row: nothing a caller wrote into it outlives the step
         row[ids] = 1
         self.legal_actions[i] = ids
+        self._legal[i] = tuple(ids)
 
 
-def _who(agent: Agent, seat: int) -> str:
-    return f"agent {getattr(agent, 'name', type(agent).__name__)!r} in seat {seat}"
+def _who(agent: Agent, seat: int, row: int) -> str:
+    return f"agent {getattr(agent, 'name', type(agent).__name__)!r} in seat {seat} of game {row}"
+
+
+def _answers(agent: Any, method: str, chosen: Any, group: list[tuple[int, int]]) -> list[Any]:
+    """A network's answers to ``group``: a list (or tuple, or 1-d array) of one action per game."""
+    seats = sorted({s for _, s in group})
+    where = f"seat {seats[0]}" if len(seats) == 1 else f"seats {', '.join(map(str, seats))}"
+    who = f"agent {getattr(agent, 'name', type(agent).__name__)!r} in {where}"
+    if isinstance(chosen, np.ndarray) and chosen.ndim == 1:
+        chosen = chosen.tolist()
+    if not isinstance(chosen, (list, tuple)):
+        raise TypeError(
+            f"{who}: {method} must return a list of {len(group)} action ids, one per game, got {chosen!r}"
+        )
+    if len(chosen) != len(group):
+        raise ValueError(f"{who}: {method} returned {len(chosen)} actions for {len(group)} games")
+    return list(chosen)
 
 
 def vector_env(num_envs: int = 64, **options: Any) -> VectorEnv:

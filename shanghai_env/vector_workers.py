@@ -10,6 +10,13 @@ exactly the same games, observations and rewards for the same seed and actions, 
 factories; a network is pickled), so they must pickle. Pickling the object (a checkpoint) takes
 every worker's games and a copy starts workers of its own with them.
 
+Arguments are checked in this process before anything is sent (the same checks as the batched
+env's, with the same messages). A worker's error reaches the caller as an error naming the
+worker and carrying its message (a TypeError or ValueError stays one; anything else is a
+RuntimeError naming its type); an error of a player inside a worker leaves the env refusing
+every use until ``reset``, as the batched env does. A worker that died is a RuntimeError naming
+it, and the env is then closed. After ``close`` every call says that the env is closed.
+
 Worth it where stepping the games is a large part of the time and there are cores to spare: on
 two cores the trainer's updates dominate and one process is as fast (docs/performance.md).
 """
@@ -19,38 +26,50 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import pickle
+import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from .checks import int_arg
-from .vector import VectorEnv, checked_actions
+from .vector import VectorEnv, checked_actions, env_count, reset_seeds
 
 
 def _serve(conn: Connection, blob: bytes) -> None:
+    # Ctrl-C reaches every process of the terminal's group: the parent decides what stops (it
+    # may save a checkpoint, which needs the workers' games), so the workers ignore it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     venv: VectorEnv = pickle.loads(blob)
     while True:
-        cmd, arg = conn.recv()
-        if cmd == "reset":
-            venv.reset(seed=arg)
-            conn.send(_arrays(venv, None))
-        elif cmd == "step":
-            try:
-                out = venv.step(arg)
-            except (TypeError, ValueError) as err:
-                conn.send(("error", err))
-                continue
-            conn.send(_arrays(venv, out[3:]))
-        elif cmd == "observe":
-            conn.send(venv.observe(*arg))
-        elif cmd == "observe_extra":
-            conn.send(venv.observe_extra(*arg))
-        elif cmd == "state":
-            conn.send(pickle.dumps(venv))
-        elif cmd == "close":
+        try:
+            cmd, arg = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if cmd == "close":
             conn.close()
             return
+        try:
+            reply = _answer(venv, cmd, arg)
+        except Exception as err:  # the parent raises it, naming this worker; the worker lives on
+            reply = ("error", type(err).__name__, str(err), venv._broken is not None)
+        conn.send(reply)
+
+
+def _answer(venv: VectorEnv, cmd: str, arg: Any) -> tuple[Any, ...]:
+    if cmd == "reset":
+        venv._reset(*arg)
+        return _arrays(venv, None)
+    if cmd == "step":
+        out = venv.step(arg)
+        return _arrays(venv, out[3:])
+    if cmd == "observe":
+        return ("ok", venv.observe(*arg))
+    if cmd == "observe_extra":
+        return ("ok", venv.observe_extra(*arg))
+    if cmd == "state":
+        return ("ok", pickle.dumps(venv))
+    raise ValueError(f"unknown command {cmd!r}")
 
 
 def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
@@ -60,7 +79,7 @@ def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
         venv.obs,
         None,
         venv.seat,
-        venv.legal_actions,
+        venv._legal,
         venv.final_scores,
         venv.game_seeds,
         dict(venv.deal_counts),
@@ -69,11 +88,15 @@ def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
     )
 
 
+def _error_type(name: str) -> type[Exception]:
+    return {"TypeError": TypeError, "ValueError": ValueError}.get(name, RuntimeError)
+
+
 class WorkerVectorEnv:
     """:class:`~shanghai_env.vector.VectorEnv` with its rows in ``workers`` processes."""
 
     def __init__(self, num_envs: int = 64, *, workers: int = 2, **options: Any) -> None:
-        self.num_envs = int_arg("num_envs", num_envs, low=1)
+        self.num_envs = env_count(num_envs)
         self.workers = int_arg("workers", workers, low=1, high=self.num_envs)
         share, extra = divmod(self.num_envs, self.workers)
         sizes = [share + (k < extra) for k in range(self.workers)]
@@ -84,6 +107,9 @@ class WorkerVectorEnv:
     def _init(self, blocks: list[VectorEnv], options: dict[str, Any]) -> None:
         first = blocks[0]
         self._options = options
+        self._closed: str | None = None  # why every call is refused (set by close)
+        self._conns: list[Connection] = []
+        self._procs: list[Any] = []
         self.rules, self.table, self.encoder = first.rules, first.table, first.encoder
         self.num_players, self.num_actions = first.num_players, first.num_actions
         self.observation_length, self.caller_seats = first.observation_length, first.caller_seats
@@ -96,13 +122,24 @@ class WorkerVectorEnv:
         self.final_scores = np.zeros((n, self.num_players), np.int64)
         self.game_seeds = [0] * n
         self.legal_actions: list[list[int]] = [[] for _ in range(n)]
+        self._legal: list[tuple[int, ...]] = [() for _ in range(n)]  # what step checks against
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
-        ctx = mp.get_context("spawn")  # no fork of a process that may hold torch threads
-        self._conns: list[Connection] = []
-        self._procs = []
+        self._broken = next((b._broken for b in blocks if b._broken is not None), None)
+        # every block pickled before any process starts: a player that does not pickle starts none
+        blobs = []
         for block in blocks:
+            try:
+                blobs.append(pickle.dumps(block))
+            except (pickle.PicklingError, AttributeError, TypeError) as err:
+                raise TypeError(
+                    "the players and features of a WorkerVectorEnv must pickle to reach its worker "
+                    "processes (module-level classes and functions, or functools.partial of them; no "
+                    f"lambdas or local functions): {err}"
+                ) from None
+        ctx = mp.get_context("spawn")  # no fork of a process that may hold torch threads
+        for blob in blobs:
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child, pickle.dumps(block)), daemon=True)
+            proc = ctx.Process(target=_serve, args=(child, blob), daemon=True)
             proc.start()
             child.close()
             self._conns.append(parent)
@@ -113,16 +150,43 @@ class WorkerVectorEnv:
                 self._fill(start, n, _arrays(block, None))
             self._sum_counts([b.deal_counts for b in blocks])
 
-    def _gather(self) -> list[Any]:
-        """Receive every worker's answer and copy its arrays into this object's rows."""
-        replies = [conn.recv() for conn in self._conns]
-        errors = [r[1] for r in replies if r[0] == "error"]
-        if errors:
-            raise errors[0]
-        for (start, n), reply in zip(self._bounds, replies):
-            self._fill(start, n, reply)
-        self._sum_counts([r[7] for r in replies])
-        return [r[8] for r in replies]
+    def _name(self, k: int) -> str:
+        start, n = self._bounds[k]
+        return f"worker {k} (games {start}..{start + n - 1})"
+
+    def _call(self, messages: dict[int, tuple[str, Any]]) -> dict[int, tuple[Any, ...]]:
+        """Send each worker its message, then take every answer before raising any error, so that
+        the pipes stay in step; a worker's error is raised here naming the worker."""
+        dead: list[int] = []
+        for k, message in messages.items():
+            try:
+                self._conns[k].send(message)
+            except OSError:  # a broken pipe: the worker is gone
+                dead.append(k)
+        replies = {}
+        for k in messages:
+            if k in dead:
+                continue
+            try:
+                replies[k] = self._conns[k].recv()
+            except (EOFError, OSError):
+                dead.append(k)
+        if dead:
+            k = min(dead)
+            proc = self._procs[k]
+            proc.join(timeout=5)
+            why = f"{self._name(k)} stopped (exit code {proc.exitcode})"
+            self.close(why)
+            raise RuntimeError(f"{why}: the env cannot go on and is closed; make a new one")
+        for k, reply in replies.items():
+            if reply[0] == "error":
+                _, kind, message, broken = reply
+                text = f"{self._name(k)}: {kind}: {message}"
+                if broken:
+                    self._broken = f"its last call stopped part-way in {text}"
+                    text += " (the env is unusable until reset())"
+                raise _error_type(kind)(text)
+        return replies
 
     def _fill(self, start: int, n: int, reply: tuple[Any, ...]) -> None:
         _, obs, _, seat, legal, final, seeds, _, _, extra = reply
@@ -130,33 +194,57 @@ class WorkerVectorEnv:
         self.obs[rows], self.seat[rows], self.final_scores[rows] = obs, seat, final
         self.extra[rows] = extra
         for i, ids in enumerate(legal, start):
-            old = self.legal_actions[i]
-            if old:
-                self.mask[i, old] = 0
-            self.mask[i, ids] = 1
-            self.legal_actions[i] = ids
+            public = list(ids)
+            row = self.mask[i]
+            row.fill(0)  # the whole row: nothing a caller wrote into it outlives the step
+            row[public] = 1
+            self.legal_actions[i] = public
+            self._legal[i] = tuple(ids)
         self.game_seeds[rows] = seeds
 
     def _sum_counts(self, counts: list[dict[str, int]]) -> None:
         self.deal_counts = {k: sum(c[k] for c in counts) for k in self.deal_counts}
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % 2**63)  # type: ignore[operator]
-        for conn in self._conns:
-            conn.send(("reset", seed))
-        self._gather()
+    def _open(self) -> None:
+        if self._closed is not None:
+            raise RuntimeError(f"this WorkerVectorEnv is closed ({self._closed}): make a new one")
+
+    def _usable(self, call: str) -> None:
+        self._open()
+        if self._broken is not None:
+            raise RuntimeError(f"this env is unusable until reset(): {self._broken}")
+        if not self._started:
+            raise RuntimeError(f"call reset() before {call}")
+
+    def reset(self, seed: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`VectorEnv.reset <shanghai_env.vector.VectorEnv.reset>`: one seed, one per
+        game, or None."""
+        self._open()
+        base, rows = reset_seeds(seed, self.num_envs)
+        self._broken = None
+        replies = self._call(
+            {
+                k: ("reset", (base, rows[start : start + n] if rows is not None else None))
+                for k, (start, n) in enumerate(self._bounds)
+            }
+        )
+        for k, (start, n) in enumerate(self._bounds):
+            self._fill(start, n, replies[k])
+        self._sum_counts([r[7] for r in replies.values()])
         self._started = True
         return self.obs, self.mask, self.seat
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        if not self._started:
-            raise RuntimeError("call reset() before step()")
+        self._usable("step()")
         # checked here first, so that a bad action changes no worker's games
-        acts = checked_actions(actions, self.mask, self.legal_actions, self.table.name)
-        for (start, n), conn in zip(self._bounds, self._conns):
-            conn.send(("step", acts[start : start + n]))
-        tails = self._gather()
+        acts = checked_actions(actions, self._legal, self.num_actions, self.table.name)
+        replies = self._call(
+            {k: ("step", acts[start : start + n]) for k, (start, n) in enumerate(self._bounds)}
+        )
+        for k, (start, n) in enumerate(self._bounds):
+            self._fill(start, n, replies[k])
+        self._sum_counts([r[7] for r in replies.values()])
+        tails = [replies[k][8] for k in range(len(self._bounds))]
         rewards = np.concatenate([t[0] for t in tails])
         done = np.concatenate([t[1] for t in tails])
         return self.obs, self.mask, self.seat, rewards, done
@@ -167,28 +255,35 @@ class WorkerVectorEnv:
     def observe_extra(self, row: int, seat: int) -> np.ndarray:
         return self._ask("observe_extra", row, seat)
 
-    def _ask(self, cmd: str, row: int, seat: int) -> np.ndarray:
-        for k, (start, n) in enumerate(self._bounds):
-            if start <= row < start + n:
-                self._conns[k].send((cmd, (row - start, seat)))
-                return np.asarray(self._conns[k].recv())
-        raise ValueError(f"row must be 0..{self.num_envs - 1}, got {row}")
+    def _ask(self, cmd: str, row: Any, seat: Any) -> np.ndarray:
+        self._usable(f"{cmd}()")
+        row = int_arg("row", row, low=0, high=self.num_envs - 1)
+        seat = int_arg("seat", seat, low=0, high=self.num_players - 1)
+        k = next(k for k, (start, n) in enumerate(self._bounds) if start <= row < start + n)
+        return np.asarray(self._call({k: (cmd, (row - self._bounds[k][0], seat))})[k][1])
 
-    def close(self) -> None:
+    def close(self, why: str = "close() was called") -> None:
+        """Stop the workers; every later call says the env is closed (a second close does nothing)."""
+        if getattr(self, "_closed", None) is None:
+            self._closed = why
         for conn, proc in zip(self._conns, self._procs):
-            with contextlib.suppress(BrokenPipeError, OSError):  # a worker already gone
+            with contextlib.suppress(OSError):  # a worker already gone
                 conn.send(("close", None))
             proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+            conn.close()
         self._conns, self._procs = [], []
 
     def __del__(self) -> None:
-        if getattr(self, "_conns", None):
+        if getattr(self, "_procs", None):
             self.close()
 
     def __getstate__(self) -> dict[str, Any]:
-        for conn in self._conns:
-            conn.send(("state", None))
-        return {"blocks": [conn.recv() for conn in self._conns], "num_envs": self.num_envs,
+        self._open()
+        replies = self._call({k: ("state", None) for k in range(len(self._conns))})
+        return {"blocks": [replies[k][1] for k in range(len(self._conns))], "num_envs": self.num_envs,
                 "workers": self.workers, "options": self._options}  # fmt: skip
 
     def __setstate__(self, state: dict[str, Any]) -> None:

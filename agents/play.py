@@ -29,7 +29,7 @@ from shanghai_env.actions import action_table
 from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, run
-from shanghai_env.decision import Agent, Encoder, chosen_move, decision_for
+from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
 from shanghai_env.melds import RUN, describe_contract
 from shanghai_env.moves import Move, MoveKind, parse_move
@@ -152,35 +152,50 @@ class PlaySession:
 
     def _bot_move(self, p: int) -> None:
         decision = decision_for(self.game, p, self.table, self.encoder)
-        move = chosen_move(decision, self.bots[p].act(decision), f"{self.names[p]} in seat {p}")
+        move = self._apply(p, decision, self.bots[p].act(decision))
         self._others_moved = self._others_moved or move.kind != MoveKind.PASS
-        self._apply(p, move)
         if self.delay > 0:
             time.sleep(self.delay)
 
-    def _apply(self, p: int, move: Move) -> None:
-        """Play one move, print its line, what the person received, and a deal's end."""
-        game = self.game
+    def _play(self, move: Move) -> None:
+        """The person's move (the caller checked it legal), played by the same step as a bot's."""
+        self._apply(self.human, decision_for(self.game, self.human, self.table), self.table.encode(move))
+
+    def _apply(self, p: int, decision: Decision, action: object) -> Move:
+        """Check and play seat ``p``'s answer (:func:`apply_action`), then print its line, what the
+        person received, and a deal's end."""
+        game, me = self.game, self.human
+        # the line tells the move in the state it was chosen in
         up = card_to_str(game.upcard) if game.upcard != NO_PLAYER else "--"
+        contract, deals_before, had = game.contract, len(game.deal_results), list(game.hands[me])
+        move = apply_action(game, decision, action, f"{self.names[p]} in seat {p}")
         notes = {MoveKind.TAKE: f"took {up}", MoveKind.DRAW: f"declined {up}", MoveKind.BUY: f"bought {up}"}
         note = notes.get(move.kind, "") + (" + a penalty card" if move.kind == MoveKind.BUY else "")
         said = move.name
-        if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP) and p != self.human:
-            said = self._table_move_words(p, move)  # a bot's move names melds from its seat: say it
-        line = Text(f"player_{p}: {said}", style="bold" if p == self.human else "")
+        if move.kind in (MoveKind.LAYOFF, MoveKind.SWAP) and p != me:
+            said = self._table_move_words(p, move, contract)  # a bot's move names melds from its seat
+        line = Text(f"player_{p}: {said}", style="bold" if p == me else "")
         if note:
             line.append(f" · {note}", style="dim")
         self._say(line)
-        self._after_move(len(game.deal_results), lambda: game.apply(move), move.name)
+        self.log.add(move.name, len(game.deal_results))
+        if len(game.deal_results) > deals_before:
+            self._show_deal_end()
+            return move
+        got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[me][c] - had[c]))]
+        got.sort(key=sort_key_by_rank)
+        if got:
+            self._say(Text("  you receive ", style="dim").append_text(Text(" ").join(map(card_text, got))))
+        return move
 
-    def _table_move_words(self, p: int, move: Move) -> str:
+    def _table_move_words(self, p: int, move: Move, contract: int) -> str:
         """A layoff or swap in words, the meld named by owner and as the table shows it to you:
-        ``lays off 7D on player_2's run (1.1)``."""
-        game = self.game
-        owner = (p + move.seat) % game.num_players
+        ``lays off 7D on player_2's run (1.1)``; ``contract``: the deal's contract."""
+        n = self.game.num_players
+        owner = (p + move.seat) % n
         whose = "your" if owner == self.human else ("their" if owner == p else f"player_{owner}'s")
-        seen_as = f"{(owner - self.human) % game.num_players}.{move.meld}"  # the name on your table
-        meld = f"{whose} {meld_words(game.contract, move.meld)} ({seen_as})"
+        seen_as = f"{(owner - self.human) % n}.{move.meld}"  # the name on your table
+        meld = f"{whose} {meld_words(contract, move.meld)} ({seen_as})"
         if move.kind == MoveKind.LAYOFF:
             return f"lays off {card_words(move.card, move.place)} on {meld}"
         return f"swaps {card_words(move.card)} for the joker in {meld}"
@@ -189,19 +204,6 @@ class PlaySession:
         """Print a line of the game's story (kept to be shown again when the screen is cleared)."""
         self._recent.append(line)
         self.console.print(line)
-
-    def _after_move(self, deals_before: int, step: Callable[[], None], name: str) -> None:
-        game, me = self.game, self.human
-        before = list(game.hands[me])
-        step()
-        self.log.add(name, len(game.deal_results))
-        if len(game.deal_results) > deals_before:
-            self._show_deal_end()
-            return
-        got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[me][c] - before[c]))]
-        got.sort(key=sort_key_by_rank)
-        if got:
-            self._say(Text("  you receive ", style="dim").append_text(Text(" ").join(map(card_text, got))))
 
     # --- the person's decisions ---------------------------------------------------------------
 
@@ -271,7 +273,7 @@ class PlaySession:
             if not 1 <= int(text) <= len(menu):
                 self._error(f"there is no move {text}: the menu runs from 1 to {len(menu)} ('moves')")
                 return "again"
-            self._apply(self.human, menu[int(text) - 1])
+            self._play(menu[int(text) - 1])
             return "played"
         else:
             if view.phase == Phase.BUY and word in ("y", "yes", "n", "no"):
@@ -295,7 +297,7 @@ class PlaySession:
             if move not in view.legal_moves:
                 self._error(f"'{move.name}' is not legal now: {why_illegal(view, move)}.")
                 break
-            self._apply(self.human, move)
+            self._play(move)
             played = True
         return "played" if played else "again"
 

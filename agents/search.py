@@ -374,48 +374,15 @@ def play_out(
     moves = 0
     while len(results) == deal:
         p = game.to_act
-        # the bot's move itself (what act() would encode and the loop decode again)
-        _apply(game, bots[p].choose(_rollout_view(game, p), rules), draws, counters)
+        # The rollout bots are the searcher's own, on its own copy of a sampled world: they read
+        # the view sharing the game's melds (Game.shared_view) and answer with the move itself
+        # (what act() would encode and apply_action decode and check again), which the engine
+        # still checks; a rollout is the searcher's inner loop (benchmarks/rollouts.py).
+        _apply(game, bots[p].choose(game.shared_view(p), rules), draws, counters)
         moves += 1
         if moves >= cap and len(results) == deal:
             game.abandon_deal()
     return results[deal].scores, moves
-
-
-def _rollout_view(game: Game, p: int) -> PlayerView:
-    """``game.view(p)`` for the player to act, sharing the table's melds instead of copying them
-    (rollout bots only read a view, and a fifth of a rollout went into those copies); the frozen
-    dataclass is filled in one dict update instead of field by field."""
-    went_down = game.went_down_this_turn
-    view = object.__new__(PlayerView)
-    view.__dict__.update(
-        player=p,
-        num_players=game.num_players,
-        deal=game.deal,
-        contract=game.contract,
-        phase=game.phase,
-        to_act=game.to_act,
-        turn_player=game.turn_player,
-        dealer=game.dealer,
-        hand=tuple(game.hands[p]),
-        hand_sizes=tuple(game.hand_sizes),
-        buys_left=tuple(game.buys_left),
-        down=tuple(game.down),
-        scores=tuple(game.scores),
-        table=tuple(map(tuple, game.table)),
-        upcard=game.upcard,
-        upcard_from=game.upcard_from,
-        discard_counts=tuple(game.discard_counts),
-        discard_size=len(game.discard),
-        stock_size=len(game.stock),
-        stock_rebuilds_left=game.stock_rebuilds_left,
-        picked_up=tuple(map(tuple, game.picked_up)),
-        went_down_this_turn=went_down and p == game.turn_player,
-        legal_moves=game.legal_moves() if p == game.to_act else (),
-        turn_player_went_down=went_down,
-        deal_moves=game.move_count - game.deal_start_move,
-    )
-    return view
 
 
 def _beats(a: list[float], b: list[float], z: float) -> bool:

@@ -68,7 +68,7 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
     from shanghai_env.agents.learned.model import observation_encoder
     from shanghai_env.agents.learned.train.facts import game_facts
     from shanghai_env.agents.registry import make_agent
-    from shanghai_env.decision import chosen_move
+    from shanghai_env.decision import apply_action
     from shanghai_env.engine import Game
     from shanghai_env.legal import table_accepts
     from shanghai_env.moves import MoveKind
@@ -94,29 +94,29 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
             decision = decision_for(game, p, table, encoder)
             legal = decision.view.legal_moves
             kinds = {m.kind for m in legal}
-            move = chosen_move(decision, agents[p].act(decision), f"{agents[p].name!r} in seat {p}")
+            before = game.clone()  # the habits are read in the state the move was chosen in
+            move = apply_action(game, decision, agents[p].act(decision), f"{agents[p].name!r} in seat {p}")
             stats = seen[side[p]]
-            if (MoveKind.TAKE in kinds or MoveKind.BUY in kinds) and game.discard:
+            if (MoveKind.TAKE in kinds or MoveKind.BUY in kinds) and before.discard:
                 verb = "take" if MoveKind.TAKE in kinds else "buy"
                 took = float(move.kind in (MoveKind.TAKE, MoveKind.BUY))
-                upcard = game.discard[-1]
-                if not game.down[p]:
-                    is_out = bool(game_facts(game, p)[1 + upcard])
+                upcard = before.discard[-1]
+                if not before.down[p]:
+                    is_out = bool(game_facts(before, p)[1 + upcard])
                     stats[f"{verb}_{'out' if is_out else 'other'}"].append(took)
                 else:  # down: does some meld on the table take it (it could be laid off)?
-                    fits = bool(table_accepts(game.table) >> upcard & 1)
+                    fits = bool(table_accepts(before.table) >> upcard & 1)
                     stats[f"{verb}_{'fits' if fits else 'dead'}"].append(took)
-            if not game.down[p] and MoveKind.MELD in kinds and MoveKind.DISCARD in kinds:
+            if not before.down[p] and MoveKind.MELD in kinds and MoveKind.DISCARD in kinds:
                 could[p] = True  # a turn's play phase (not a going-down sequence under way)
                 stats["go_down"].append(float(move.kind == MoveKind.MELD))
-            if move.kind == MoveKind.DISCARD and not game.down[p]:
-                losses = game_facts(game, p)[54:107]
-                held = [c for c in range(53) if game.hands[p][c]]
+            if move.kind == MoveKind.DISCARD and not before.down[p]:
+                losses = game_facts(before, p)[54:107]
+                held = [c for c in range(53) if before.hands[p][c]]
                 if any(losses[c] == 0 for c in held):
                     stats["discard_needed"].append(float(losses[move.card] > 0))
-            if game.down[p] and MoveKind.LAYOFF in kinds:
+            if before.down[p] and MoveKind.LAYOFF in kinds:
                 stats["layoff"].append(float(move.kind == MoveKind.LAYOFF))
-            game.apply(move)  # checked legal by chosen_move
             if len(game.deal_results) > deals:  # the deal ended
                 result = game.deal_results[-1]
                 for s in range(players):

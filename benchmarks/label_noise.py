@@ -38,7 +38,7 @@ from shanghai_env.agents.base import decision_for
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import ScorerBot, ScorerNet
 from shanghai_env.agents.learned.scorer_data import _values
-from shanghai_env.decision import chosen_move
+from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW
 from shanghai_env.rules import Rules
@@ -89,7 +89,7 @@ def label_pairs(net: ScorerNet, decisions: int, rollouts: int, seed: int) -> np.
                             float(w.std(ddof=1) / np.sqrt(rollouts)),
                         ]
                     )
-            game.apply(chosen_move(decision, agent.act(decision), f"seat {p}"))
+            apply_action(game, decision, agent.act(decision), f"seat {p}")
     return np.array(rows)
 
 

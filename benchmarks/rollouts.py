@@ -36,10 +36,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.runner import play_game
-from shanghai_env.agents.base import Agent, decision_for
+from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.contract import forget_meters
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, ROLLOUT_POLICIES, SearchBot, play_out
+from shanghai_env.decision import play_turn
 from shanghai_env.engine import Game
 from shanghai_env.worlds import WorldSampler
 
@@ -65,7 +66,7 @@ def sample_starts(count: int, num_players: int = 4, seed: int = 0) -> list[Start
                 seeds = [int(s) for s in rng.integers(1 << 62, size=num_players)]
                 draws = rng.random((num_players, DRAWS_PER_PLAYER))
                 starts.append((world, seeds, draws, len(world.deal_results)))
-            game.apply(table.decode(bots[p].act(decision_for(game, p, table))))
+            play_turn(game, bots[p], table)
             step += 1
         game_seed += 1
     return starts

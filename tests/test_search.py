@@ -193,19 +193,25 @@ def test_a_candidate_that_ends_the_game_is_scored_without_a_rollout() -> None:
     pytest.fail("no state with a layoff before going out was found")
 
 
-def test_rollout_view_is_the_view() -> None:
+def test_the_rollouts_shared_view_is_the_view() -> None:
+    """Rollouts read Game.shared_view: the same view, its melds the game's own (not copies)."""
     from test_worlds import view_key
-
-    from shanghai_env.agents.search import _rollout_view
 
     game = Game(num_players=5, contracts=(2, 7))
     game.reset(4)
     table = ActionTable(game.rules)
     bots = [PlannerBot(seed=q) for q in range(5)]
+    shared_melds = 0
     for _ in range(400):
         p = game.to_act
-        assert view_key(_rollout_view(game, p)) == view_key(game.view(p))
+        shared, copied = game.shared_view(p), game.view(p)
+        assert view_key(shared) == view_key(copied)
+        for q, melds in enumerate(game.table):
+            for m, s, c in zip(melds, shared.table[q], copied.table[q]):
+                assert s is m and c is not m
+                shared_melds += 1
         game.apply(table.decode(bots[p].act(decision_for(game, p, table))))
+    assert shared_melds > 0  # the deals played reached a table with melds
 
 
 def test_developed_worlds_keep_the_view() -> None:

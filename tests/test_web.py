@@ -26,6 +26,7 @@ from shanghai_env.agents.web.game import HIDDEN
 from shanghai_env.cards import card_to_str, cards_of, sort_key_by_rank, str_to_card
 from shanghai_env.decision import decision_for
 from shanghai_env.draw.state import hand_text, table_state
+from shanghai_env.engine import Game
 from shanghai_env.record import load, replay
 from shanghai_env.rules import Rules
 
@@ -330,6 +331,38 @@ def test_several_games_at_once_are_independent(serve) -> None:
     assert client.get(first["game"], 2)["left"] is False
     status, record = client.call("GET", f"/api/game/{second['game']}/record?seat=2")
     assert status == 200 and replay(record).move_count == engine_of(client, second["game"]).game.move_count
+
+
+class _Answers:
+    """A bot that answers ``answer(decision)``."""
+
+    def __init__(self, name: str, answer: Any) -> None:
+        self.name, self.answer = name, answer
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, decision: Any) -> Any:
+        return self.answer(decision)
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (lambda d: next(a for a in range(d.table.size) if a not in d.legal_actions), "chose illegal action"),
+        (lambda d: "x", "returned 'x'"),
+    ],
+    ids=["illegal", "not-an-id"],
+)
+def test_a_bots_bad_answer_is_a_value_error_naming_it_and_plays_nothing(answer: Any, message: str) -> None:
+    """The web game checks a bot's answer as every other site does (decision.apply_action)."""
+    rules = Rules(num_players=3, contracts=(1,))
+    game = Game(rules)
+    game.reset(7)
+    seat = (game.to_act + 1) % 3  # a bot acts first
+    bots = {p: _Answers("cheat", answer) for p in range(3) if p != seat}
+    with pytest.raises(ValueError, match=rf"^cheat in seat {game.to_act} {message}"):
+        WebGame(rules, seat, bots, 7)
 
 
 def test_the_page_and_the_table_drawing_are_served(serve) -> None:

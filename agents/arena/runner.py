@@ -14,7 +14,7 @@ from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.base import Agent, Encoder, decision_for
-from shanghai_env.decision import chosen_move
+from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game
 from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import DEFAULT_MAX_MOVES_PER_DEAL
@@ -63,8 +63,7 @@ def play_game(
     while not game.game_over:
         p = game.to_act
         decision = decision_for(game, p, table, encoder)
-        move = chosen_move(decision, agents[p].act(decision), f"agent {agents[p].name!r} in seat {p}")
-        game.apply(move)  # a table move, checked legal by chosen_move
+        move = apply_action(game, decision, agents[p].act(decision), f"agent {agents[p].name!r} in seat {p}")
         if log is not None:
             log.add(move.name, len(game.deal_results))
     results = game.deal_results

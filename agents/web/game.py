@@ -24,7 +24,7 @@ from typing import Any
 from shanghai_env.actions import action_table
 from shanghai_env.agents.play_text import menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
-from shanghai_env.decision import Agent, Encoder, decision_for
+from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
 from shanghai_env.draw.state import hand_text, meld_text, table_header, table_state
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, DealResult, Game, Phase
 from shanghai_env.melds import describe_contract
@@ -357,7 +357,8 @@ class WebGame:
                 raise Refused(409, f"it is {self.words[self.game.to_act]}'s turn, not yours")
             if move not in view.legal_moves:
                 raise Refused(400, f"'{move.name}' is not legal now: {why_illegal(view, move)}")
-            self._apply(self.seat, move)
+            # the person's move takes the bots' step too (checked above, so it cannot fail here)
+            self._apply(self.seat, decision_for(self.game, self.seat, self.table), self.table.encode(move))
         self.version += 1
         self._advance()
 
@@ -398,20 +399,17 @@ class WebGame:
             else:
                 p = game.to_act
                 decision = decision_for(game, p, self.table, self.encoder)
-                move = self.table.decode(self.bots[p].act(decision))
-                if move not in decision.view.legal_moves:
-                    raise RuntimeError(f"{self.names[p]} in seat {p} chose an illegal move: {move.name}")
-                self._apply(p, move)
+                self._apply(p, decision, self.bots[p].act(decision))
         if game.game_over and self.on_over is not None:
             self.on_over(self)
 
-    def _apply(self, p: int, move: Move) -> None:
-        """Play one move and say it: the move, the stock draw that follows, what the person got."""
+    def _apply(self, p: int, decision: Decision, action: object) -> None:
+        """Check and play seat ``p``'s answer (:func:`apply_action`: a ValueError names the
+        player), then say it: the move, the stock draw that follows, what the person got."""
         game, seat = self.game, self.seat
-        before = game.clone()
-        words = describe_move(game, move, self.words, style="symbols")
-        had = list(game.hands[seat])
-        game.apply(move)
+        before = game.clone()  # the move is told from the state it was chosen in
+        move = apply_action(game, decision, action, f"{self.names[p]} in seat {p}")
+        words = describe_move(before, move, self.words, style="symbols")
         self.moves.add(move.name, len(game.deal_results))
         if len(game.deal_results) > len(before.deal_results):
             self._say(words, "move", p)
@@ -420,6 +418,7 @@ class WebGame:
         if move.kind in (MoveKind.DRAW, MoveKind.PASS, MoveKind.BUY) and game.phase == Phase.PLAY:
             words += f"; {self.words[game.turn_player]} draws from the stock"
         self._say(words, "move", p)
+        had = before.hands[seat]
         got = [c for c in range(NUM_CARD_KINDS) for _ in range(max(0, game.hands[seat][c] - had[c]))]
         if got:
             cards = " ".join(symbol_text(c) for c in sorted(got, key=sort_key_by_rank))

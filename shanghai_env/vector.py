@@ -277,6 +277,11 @@ class VectorEnv:
         """The engine's games, one per row (omniscient: for tests and tools, not for players)."""
         return self._games
 
+    @property
+    def broken(self) -> str | None:
+        """Why the env refuses every use until ``reset`` (an error stopped a step part-way), or None."""
+        return self._broken
+
     def reset(
         self, seed: int | Sequence[int | None] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

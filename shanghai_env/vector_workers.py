@@ -110,6 +110,7 @@ class WorkerVectorEnv:
         self._closed: str | None = None  # why every call is refused (set by close)
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
+        self._due: set[int] = set()  # workers whose answer has not been read yet
         self.rules, self.table, self.encoder = first.rules, first.table, first.encoder
         self.num_players, self.num_actions = first.num_players, first.num_actions
         self.observation_length, self.caller_seats = first.observation_length, first.caller_seats
@@ -157,20 +158,30 @@ class WorkerVectorEnv:
     def _call(self, messages: dict[int, tuple[str, Any]]) -> dict[int, tuple[Any, ...]]:
         """Send each worker its message, then take every answer before raising any error, so that
         the pipes stay in step; a worker's error is raised here naming the worker."""
+        self._drain()
         dead: list[int] = []
-        for k, message in messages.items():
-            try:
-                self._conns[k].send(message)
-            except OSError:  # a broken pipe: the worker is gone
-                dead.append(k)
         replies = {}
-        for k in messages:
-            if k in dead:
-                continue
-            try:
-                replies[k] = self._conns[k].recv()
-            except (EOFError, OSError):
-                dead.append(k)
+        try:
+            for k, message in messages.items():
+                try:
+                    self._conns[k].send(message)
+                    self._due.add(k)
+                except OSError:  # a broken pipe: the worker is gone
+                    dead.append(k)
+            for k in messages:
+                if k not in self._due:
+                    continue
+                try:
+                    replies[k] = self._conns[k].recv()
+                except (EOFError, OSError):
+                    dead.append(k)
+                self._due.discard(k)
+        except BaseException:
+            # interrupted (Ctrl-C): the answers still due are read before the next call, and
+            # this object's arrays may no longer be its workers' games
+            if any(m[0] in ("reset", "step") for m in messages.values()):
+                self._broken = "its last reset() or step() was interrupted part-way"
+            raise
         if dead:
             k = min(dead)
             proc = self._procs[k]
@@ -187,6 +198,18 @@ class WorkerVectorEnv:
                     text += " (the env is unusable until reset())"
                 raise _error_type(kind)(text)
         return replies
+
+    def _drain(self) -> None:
+        """Read (and drop) the answers an interrupted call left due."""
+        for k in sorted(self._due):
+            with contextlib.suppress(EOFError, OSError):  # a dead worker shows at the next send
+                self._conns[k].recv()
+            self._due.discard(k)
+
+    @property
+    def broken(self) -> str | None:
+        """Why the env refuses every use until ``reset``, or None."""
+        return self._broken
 
     def _fill(self, start: int, n: int, reply: tuple[Any, ...]) -> None:
         _, obs, _, seat, legal, final, seeds, _, _, extra = reply

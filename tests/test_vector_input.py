@@ -5,6 +5,7 @@ changes, and an inside player's error leaves the env refusing all use until ``re
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import re
 import time
 from functools import partial
@@ -388,3 +389,47 @@ def test_an_unpicklable_player_is_a_type_error_and_starts_no_worker():
     with pytest.raises(TypeError, match="must pickle"):
         WorkerVectorEnv(2, workers=2, players=[None, lambda: make_agent("random"), None, None])
     assert set(multiprocessing.active_children()) <= before
+
+
+class Interrupting:
+    """A worker's pipe whose next answer is interrupted (Ctrl-C in the parent while it waits)."""
+
+    def __init__(self, conn) -> None:
+        self.conn, self.armed = conn, True
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+    def recv(self):
+        if self.armed:
+            self.armed = False
+            raise KeyboardInterrupt
+        return self.conn.recv()
+
+
+def test_an_interrupted_step_keeps_the_pipes_in_step(workers_env):
+    env = workers_env(4, workers=2, contracts=(1,))
+    env.reset(seed=5)
+    one = vector_env(4, contracts=(1,))
+    one.reset(seed=5)
+    env._conns[0] = Interrupting(env._conns[0])
+    actions = _first_legal(one)
+    with pytest.raises(KeyboardInterrupt):
+        env.step(actions)
+    one.step(actions)
+    assert env.broken is not None
+    with pytest.raises(RuntimeError, match=r"unusable until reset\(\).*interrupted"):
+        env.step(actions)
+    # the step went through in both workers: a copy has the games as they now stand
+    copy = pickle.loads(pickle.dumps(env))
+    try:
+        assert copy.broken is None
+        for _ in range(10):
+            actions = _first_legal(one)
+            for x, y in zip(one.step(actions), copy.step(actions)):
+                np.testing.assert_array_equal(x, y)
+    finally:
+        copy.close()
+    env.reset(seed=6)  # the answer left due was read first
+    one.reset(seed=6)
+    np.testing.assert_array_equal(env.obs, one.obs)

@@ -6,6 +6,13 @@ One *learning seat* plays against opponents that implement :class:`shanghai_env.
 moves, buy offers included, are played inside :meth:`SingleAgentEnv.step`, so the learner only
 ever sees its own decisions: in its own turns and whenever it is offered a declined upcard.
 
+It is a view over the AEC env (:class:`shanghai_env.aec.raw_env`, the attribute ``env.aec``):
+every move, the learner's and the opponents', is played by that env's ``step``, and the game,
+its observations, masks, rewards and score infos are that env's, seen from the learner's seat.
+The view adds what only it has: the choice of the learner's seat, the opponents' play, the
+step cap on the learner's actions, shaping and the refusal of an illegal action. Read
+``env.aec``, never step it: the view keeps track of whose turn it is.
+
 | | |
 |---|---|
 | Creation | `SingleAgentEnv(opponents, num_players=4, contracts=(1, ..., 10), ...)` |
@@ -40,7 +47,7 @@ an observation: it would tell the learner every hidden card.
 
 ## Rewards
 
-The AEC env's rewards (:func:`shanghai_env.aec.step_rewards`, one definition for both):
+The AEC env's rewards of the learner's seat (its ``rewards``, :func:`shanghai_env.aec.step_rewards`):
 ``reward="deal"`` gives ``-deal score / 100`` when a deal ends, ``"win"`` +1/-1 at the game's
 end. A step's reward is everything the learner accumulated since its previous action: the
 deals that ended on its own move, on the opponents' moves that followed, and the game's end.
@@ -51,20 +58,13 @@ Optional shaping (off by default): ``potential(game, seat) -> float`` adds
 potential 0 in the terminal state. Potential-based shaping (Ng, Harada and Russell, 1999)
 leaves the optimal policies unchanged; the shaping part of a step is in ``info["shaping"]``.
 
-## Episode end: the per-deal move cap
+## Episode end
 
-The rule ``max_stock_rebuilds`` (docs/rules.md 5.5) ends a deal whose rebuilt stock runs out, so it
-bounds a deal's stock draws, but not its moves: players who keep taking the upcard and
-discarding never empty the stock. The rule ``max_moves_per_deal`` (default 3000, ``None``: no
-cap; a keyword here as in the AEC env) bounds the moves: the move of any player that makes
-that many moves in one deal ends the deal as an exhausted stock does, nobody out and everybody
-scoring the cards in hand. The engine applies it, so this env, the AEC env and the tournament
-end such a deal alike. That is a real, scored end of the deal: the game goes on, the episode
-*terminates* at its end and the learner is charged for its hand as in evaluation. Under the
-default rules only stalled deals reach it: random players' deals take about 400 moves
-(median; the longest in 1,200 seeded games of 3 to 8 players 820), bots' a few hundred.
-``max_steps`` (default ``None``) additionally truncates an episode after that many learner
-actions.
+An episode is one game; it *terminates* at the game's end, as in the AEC env (its "Episode
+end": a deal ends by the rules or at the per-deal move cap ``max_moves_per_deal``, default 3000,
+``None``: no cap, a keyword here too; a capped deal is scored like any other, the learner is
+charged for its hand as in evaluation, and the game goes on). ``max_steps`` (default ``None``)
+additionally truncates an episode after that many learner actions.
 
 ## Actions
 
@@ -108,11 +108,10 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import action_table
-from .aec import REWARD_MODES, step_rewards
+from .actions import ActionTable
+from .aec import raw_env
 from .checks import (
     action_id,
-    choice_arg,
     frozen,
     optional_choice_arg,
     optional_int_arg,
@@ -121,7 +120,6 @@ from .checks import (
 )
 from .decision import Agent, Decision, chosen_move, decision_for
 from .engine import Game
-from .moves import Move
 from .observation import ObservationEncoder
 from .render import render_text
 from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
@@ -155,7 +153,7 @@ class UniformRandomAgent:
 
 
 class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
-    """One learning seat against agents; see the module docstring for the full description."""
+    """One learning seat against agents, a view over the AEC env; see the module docstring."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012  # gymnasium's instance attribute
 
@@ -181,14 +179,17 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 f"unknown argument(s) {unknown}; the rule options are num_players, contracts, "
                 + ", ".join((*RULE_OPTIONS, "max_moves_per_deal"))
             )
-        self.rules = Rules(
+        # The AEC env checks the rules and the reward mode. It gets no max_steps (the view's cap
+        # counts the learner's actions, the AEC env's everybody's) and no render mode (the view
+        # draws with or without Pillow installed, see render).
+        self.aec = raw_env(
             num_players=num_players,
             contracts=contracts,  # type: ignore[arg-type]  # Rules normalises any sequence
+            reward=reward,
             max_moves_per_deal=max_moves_per_deal,
             **rule_options,
         )
         n = self.rules.num_players
-        self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         self.fixed_seat = optional_int_arg(
             "learner_seat", learner_seat, low=0, high=n - 1, none="a random seat"
         )
@@ -203,18 +204,39 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_mode = optional_choice_arg("render_mode", render_mode, self.metadata["render_modes"])
         self.set_opponents(opponents)
 
-        self.table = action_table(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
-        self.action_space = spaces.Discrete(self.table.size)
+        size = self.table.size
+        self.action_space = spaces.Discrete(size)
         self.observation_space = spaces.Box(low=self.encoder.low, high=self.encoder.high, dtype=np.int8)
-        self.game = Game(self.rules)
         self.game_seed: int | None = None  # the seed of the game being played (for the experimenter)
         self.learner = 0
+        self._me = self.aec.possible_agents[0]  # the learner's agent name in the AEC env
         self.agents: list[Agent | None] = [None] * n
-        self._no_actions = frozen(bytes(self.table.size))
+        self._no_actions = frozen(bytes(size))
         self._mask = self._no_actions
         self._done = True
-        self._capped = 0
+
+    # --- what the AEC env holds --------------------------------------------------------------
+
+    @property
+    def game(self) -> Game:
+        """The engine's game (the AEC env's): omniscient, for tests and tools, not for the learner."""
+        return self.aec.game
+
+    @property
+    def rules(self) -> Rules:
+        return self.aec.rules
+
+    @property
+    def table(self) -> ActionTable:
+        return self.aec.action_table
+
+    @property
+    def encoder(self) -> ObservationEncoder:
+        return self.aec.encoder
+
+    @property
+    def reward_mode(self) -> str:
+        return self.aec.reward_mode
 
     @property
     def max_moves_per_deal(self) -> int | None:
@@ -267,7 +289,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         as it was. The game's seed is kept in :attr:`game_seed`, not in the info: it would
         reveal every hand.
         """
-        deck, dealer = reset_options(options, unknown="error")
+        deck, dealer = reset_options(options, unknown="error")  # the AEC env only warns
         try:  # everything is checked before anything changes
             self.game.check_reset_args(seed, deck=deck, dealer=dealer)
         except (TypeError, ValueError) as err:
@@ -277,16 +299,18 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         n = self.rules.num_players
         game_seed = int(seed) if seed is not None else int(rng.integers(_SEED_LIMIT))
         self.learner = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
+        self._me = self.aec.possible_agents[self.learner]
         opponents = self._draw_opponents(rng)
         self.agents = [None] * n
         for k, agent in enumerate(opponents):
             agent.reset(int(rng.integers(_SEED_LIMIT)))
             self.agents[(self.learner + 1 + k) % n] = agent
-        self.game.reset(game_seed, deck=deck, dealer=dealer)
+        self._who = [
+            f"opponent {a.name!r} in seat {p}" if a is not None else "" for p, a in enumerate(self.agents)
+        ]
+        self.aec.reset(seed=game_seed, options=None if options is None else {"deck": deck, "dealer": dealer})
         self.game_seed = game_seed
-        self._deals_seen = 0
         self._steps = 0
-        self._capped = 0
         self._done = False
         self._pending = self._play_others()
         self._phi = self._potential()
@@ -294,31 +318,32 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> StepResult:
         """Play the learner's ``action``, then every other seat until the learner acts again."""
-        return _finish(self._stepping(self._checked_move(action), batch=False))
+        return _finish(self._stepping(self._checked_action(action), batch=False))
 
-    def _checked_move(self, action: Any) -> Move:
-        """The learner's move for ``action``; RuntimeError once the episode is over, TypeError or
-        ValueError for anything but one action id, before anything changes."""
+    def _checked_action(self, action: Any) -> int:
+        """``action`` as an id; RuntimeError once the episode is over, TypeError or ValueError for
+        anything but one action id, before anything changes."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
-        return self.table.moves[action_id(action, self.table.size)]
+        return action_id(action, self.table.size)
 
-    def _stepping(self, move: Move, batch: bool) -> Stepping:
+    def _stepping(self, action: int, batch: bool) -> Stepping:
         """:meth:`step` as a generator: with ``batch``, every decision of an opponent that has
         ``act_batch`` is yielded as ``(agent, decision)`` and its action sent back (so that
         :func:`step_envs` can decide many envs' decisions together); the step's result is the
         generator's return value."""
-        game = self.game
         self._steps += 1
-        if not game.is_legal(move):  # the engine's own truth, not a mask a caller could write into
+        # the engine's own truth, not a mask a caller could write into; the AEC env would raise,
+        # the view ends the episode as TerminateIllegalWrapper does
+        if not self.game.is_legal(self.table.moves[action]):
             self._done = True
             self._mask = self._no_actions
             reward = self.illegal_reward + self._take_pending()
             return self._observe(), reward, True, False, self._info(illegal=True)
-        game.apply(move)
-        reward = self._take_pending() + self._collect()
+        self.aec.step(action)
+        reward = self._take_pending() + self.aec.rewards[self._me]
         reward += yield from self._others(batch)
-        terminated = game.game_over
+        terminated = self.game.game_over
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
         shaping = 0.0
         if self.potential is not None:
@@ -331,7 +356,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._observe(), float(reward), terminated, truncated, self._info(shaping=shaping)
 
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the learner's legal actions (all False once the episode is over)."""
+        """Boolean mask of the learner's legal actions (all False once the game is over)."""
         return self._mask.astype(bool)
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override,unused-ignore]  # "ansi" frames are text
@@ -360,37 +385,31 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         return _finish(self._others(batch=False))
 
     def _others(self, batch: bool) -> Generator[tuple[Agent, Decision], int, float]:
-        """:meth:`_play_others` as a generator (see :meth:`_stepping`); returns the reward."""
-        game = self.game
+        """:meth:`_play_others` as a generator (see :meth:`_stepping`); returns the learner's
+        rewards of those moves, added in the order they came."""
+        aec = self.aec
+        game, table, encoder, rewards, me = aec.game, aec.action_table, aec.encoder, aec.rewards, self._me
+        learner = self.learner
         reward = 0.0
-        while True:
-            if game.game_over:
-                break
+        while not game.game_over:
             p = game.to_act
-            if p == self.learner:
+            if p == learner:
                 break
             agent = self.agents[p]
             if agent is None:  # pragma: no cover - every other seat is filled at reset
                 raise RuntimeError(f"no agent in seat {p}")
-            decision = decision_for(game, p, self.table, self.encoder)
+            decision = decision_for(game, p, table, encoder)
             if batch and hasattr(agent, "act_batch"):  # a BatchAgent (isinstance is slower)
                 action = yield agent, decision
             else:
                 action = agent.act(decision)
-            game.apply(chosen_move(decision, action, f"opponent {agent.name!r} in seat {p}"))
-            reward += self._collect()
-        self._mask = self._build_mask()
+            chosen_move(decision, action, self._who[p])  # a ValueError naming the opponent
+            aec.step(int(action))  # a numpy int too: chosen_move accepted it as an id
+            reward += rewards[me]
+        # the AEC env's mask of the learner (to act unless the game is over), copied: the AEC env
+        # shares one mask among all draw decisions, and a caller may keep every info it is given
+        self._mask = self._no_actions if game.game_over else frozen(aec.infos[me]["action_mask"])
         return reward
-
-    def _collect(self) -> float:
-        """The learner's reward for deals (and the game) that ended since the last call."""
-        game = self.game
-        if len(game.deal_results) == self._deals_seen:
-            return 0.0
-        new = game.deal_results[self._deals_seen :]
-        self._deals_seen = len(game.deal_results)
-        self._capped += sum(r.capped for r in new)
-        return step_rewards(game, new, self.reward_mode)[self.learner]
 
     def _take_pending(self) -> float:
         pending, self._pending = self._pending, 0.0
@@ -398,41 +417,26 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     # --- observations ------------------------------------------------------------------------
 
-    def _build_mask(self) -> np.ndarray:
-        """The learner's mask, read-only (it goes out in infos; legality is the engine's own)."""
-        game = self.game
-        if game.game_over or game.to_act != self.learner:
-            return self._no_actions
-        buf = bytearray(self.table.size)
-        action_of = self.table.action_of
-        for move in game.legal_moves():
-            buf[action_of[move]] = 1
-        return frozen(buf)
-
     def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self.game, self.learner)
+        return np.array(self.aec.observe(self._me)["observation"])  # a writable copy, the caller's own
 
     def _potential(self) -> float:
         return float(self.potential(self.game, self.learner)) if self.potential is not None else 0.0
 
     def _info(self, *, shaping: float = 0.0, illegal: bool = False) -> dict[str, Any]:
-        """Every info has these keys, with values of a fixed type and length (see "Infos")."""
-        game = self.game
-        scores = tuple(game.scores)
-        results = game.deal_results
-        win = 0.0
-        if game.game_over:
-            winners = game.winners()
-            win = 1.0 / len(winners) if self.learner in winners else 0.0
+        """The AEC env's info of the learner's seat, in the view's keys (see "Infos")."""
+        aec_info = self.aec.infos[self._me]
+        scores = aec_info["game_scores"]
+        winners = aec_info["winners"]  # all 0 until the game is over
         return {
             "action_mask": self._mask,
             "learner_seat": self.learner,
             "game_scores": scores,
             "score": scores[self.learner],
-            "deals_played": len(results),
-            "deal_scores": results[-1].scores if results else (0,) * len(scores),
-            "capped_deals": self._capped,
-            "win": win,
+            "deals_played": aec_info["deals_played"],
+            "deal_scores": aec_info["deal_scores"],
+            "capped_deals": aec_info["capped_deals"],
+            "win": 1.0 / sum(winners) if winners[self.learner] else 0.0,
             "shaping": shaping,
             "illegal_action": illegal,
         }
@@ -440,7 +444,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     # --- copies ------------------------------------------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but the action table and the encoder, which :meth:`__setstate__` rebuilds.
+        """Everything, the AEC env included (it leaves out what it rebuilds itself).
 
         ``copy.deepcopy`` and ``pickle`` use it: a copy continues the episode exactly where the
         original stands, the opponents' state and every random stream included (opponents
@@ -449,15 +453,10 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         for space in (self.action_space, self.observation_space):
             _ = space.np_random  # a space seeds itself lazily: fix its stream so copies share it
         _ = self.np_random
-        state = self.__dict__.copy()
-        for name in ("table", "encoder"):
-            state.pop(name, None)
-        return state
+        return self.__dict__.copy()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.table = action_table(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
         self._no_actions = frozen(self._no_actions)  # copied arrays come back writable
         self._mask = frozen(self._mask)
 
@@ -489,7 +488,7 @@ def step_envs(envs: Sequence[SingleAgentEnv], actions: Sequence[Any]) -> list[St
         raise ValueError(f"step_envs needs one action per env: {len(envs)} envs, {len(actions)} actions")
     if len({id(env) for env in envs}) != len(envs):
         raise ValueError("step_envs needs distinct envs: one env appears twice")
-    moves = [env._checked_move(a) for env, a in zip(envs, actions)]
+    checked = [env._checked_action(a) for env, a in zip(envs, actions)]
     results: list[Any] = [None] * len(envs)
     pending: dict[int, tuple[Stepping, Agent, Decision]] = {}
 
@@ -501,8 +500,8 @@ def step_envs(envs: Sequence[SingleAgentEnv], actions: Sequence[Any]) -> list[St
             return
         pending[i] = (run, agent, decision)
 
-    for i, (env, move) in enumerate(zip(envs, moves)):
-        advance(i, env._stepping(move, batch=True), None)
+    for i, (env, action) in enumerate(zip(envs, checked)):
+        advance(i, env._stepping(action, batch=True), None)
     while pending:
         waiting = dict(pending)
         pending.clear()

@@ -253,11 +253,3 @@ def test_defaults_match_the_aec_env() -> None:
     assert single.observation_space.shape == aec.observation_space("player_0")["observation"].shape
     assert single.action_space.n == aec.action_space("player_0").n
     assert single.max_moves_per_deal == aec.max_moves_per_deal
-
-
-def test_training_still_plays_its_own_contracts() -> None:
-    from shanghai_env.agents.learned.training import TrainConfig, env_factory
-
-    config = TrainConfig()
-    assert config.contracts == (1,)
-    assert env_factory(config)().rules.contracts == (1,)

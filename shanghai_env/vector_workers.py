@@ -4,10 +4,11 @@
 contiguous blocks, each a :class:`~shanghai_env.vector.VectorEnv` in a process of its own (its
 rows keep their numbers in the seeds: ``first_row``), steps them all at once and gathers their
 arrays. It has the batched env's interface (``reset``, ``step``, ``obs``, ``mask``, ``seat``,
-``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``, ``deal_counts``) and plays
+``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``, ``deal_counts``, ``broken``) and plays
 exactly the same games, observations and rewards for the same seed and actions, whatever
-``W`` (tested). Players played inside are copied into each worker (bots are made there by their
-factories; a network is pickled), so they must pickle. Pickling the object (a checkpoint) takes
+``W`` (tested). Players played inside are copied into each worker (its bots are made by their
+factories in this process and pickled with its games, and so is a network), so they must
+pickle: one that does not is a TypeError before any worker starts. Pickling the object (a checkpoint) takes
 every worker's games and a copy starts workers of its own with them.
 
 Arguments are checked in this process before anything is sent (the same checks as the batched

@@ -433,3 +433,18 @@ def test_an_interrupted_step_keeps_the_pipes_in_step(workers_env):
     env.reset(seed=6)  # the answer left due was read first
     one.reset(seed=6)
     np.testing.assert_array_equal(env.obs, one.obs)
+
+
+def test_a_copy_from_before_the_env_kept_its_own_legal_ids_checks_against_its_games():
+    venv = vector_env(2, contracts=(1,))
+    venv.reset(seed=3)
+    old = dict(venv.__dict__)
+    del old["_legal"], old["_row_seeds"], old["_broken"]  # as pickled before they existed
+    copy = VectorEnv.__new__(VectorEnv)
+    copy.__setstate__(pickle.loads(pickle.dumps(old)))
+    illegal = next(a for a in range(copy.num_actions) if a not in copy.legal_actions[1])
+    copy.legal_actions[1].append(illegal)
+    with pytest.raises(ValueError, match=r"actions\[1\].*not legal"):
+        copy.step([copy.legal_actions[0][0], illegal])
+    copy.step(_first_legal(venv))
+    assert copy.broken is None

@@ -20,7 +20,7 @@ scores are better: a rollout's value is the searcher's deal score minus the mean
   (docs/bots.md, "search").
 - **Common random numbers.** Every candidate is played in the same worlds with the same rollout
   seeds, and each player's k-th stock draw of a rollout is the card at a fixed quantile of the
-  sorted stock (:func:`_apply`), so a candidate that shifts who draws when does not reshuffle
+  sorted stock (:func:`apply_coupled`), so a candidate that shifts who draws when does not reshuffle
   everybody's later cards.
 - **A race, and a cautious switch.** Worlds come in rounds of ``round_worlds``; after each
   round an alternative that does not look better than the planner's move leaves the race. At
@@ -179,8 +179,7 @@ class SearchBot:
             counts[1] += 1
             self.stats.changed += 1
             if prior.kind == MoveKind.MELD:  # the planner's going down was not chosen
-                self.prior._plan = []
-                self.prior._planned_discard = -1
+                self.prior.forget_plan()
         return table.encode(candidates[best][0])
 
     # --- candidates -------------------------------------------------------------------------
@@ -208,9 +207,7 @@ class SearchBot:
         if prior.kind == MoveKind.MELD:
             if "go_down" not in wanted:
                 return "go_down", [(prior,)]
-            going_down = (prior, *self.prior._plan)
-            if self.prior._planned_discard >= 0:
-                going_down = (*going_down, DISCARDS[self.prior._planned_discard])
+            going_down = (prior, *self.prior.going_down_plan())
             keep = [(DISCARDS[c],) for c in self._discard_order(view)[: max(1, k - 1)]]
             return "go_down", [going_down, *keep]
         if "discard" not in wanted:
@@ -268,7 +265,7 @@ class SearchBot:
                     for move in candidates[i]:
                         if game.to_act != me or move not in game.legal_moves():
                             break
-                        _apply(game, move, draws, counters)
+                        apply_coupled(game, move, draws, counters)
                     scores = self._rollout(game, rules, seeds, draws, counters, deal)
                     others = (sum(scores) - scores[me]) / (n - 1)
                     values[i].append(scores[me] - others if p.objective == "relative" else scores[me])
@@ -362,7 +359,7 @@ def play_out(
     cap: int = 1500,
 ) -> tuple[tuple[int, ...], int]:
     """Play deal ``deal`` of ``game`` to its end, ``bots[seat]`` (reset with ``seeds[seat]``) in
-    every seat, with coupled stock draws when ``draws`` is given (:func:`_apply`). The rules end
+    every seat, with coupled stock draws when ``draws`` is given (:func:`apply_coupled`). The rules end
     the deal as in the real game (the world carries its moves so far, so ``max_moves_per_deal``
     ends it where it would end the real deal); ``cap`` is the searcher's own budget: after
     ``cap`` rollout moves the deal is scored as it stands. Returns its deal scores and the moves
@@ -378,7 +375,7 @@ def play_out(
         # the view sharing the game's melds (Game.shared_view) and answer with the move itself
         # (what act() would encode and apply_action decode and check again), which the engine
         # still checks; a rollout is the searcher's inner loop (benchmarks/rollouts.py).
-        _apply(game, bots[p].choose(game.shared_view(p), rules), draws, counters)
+        apply_coupled(game, bots[p].choose(game.shared_view(p), rules), draws, counters)
         moves += 1
         if moves >= cap and len(results) == deal:
             game.abandon_deal()
@@ -402,7 +399,7 @@ def _paired(a: list[float], b: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / k)
 
 
-def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int] | None) -> None:
+def apply_coupled(game: Game, move: Move, draws: np.ndarray | None, counters: list[int] | None) -> None:
     """Apply ``move``; with ``draws``, first stack the stock so that each player's k-th stock
     draw of the rollout is the card at quantile ``draws[player, k]`` of the sorted stock.
 
@@ -436,6 +433,7 @@ def _apply(game: Game, move: Move, draws: np.ndarray | None, counters: list[int]
 
 
 _DRAWING = (MoveKind.DRAW, MoveKind.PASS, MoveKind.BUY)
+_apply = apply_coupled  # the former name, still imported by agents/learned/scorer_data.py
 
 
 # --- named budgets (for the command line: ``shanghai_env.agents.search:search_w16`` etc.) -----------------

@@ -96,6 +96,11 @@ class PlayerView:
     deal_moves: int = 0
 
 
+def _is_int(x: object) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def _is_plain(move: object) -> bool:
     """A Move whose fields are exactly a MoveKind and four ints (what the engine itself builds)."""
     return (
@@ -110,6 +115,8 @@ def _is_plain(move: object) -> bool:
 
 class Game:
     """A game of Shanghai Rummy. ``Game(num_players=4)`` or ``Game(Rules(...))``."""
+
+    _deals_on = True  # a deal's end deals the next one (deal_end_after's copy sets False)
 
     def __init__(self, rules: Rules | None = None, **options: Any) -> None:
         if rules is not None and not isinstance(rules, Rules):
@@ -190,6 +197,48 @@ class Game:
                 + (" ..." if len(diffs) > 10 else "")
             )
         return cards
+
+    def start_deal(self, deal: int, dealer: int, deck: list[int] | None = None) -> None:
+        """Begin deal ``deal`` (0-based), dealt by seat ``dealer`` from ``deck`` (card ids, top
+        first; None: this game's seeded deck for that deal), as the game itself does when a deal
+        ends: hands dealt, the upcard turned, every count of the deal reset and its move cap
+        (``max_moves_per_deal``) counted from the game's move count now; scores and results so far
+        are kept. For laying out a position: :class:`~shanghai_env.worlds.WorldSampler` starts the
+        view's deal this way, then sets the state the view shows (and calls
+        :meth:`forget_caches`). A deal, dealer or deck that is not one of this game's is a
+        ValueError (TypeError for a wrong type), the game unchanged."""
+        n = self.num_players
+        if not _is_int(deal) or not 0 <= deal < len(self.rules.contracts):
+            raise ValueError(f"deal must be an int 0..{len(self.rules.contracts) - 1}, got {deal!r}")
+        if not _is_int(dealer) or not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
+        if deck is not None:
+            if isinstance(deck, str) or not hasattr(deck, "__iter__"):
+                raise TypeError(f"deck must be a list of card ids 0..{NUM_CARD_KINDS - 1}, top first")
+            deck = list(deck)
+            if not all(_is_int(c) and 0 <= c < NUM_CARD_KINDS for c in deck):
+                raise ValueError(f"deck must hold card ids 0..{NUM_CARD_KINDS - 1} only")
+            deck = [int(c) for c in deck]
+            got = [0] * NUM_CARD_KINDS
+            for c in deck:
+                got[c] += 1
+            if got != deck_counts(n):
+                raise ValueError(f"deck must be a full deck for {n} players ({sum(deck_counts(n))} cards)")
+        self._start_deal(int(deal), int(dealer), deck)
+
+    def forget_caches(self) -> None:
+        """Drop what the game keeps computed from its state: the legal moves, legal.py's index of
+        the table, each player's count and bytes of picked-up cards.
+
+        The engine's own moves keep them up to date; a program that sets the state's attributes
+        itself (worlds.py laying out a sampled world, a test re-dealing hidden cards) calls this
+        afterwards, or the next query may answer from the state before.
+        """
+        self._legal = None
+        self.table_version += 1
+        self.table_index = None
+        self.picked_total = [sum(row) for row in self.picked_up]
+        self.picked_bytes = [None] * self.num_players
 
     def _start_deal(self, deal: int, dealer: int, deck: list[int] | None = None) -> None:
         n = self.num_players
@@ -508,6 +557,26 @@ class Game:
         self._legal = None
         self._end_deal(NO_PLAYER, capped=True)
 
+    def deal_end_after(self, move: Move | str | None) -> Game:
+        """A copy of the game as ``move`` (None: :meth:`abandon_deal`) ends the current deal, before
+        the next deal is dealt: every hand, the table and the piles as the deal ended, with its
+        result. A viewer shows it at a deal's end (the game itself deals on at once). The copy
+        is for reading only: it is at no decision. An illegal move, or one that does not end the
+        deal, is a ValueError; this game is unchanged either way."""
+        end = self.clone()
+        end._deals_on = False
+        try:
+            if move is None:
+                end.abandon_deal()
+            else:
+                end.apply(move)
+        finally:
+            del end._deals_on  # the instance's flag only: the class's default is back
+        if len(end.deal_results) == len(self.deal_results):
+            name = move if isinstance(move, str) else move.name  # type: ignore[union-attr]
+            raise ValueError(f"move {name!r} does not end deal {self.deal + 1}")
+        return end
+
     def _end_deal(self, out_player: int, capped: bool = False) -> None:
         self._cap_at = _NO_CAP  # _start_deal sets the next deal's; none after the last deal
         blind = out_player != NO_PLAYER and self.went_down_this_turn
@@ -525,7 +594,8 @@ class Game:
             DealResult(self.deal, self.contract, tuple(deal_scores), out_player, blind, capped)
         )
         if self.deal + 1 < len(self.rules.contracts):
-            self._start_deal(self.deal + 1, (self.dealer + 1) % self.num_players)
+            if self._deals_on:  # False only in deal_end_after's copy
+                self._start_deal(self.deal + 1, (self.dealer + 1) % self.num_players)
         else:
             self.phase = Phase.GAME_OVER
             self.to_act = NO_PLAYER

@@ -459,7 +459,7 @@ def iter_replay(record: Mapping[str, Any], *, copies: bool = False) -> Iterator[
                 raise ValueError(
                     f"{at}: the deal ended here, but the record goes on with {len(moves) - k - 1} moves"
                 )
-            deal_end = _deal_end(before, move) if copies and ended is not None else None
+            deal_end = before.deal_end_after(move) if copies and ended is not None else None
             yield Step(index, d, name, move, before, game, ended, deal_end)
             if old_abandon:
                 break
@@ -488,19 +488,6 @@ def _check_result(where: str, entry: Mapping[str, Any], result: DealResult) -> N
         same_type = _ints(given) if key == "scores" else type(given) is type(expected[key])
         if given != expected[key] or not same_type:
             raise ValueError(f"{where} {key}: the record says {given!r}, the replay gives {expected[key]!r}")
-
-
-def _deal_end(before: Game, move: Move | None) -> Game:
-    """The table as the deal ended by ``move`` from ``before``: the same move on a copy that does
-    not deal the next hand."""
-    end = before.clone()
-    end._start_deal = lambda *args, **kwargs: None  # type: ignore[method-assign]
-    if move is None:
-        end.abandon_deal()
-    else:
-        end.apply(move)
-    del end._start_deal  # the instance attribute only; the class's method is back
-    return end
 
 
 def replay(record: Mapping[str, Any]) -> Game:

@@ -195,7 +195,7 @@ def _count_unseen(view: PlayerView) -> list[int]:
 def _pending_offer(view: PlayerView, rules: Rules) -> list[int]:
     """Players still to be asked in the current buy offer, the player to act first.
 
-    The offer is fixed when the player in turn declines the upcard (Game._open_offer) from
+    The offer is fixed when the player in turn declines the upcard (the engine opens it then) from
     public facts that cannot change while it runs (buys left, who is down, who discarded the
     upcard): a buy ends the offer and a pass changes nothing but whose turn it is to answer.
     """
@@ -334,12 +334,12 @@ class WorldSampler:
         view, rules = self.view, self.rules
         n, me = view.num_players, view.player
         game = Game(rules)  # every attribute a game has, then the view's state on top
-        game._start_deal(view.deal, view.dealer, full_deck(n))
+        game.start_deal(view.deal, view.dealer, full_deck(n))
         game.scores = list(view.scores)
         game.deal_results = [
             DealResult(d, rules.contracts[d], (0,) * n, NO_PLAYER, False) for d in range(view.deal)
         ]
-        # _start_deal began the deal at move 0: the rule max_moves_per_deal ends it where it ends
+        # start_deal began the deal at move 0: the rule max_moves_per_deal ends it where it ends
         # the real deal
         game.move_count = view.deal_moves
 
@@ -354,13 +354,9 @@ class WorldSampler:
         game.discard_counts = list(view.discard_counts)
         game.stock = []
         game.table = [[m.copy() for m in melds] for melds in view.table]
-        game.table_version += 1
-        game.table_index = None
         game.down = list(view.down)
         game.buys_left = list(view.buys_left)
         game.picked_up = [list(picked) for picked in view.picked_up]
-        game.picked_total = [sum(picked) for picked in view.picked_up]
-        game.picked_bytes = [None] * n
         game.upcard_from = view.upcard_from
         left = view.stock_rebuilds_left
         limit = rules.max_stock_rebuilds
@@ -375,7 +371,7 @@ class WorldSampler:
         laying = went_down or view.phase == Phase.GOING_DOWN
         game.joker_in_down = laying and any(JOKER in m.cards for m in game.table[view.turn_player])
         game.offer = _pending_offer(view, rules) if view.phase == Phase.BUY else []
-        game._legal = None
+        game.forget_caches()  # the table index, the picked-up counts and the legal moves of this state
         return game
 
     def sample(self, rng: np.random.Generator) -> Game:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,8 @@ from shanghai_env.melds import can_fulfil
 BOT_NAMES = sorted(BOTS)
 # the search player runs thousands of rollouts a game: tests/test_search.py checks it on small budgets
 FAST_BOTS = [name for name in BOT_NAMES if name != "search"]
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def hand(text: str) -> list[int]:
@@ -270,7 +273,7 @@ def _shuffle_hidden(game: Game, rng: np.random.Generator, player: int) -> Game:
             g.hands[q][c] += 1
         order = order[k:]
     g.stock = order
-    g._legal = None
+    g.forget_caches()
     return g
 
 
@@ -354,3 +357,46 @@ def test_saved_maskable_ppo_model_plays_through_make_agent(tmp_path: Path) -> No
     others = [make_agent("greedy", seed=1), make_agent("planner", seed=2)]
     record = play_game(Game(rules), [agent, *others], seed=5, encoder=encoder)
     assert record.moves > 0
+
+
+# the modules that play, replay, sample or show games through the engine's public calls
+ENGINE_USERS = [
+    "shanghai_env/aec.py",
+    "shanghai_env/decision.py",
+    "shanghai_env/record.py",
+    "shanghai_env/worlds.py",
+    "agents/search.py",
+    "agents/arena/runner.py",
+    "agents/arena/workers.py",
+    "agents/web/game.py",
+    "agents/web/server.py",
+    "agents/play.py",
+    "agents/play_text.py",
+    *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "agents" / "bots").glob("*.py"))),
+    "benchmarks/habits.py",
+    "benchmarks/label_noise.py",
+    "benchmarks/rollouts.py",
+    "benchmarks/deal_lengths.py",
+    "tests/test_agents.py",
+    "tests/test_hidden_info.py",
+    "tests/test_observation.py",
+    "tests/test_worlds.py",
+]
+
+
+def test_no_private_name_of_the_game_is_used_outside_the_engine() -> None:
+    """Game's underscored methods and attributes (the legal-move cache, dealing a deal...) are
+    the engine's own: the modules that drive games use its public calls (start_deal,
+    forget_caches, deal_end_after, shared_view) instead."""
+    game = Game(num_players=4)
+    private = {n for n in [*dir(Game), *vars(game)] if n.startswith("_") and not n.startswith("__")}
+    assert {"_legal", "_start_deal", "_cap_at"} <= private
+    # another object's attribute of the same name is written self.<name> in its own class
+    pattern = re.compile(r"(?<!\bself)\.(" + "|".join(sorted(private)) + r")\b")
+    found = [
+        f"{path}:{i}: {line.strip()}"
+        for path in ENGINE_USERS
+        for i, line in enumerate((ROOT / path).read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line) and "private = {" not in line
+    ]
+    assert found == []

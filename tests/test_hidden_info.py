@@ -136,7 +136,7 @@ def test_trading_hidden_cards_mid_game_changes_no_view() -> None:
     game.hands[2][c2] -= 1
     game.hands[2][c1] += 1
     game.stock.reverse()
-    game._legal = None
+    game.forget_caches()
     game.validate()
     twin._obs_cache.clear()
     twin._table = None

@@ -175,7 +175,7 @@ def reshuffle_hidden(game: Game, observer: int, rng: random.Random) -> Game:
             hand[pool.pop()] += 1
         other.hands[q] = hand
     other.stock = pool
-    other._legal = None
+    other.forget_caches()
 
     # cards are conserved (validate() would also demand legal moves, which a redealt hand of a
     # player in the middle of going down need not have: the test only compares observations)

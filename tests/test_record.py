@@ -16,6 +16,7 @@ from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, schedule
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import NO_PLAYER, Game
+from shanghai_env.moves import Move, MoveKind
 from shanghai_env.record import (
     ABANDON,
     FORMAT,
@@ -178,6 +179,31 @@ def test_replay_steps_carry_the_table_at_each_deal_end(tournament_record) -> Non
         assert step.deal_end.deal_results[-1] == step.ended
         if step.ended.out_player != NO_PLAYER:
             assert step.deal_end.hand_sizes[step.ended.out_player] == 0
+
+
+def test_deal_end_after_is_the_deal_as_it_ended_and_changes_nothing(tournament_record) -> None:
+    """Game.deal_end_after (what the replay and the web game show at a deal's end): a copy where
+    the move ended the deal and no next deal was dealt; the game itself is untouched."""
+    _, result = tournament_record
+    steps = list(iter_replay(result.record, copies=True))
+    end = next(s for s in steps if s.ended is not None and s.game.deal == s.deal + 1)
+    before, move = end.before, end.move
+    assert move is not None
+    moves_before, hands_before = before.move_count, [h[:] for h in before.hands]
+    copy_ = before.deal_end_after(move)
+    assert copy_.deal == before.deal and copy_.deal_results[-1] == end.ended
+    assert copy_.hands != end.game.hands  # the live game dealt the next hand, the copy did not
+    assert [sum(h) for h in copy_.hands] == copy_.hand_sizes
+    assert (before.move_count, before.hands) == (moves_before, hands_before)
+    abandoned = before.deal_end_after(None)
+    assert abandoned.deal == before.deal and abandoned.deal_results[-1].capped
+    going_on = next(s for s in steps if s.ended is None and s.move is not None)
+    with pytest.raises(ValueError, match=f"move '{going_on.move.name}' does not end deal 1"):
+        going_on.before.deal_end_after(going_on.move)
+    missing = next(c for c in range(52) if before.hands[before.to_act][c] == 0)
+    with pytest.raises(ValueError, match="illegal move"):
+        before.deal_end_after(Move(MoveKind.DISCARD, missing))  # a card the player does not hold
+    assert before.move_count == moves_before
 
 
 # --- refused records ------------------------------------------------------------------------------

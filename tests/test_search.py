@@ -14,7 +14,7 @@ from shanghai_env.agents.base import Agent, decision_for
 from shanghai_env.agents.bots.handtools import fits_table
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.registry import BOTS, make_agent
-from shanghai_env.agents.search import DECISIONS, DRAWS_PER_PLAYER, SearchBot, SearchParams, _apply
+from shanghai_env.agents.search import DECISIONS, DRAWS_PER_PLAYER, SearchBot, SearchParams, apply_coupled
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, MoveKind
 from shanghai_env.worlds import sample_world
@@ -141,9 +141,9 @@ def test_coupled_draws_give_each_player_its_quantile_card() -> None:
     p = game.turn_player
     expected = sorted(game.stock)[int(draws[p, 0] * len(game.stock))]
     before = list(game.hands[p])
-    _apply(game, DRAW, draws, counters)
+    apply_coupled(game, DRAW, draws, counters)
     while game.phase == Phase.BUY:  # everybody passes; then the player in turn draws
-        _apply(game, game.legal_moves()[1], draws, counters)
+        apply_coupled(game, game.legal_moves()[1], draws, counters)
     game.validate()
     gained = [c for c in range(53) if game.hands[p][c] > before[c]]
     assert gained == [expected] and counters[p] == 1 and sum(counters) == 1
@@ -154,14 +154,14 @@ def test_buy_draws_the_buyers_card_then_the_turn_players() -> None:
     game.reset(9)
     draws = np.random.default_rng(1).random((4, DRAWS_PER_PLAYER))
     counters = [0] * 4
-    _apply(game, DRAW, draws, counters)
+    apply_coupled(game, DRAW, draws, counters)
     buyer, turn = game.to_act, game.turn_player
     order = sorted(game.stock)
     first = order.pop(int(draws[buyer, 0] * len(order)))
     second = order.pop(int(draws[turn, 0] * len(order)))
     hands = [list(h) for h in game.hands]
     upcard = game.upcard
-    _apply(game, next(m for m in game.legal_moves() if m.kind == MoveKind.BUY), draws, counters)
+    apply_coupled(game, next(m for m in game.legal_moves() if m.kind == MoveKind.BUY), draws, counters)
     game.validate()
     hands[buyer][first] += 1
     hands[buyer][upcard] += 1
@@ -235,3 +235,37 @@ def test_developed_worlds_keep_the_view() -> None:
                 unknown = [c for c in range(53) if world.hands[q][c] > world.picked_up[q][c]]
                 assert before[q] == world.hands[q] or len(unknown) <= len(before[q])
                 assert all(not any(fits_table(c, [m]) for m in melds) for c in unknown) or not world.stock
+
+
+def test_the_planners_going_down_plan_is_what_it_plays_until_forgotten() -> None:
+    """PlannerBot.going_down_plan (search's going-down candidate) lists the placements the
+    planner then plays and its planned discard; forget_plan (search playing something else
+    instead) empties it."""
+    game = Game(num_players=3, contracts=(1, 2, 3))
+    game.reset(5)
+    table = ActionTable(game.rules)
+    bots = [PlannerBot(seed=q) for q in range(3)]
+    checked = 0
+    while not game.game_over and checked < 3:
+        p = game.to_act
+        move = table.decode(bots[p].act(decision_for(game, p, table)))
+        going_down = game.phase == Phase.PLAY and move.kind == MoveKind.MELD
+        game.apply(move)
+        if not going_down:
+            continue
+        plan = bots[p].going_down_plan()
+        assert plan and all(m.kind == MoveKind.MELD for m in plan[:-1])
+        if checked == 2:
+            bots[p].forget_plan()
+            assert bots[p].going_down_plan() == ()
+            break
+        played = []
+        while game.to_act == p and not game.game_over:
+            played.append(table.decode(bots[p].act(decision_for(game, p, table))))
+            game.apply(played[-1])
+        placements = [m for m in plan if m.kind == MoveKind.MELD]
+        assert [m for m in played if m.kind == MoveKind.MELD] == placements
+        if plan[-1].kind == MoveKind.DISCARD:
+            assert played[-1] == plan[-1]
+        checked += 1
+    assert checked == 2

@@ -24,7 +24,7 @@ from shanghai_env.actions import action_table
 from shanghai_env.agents.base import decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.cards import JOKER, NUM_CARD_KINDS, deck_counts, str_to_card
+from shanghai_env.cards import JOKER, NUM_CARD_KINDS, deck_counts, full_deck, str_to_card
 from shanghai_env.engine import Game, Phase, PlayerView
 from shanghai_env.moves import MoveKind
 from shanghai_env.rules import Rules
@@ -803,3 +803,62 @@ def test_unseen_counts_of_a_finished_game_still_count() -> None:
     over.reset(0)
     over.abandon_deal()
     assert sum(unseen_counts(over.view(0))) > 0
+
+
+def test_start_deal_deals_a_given_deck_and_refuses_what_is_not_the_games() -> None:
+    """Game.start_deal (how a world begins the view's deal): dealt from the given deck's top,
+    one card at a time from the dealer's left, the move cap counted from now; bad input changes
+    nothing."""
+    game = Game(num_players=3, contracts=(1, 2, 3), max_moves_per_deal=5)
+    game.reset(0)
+    game.apply(game.legal_moves()[0])
+    deck = full_deck(3)  # unshuffled: the order is easy to follow
+    game.start_deal(2, 1, deck)
+    expected = [[0] * NUM_CARD_KINDS for _ in range(3)]
+    for i in range(33):
+        expected[(2 + i) % 3][deck[i]] += 1
+    assert game.hands == expected and game.upcard == deck[33] and game.stock == deck[34:][::-1]
+    assert (game.deal, game.contract, game.dealer, game.to_act, game.move_count) == (2, 3, 1, 2, 1)
+    game.validate()
+    state = public_state(game), [h[:] for h in game.hands], game.stock[:]
+    bad: list[tuple[tuple[Any, ...], type[Exception], str]] = [
+        ((3, 0), ValueError, "deal must be an int 0..2"),
+        ((0, 3), ValueError, "dealer must be a seat 0..2"),
+        ((0, True), ValueError, "dealer must be a seat"),
+        ((0, 0, deck[:-1]), ValueError, "full deck for 3 players"),
+        ((0, 0, [*deck[:-1], 53]), ValueError, "card ids 0..52"),
+        ((0, 0, "AC 2C"), TypeError, "list of card ids"),
+    ]
+    for args, error, message in bad:
+        with pytest.raises(error, match=message):
+            game.start_deal(*args)
+        assert (public_state(game), game.hands, game.stock) == state
+    for _ in range(5):  # the cap ends the deal 5 moves after it began
+        assert game.deal == 2
+        game.apply(game.legal_moves()[0])
+    assert game.game_over and game.deal_results[-1].capped
+
+
+def test_forget_caches_makes_an_edited_state_answer_for_itself() -> None:
+    """A state edited from outside answers from the edit once forget_caches is called (the legal
+    moves, the picked-up counts); before it, from the cached state: why worlds.py calls it."""
+    game = Game(num_players=4, contracts=(1,))
+    game.reset(3)
+    game.apply(next(m for m in game.legal_moves() if m.kind == MoveKind.DRAW))
+    while game.phase != Phase.PLAY:
+        game.apply(next(m for m in game.legal_moves() if m.kind == MoveKind.PASS))
+    p = game.to_act
+    held = [m.card for m in game.legal_moves() if m.kind == MoveKind.DISCARD]
+    i, new = next((i, c) for i, c in enumerate(game.stock) if c not in held)
+    old = held[0]
+    game.hands[p][old] -= 1  # trade a card of the hand for one of the stock
+    game.hands[p][new] += 1
+    game.stock[i] = old
+    game.picked_up[p][new] += 1  # and say everyone saw it come in
+    stale = {m.card for m in game.legal_moves() if m.kind == MoveKind.DISCARD}
+    assert old in stale and new not in stale  # the cache answers for the state before the edit
+    game.forget_caches()
+    fresh = {m.card for m in game.legal_moves() if m.kind == MoveKind.DISCARD}
+    assert new in fresh and old not in fresh
+    assert game.picked_total[p] == sum(game.picked_up[p])
+    game.validate()

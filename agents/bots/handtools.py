@@ -163,6 +163,20 @@ class HeuristicBot:
                 return move
         return legal[0]
 
+    def going_down_plan(self) -> tuple[Move, ...]:
+        """What this bot means to play after the placement it last chose while going down: the
+        placements still planned, then the discard planned with them (if any)."""
+        rest = tuple(self._plan)
+        if self._planned_discard >= 0:
+            rest += (DISCARDS[self._planned_discard],)
+        return rest
+
+    def forget_plan(self) -> None:
+        """Drop the going-down plan: its caller played something else instead (search does when
+        its rollouts beat going down), so the next decision must not continue it."""
+        self._plan = []
+        self._planned_discard = -1
+
     def planned_discard(self, view: PlayerView) -> int:
         """The discard chosen with the arrangement, if it is still in hand (else -1)."""
         card = self._planned_discard

@@ -31,7 +31,6 @@ from shanghai_env.melds import describe_contract
 from shanghai_env.moves import Move, MoveKind, parse_move
 from shanghai_env.narrate import card_words, describe_move, meld_words, symbol_text
 from shanghai_env.record import ABANDON, MoveLog, make_record
-from shanghai_env.record import _deal_end as deal_end_table  # the replay's own copy of a deal's end
 from shanghai_env.rules import Rules
 
 NEXT = "next"  # the request that deals the next hand after a deal's end
@@ -443,7 +442,7 @@ class WebGame:
             totals = ", ".join(f"{self.words[p]} {s}" for p, s in enumerate(game.scores))
             self._say(f"Final scores: {totals}.", "deal")
         else:
-            self.end = table_state(deal_end_table(before, move), result)
+            self.end = table_state(before.deal_end_after(move), result)
 
     def _say(self, text: str, kind: str, who: int = NO_PLAYER) -> None:
         self.log.append({"n": len(self.log), "text": text, "kind": kind, "who": who})

@@ -188,7 +188,7 @@ class WorkerVectorEnv:
             proc = self._procs[k]
             proc.join(timeout=5)
             why = f"{self._name(k)} stopped (exit code {proc.exitcode})"
-            self.close(why)
+            self._shut(why)
             raise RuntimeError(f"{why}: the env cannot go on and is closed; make a new one")
         for k, reply in replies.items():
             if reply[0] == "error":
@@ -286,19 +286,24 @@ class WorkerVectorEnv:
         k = next(k for k, (start, n) in enumerate(self._bounds) if start <= row < start + n)
         return np.asarray(self._call({k: (cmd, (row - self._bounds[k][0], seat))})[k][1])
 
-    def close(self, why: str = "close() was called") -> None:
+    def close(self) -> None:
         """Stop the workers; every later call says the env is closed (a second close does nothing)."""
+        self._shut("close() was called")
+
+    def _shut(self, why: str) -> None:
         if getattr(self, "_closed", None) is None:
             self._closed = why
-        for conn, proc in zip(self._conns, self._procs):
-            with contextlib.suppress(OSError):  # a worker already gone
+        for k, (conn, proc) in enumerate(zip(self._conns, self._procs)):
+            with contextlib.suppress(EOFError, OSError):  # a worker already gone
+                if k in self._due and conn.poll(5):  # an answer left due would block its sender
+                    conn.recv()
                 conn.send(("close", None))
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.terminate()
                 proc.join(timeout=5)
             conn.close()
-        self._conns, self._procs = [], []
+        self._conns, self._procs, self._due = [], [], set()
 
     def __del__(self) -> None:
         if getattr(self, "_procs", None):

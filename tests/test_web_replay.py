@@ -41,7 +41,7 @@ def test_players_with_no_melds_get_short_panels() -> None:
     game.reset(5)
     state = table_state(game)
     header = table_header(game)
-    assert drawn_height(state) == TOP + 4 * PANEL_SHORT + 8 < height(4)
+    assert drawn_height(state, header) == TOP + 4 * PANEL_SHORT + 8 < height(4)
     panels = [s for s in table_scene(state, header) if s[0] == "rect" and s[1] == 8]
     assert [(s[2], s[4]) for s in panels] == [(TOP + k * PANEL_SHORT, PANEL_SHORT - 8) for k in range(4)]
     assert "not down" in " ".join(texts(table_scene(state, header)))
@@ -49,7 +49,7 @@ def test_players_with_no_melds_get_short_panels() -> None:
     panels = [s for s in table_scene(state, header) if s[0] == "rect" and s[1] == 8]
     assert [s[4] + 8 for s in panels] == [PANEL_SHORT, PANEL_H, PANEL_SHORT, PANEL_SHORT]
     assert panels[2][2] == TOP + PANEL_SHORT + PANEL_H
-    assert drawn_height(state) == TOP + 3 * PANEL_SHORT + PANEL_H + 8
+    assert drawn_height(state, header) == TOP + 3 * PANEL_SHORT + PANEL_H + 8
 
 
 @pytest.fixture(scope="module")

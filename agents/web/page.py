@@ -2,7 +2,7 @@
 
 The table is drawn by ``/table.js``, the HTML replay's own drawing
 (:func:`shanghai_env.draw.replay.table_script`), from the state the server sends: the person's
-view of the table. The script makes the drawing clickable, offering only the moves the server
+view of the table, laid out for the width the page gives it (see ``place()`` in the script). The script makes the drawing clickable, offering only the moves the server
 lists as legal for the person's seat: the upcard and the stock to draw, a card of the hand to
 pick (a second click on it discards it), a meld to put the picked card in (going down, laying
 off, swapping for a joker), and buttons for everything else (buy, pass, a joker's declared
@@ -15,10 +15,10 @@ without package data.
 
 from __future__ import annotations
 
-# From a phone to a wide screen: the table (a drawing 1000 units wide, WIDTH) is as large as the
-# window's height allows beside the scores and the story on a wide screen, the page's full width
-# below 1100 px, and on a screen too narrow for readable cards it keeps a readable size and scrolls
-# sideways in its own box (fit() in the script). Text is never under 12 px.
+# From a phone to a wide screen: the table takes its column's whole width (beside the scores and the
+# story on a wide screen, the page's full width below 1100 px), laid out for that width: never
+# scrolled sideways, its text never under 12 px (place() in the script). On a phone, everything
+# that takes a tap is at least 44 px tall.
 CSS = """
 body { margin: 0; background: #153d27; color: #f4f1e8;
   font: 14px/1.4 "DejaVu Sans", Verdana, Arial, sans-serif; }
@@ -43,8 +43,8 @@ button.main { background: #b8860b; border-color: #f2c14e; font-weight: bold; }
   grid-template-columns: minmax(0, 1fr) 300px; grid-template-rows: auto auto auto 1fr;
   grid-template-areas: "controls controls" "table scores" "table known" "table story"; }
 #controls { grid-area: controls; min-width: 0; }
-#table { grid-area: table; min-width: 0; overflow-x: auto; }
-#table svg { display: block; height: auto; max-width: none; margin: 0 auto; border-radius: 8px; }
+#table { grid-area: table; min-width: 0; }
+#table svg { display: block; height: auto; margin: 0 auto; border-radius: 8px; }
 #scores-box { grid-area: scores; min-width: 0; }
 #known-box { grid-area: known; min-width: 0; }
 #story { grid-area: story; min-width: 0; font-size: 13px; }
@@ -79,9 +79,11 @@ g.target rect.hit, g.pick:hover rect.hit { stroke: none; }
   #story h2 { margin-top: 4px; }
   #log { height: auto; max-height: 5.8em; }
 }
-/* a phone: one column */
+/* a phone: one column, buttons large enough for a finger */
 @media (max-width: 599px) {
   main { padding: 6px 8px; }
+  button, #menu button { min-height: 44px; }
+  #menu button { padding: 2px 10px; }
   h1 { font-size: 17px; }
   #prompt { font-size: 15px; }
   #layout { grid-template-columns: minmax(0, 1fr);
@@ -129,7 +131,7 @@ PAGE = f"""<!DOCTYPE html>
 """
 
 PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and sends the person's moves back.
-// tableScene(), sceneSvg(), drawnHeight(), height(), cardWords() and WIDTH come from /table.js.
+// tableScene(), sceneSvg(), drawnHeight(), cardWords() and NARROWEST come from /table.js.
 "use strict";
 (function () {
   const el = (id) => document.getElementById(id);
@@ -296,18 +298,21 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
   function drawTable() {
     const state = data.table, header = data.header;
     const box = el("table");
-    box.innerHTML = sceneSvg(tableScene(state, header, seat), WIDTH, drawnHeight(state));
-    fit();
+    let room = 0;
+    for (let tries = 0; tries < 2 && box.clientWidth !== room; tries++) {
+      room = box.clientWidth;  // again if the drawing's height brought a scrollbar, or took one away
+      const size = place(room);
+      const options = { width: size.width, status: data.status || undefined };
+      const h = drawnHeight(state, header, seat, options);
+      box.innerHTML = sceneSvg(tableScene(state, header, seat, options), size.width, h);
+      box.querySelector("svg").style.width = size.width * size.zoom + "px";
+    }
     const svg = box.querySelector("svg");
     const stock = svg.querySelector("g.stock"), up = svg.querySelector("g.upcard");
     const draw = find("draw"), take = find("take"), buy = find("buy");
     if (draw) clickable(stock, draw.words, () => send(draw.name));
     if (take) clickable(up, take.words, () => send(take.name));
     if (buy) clickable(up, buy.words, () => send(buy.name));
-    if (data.status) {  // where the drawing's words for the turn would mislead, the server's
-      const line = svg.querySelector(":scope > text:nth-of-type(2)");
-      if (line) line.textContent = data.status;
-    }
     const hand = svg.querySelector("g.player.p" + seat + " > g.hand");
     const cards = handCards();
     if (hand && state.phase !== "END" && state.phase !== "GAME_OVER") {
@@ -437,21 +442,20 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
     }
   }
 
-  // The table is scaled to fit the window's height (at the largest it can grow to, so that the
-  // scale stays as players go down): every player's panel stays in view. Where the page has the
-  // room it is never narrower than READABLE px (cards 28 px wide) for that; on a page narrower
-  // than NARROW it is READABLE px wide all the same and scrolls sideways in its box, with the
-  // hand, the stock and the upcard (at its left) in view.
-  const READABLE = 840, NARROW = 700;
-  function fit() {
-    const box = el("table"), svg = box.querySelector("svg");
-    if (!svg || !data) return;
-    const room = box.clientWidth;
-    const top = box.getBoundingClientRect().top + window.scrollY;
-    const tall = Math.max(300, window.innerHeight - top - 8);
-    const fits = Math.floor(tall * WIDTH / height(data.header.players));
-    const width = room < NARROW ? READABLE : Math.max(Math.min(room, fits), Math.min(room, READABLE));
-    svg.style.width = width + "px";
+  // The table fills the room it has: laid out LAYOUT units wide and drawn larger (up to MOST_ZOOM
+  // times: cards 61 px wide) where there is more room, laid out narrower (text wrapped, a player's
+  // score and buys below their name) where there is less, and never drawn smaller than one unit to
+  // a pixel, so that no text in it is under 12 px and nothing in it is off the side of a phone.
+  const LAYOUT = 600, MOST_ZOOM = 1.8;
+  function place(room) {
+    const zoom = Math.min(MOST_ZOOM, Math.max(1, room / LAYOUT));
+    return { width: Math.max(NARROWEST, Math.floor(room / zoom)), zoom: zoom };
+  }
+
+  let resized = null;
+  function redraw() {
+    clearTimeout(resized);
+    resized = setTimeout(() => { if (data) drawTable(); }, 100);
   }
 
   function confirmed(b) {
@@ -468,7 +472,7 @@ PLAY_SCRIPT = r"""// The browser game: shows the state the server sends and send
   el("leave").addEventListener("click", () => {
     if (confirmed(el("leave"))) post("leave", { seat: seat, state: data.state, since: lastLog });
   });
-  window.addEventListener("resize", fit);
+  window.addEventListener("resize", redraw);
   resume();
 })();
 """

@@ -23,7 +23,7 @@ from ..cli import number_in, options_once, output_file_problem, run, write_atomi
 from ..record import load
 from .replay import main as replay_main
 from .replay import replay_frames
-from .scene import WIDTH, height, table_scene
+from .scene import WIDTH, scene_size, table_scene
 from .svg import scene_svg
 
 PROG = "shanghai-draw"
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.view is not None and not 0 <= args.view < header["players"]:
         fail(parser, f"--view must be a seat 0..{header['players'] - 1}, got {args.view}")
     scene = table_scene(states[args.frame], header, args.view)
-    size = (WIDTH, height(header["players"]))
+    size = scene_size(scene)
     if args.command == "svg":
         data: str | bytes = scene_svg(scene, *size) + "\n"
     else:

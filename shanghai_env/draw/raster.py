@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .scene import WIDTH, Shape, height, table_scene
+from .scene import Shape, scene_size, table_scene
 from .state import table_header, table_state
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def table_image(
 ) -> Any:
     """The table of ``game`` (as :func:`~shanghai_env.draw.svg.table_svg` draws it) as a Pillow image."""
     scene = table_scene(table_state(game, result), table_header(game, names), viewer)
-    return scene_image(scene, WIDTH, height(game.num_players), scale, supersample)
+    return scene_image(scene, *scene_size(scene), scale, supersample)
 
 
 def table_array(

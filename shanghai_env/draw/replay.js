@@ -63,7 +63,7 @@ function startViewer(data) {
     frame = Math.max(0, Math.min(last, i));
     const state = states[frame];
     const scene = tableScene(state, header, viewer);
-    el("table").innerHTML = sceneSvg(scene, WIDTH, drawnHeight(state));
+    el("table").innerHTML = sceneSvg(scene, WIDTH, drawnHeight(state, header, viewer));
     fit();
     el("caption").textContent = captions[frame];
     el("where").textContent = "frame " + frame + " / " + last;

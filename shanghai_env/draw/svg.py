@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .scene import WIDTH, Shape, height, table_scene
+from .scene import Shape, scene_size, table_scene
 from .state import table_header, table_state
 
 if TYPE_CHECKING:
@@ -77,4 +77,4 @@ def table_svg(
         raise ValueError(f"viewer must be a seat 0..{game.num_players - 1} or None, got {viewer!r}")
     header = table_header(game, names)
     scene = table_scene(table_state(game, result), header, viewer)
-    return scene_svg(scene, WIDTH, height(game.num_players))
+    return scene_svg(scene, *scene_size(scene))

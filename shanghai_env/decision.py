@@ -7,7 +7,8 @@ A :class:`Decision` holds only what the acting player may know:
 - ``action_mask``: an int8 vector over the fixed action table, 1 where an action is legal;
 - ``observation``: the flat observation vector of
   :class:`shanghai_env.observation.ObservationEncoder`, computed only when first read (bots never
-  read it, so they never pay for it);
+  read it, so they never pay for it), from a :class:`SeatState`: the view and two public facts,
+  never the game itself;
 - ``table``: the :class:`~shanghai_env.actions.ActionTable` that maps moves to action ids;
 - ``rules``: the game's rule options (public knowledge).
 
@@ -15,6 +16,8 @@ An :class:`Agent` has a ``name``, ``reset(seed)`` (called before every game: an 
 must depend only on that seed and the decisions it is shown) and ``act(decision) -> int``; a
 :class:`BatchAgent` (a trained network) also has ``act_batch(decisions) -> list[int]``, used to
 decide several games' decisions in one call.
+No Decision holds a reference to the Game: a player can keep one, walk its attributes and
+closures, and find no other hand and no stock (tests/test_hidden_info.py checks).
 A researcher's policy needs nothing more; see :func:`shanghai_env.agents.registry.make_agent` for how one
 is named on the command line.
 """
@@ -22,8 +25,8 @@ is named on the command line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
-from typing import Protocol, runtime_checkable
+from functools import cached_property, partial
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -104,9 +107,63 @@ class BatchAgent(Agent, Protocol):
 
 
 class Encoder(Protocol):
-    """What :func:`decision_for` needs of an observation encoder (``ObservationEncoder``)."""
+    """What :func:`decision_for` needs of an observation encoder (``ObservationEncoder``).
 
-    def encode(self, game: Game, player: int) -> np.ndarray: ...
+    ``encode(state, player)`` is called with a :class:`SeatState` (the game as ``player`` knows
+    it, in the Game's attribute names), not the Game: whatever the encoder reads, it reads from
+    what the seat may know.
+    """
+
+    def encode(self, game: Any, player: int) -> np.ndarray: ...
+
+
+class SeatState:
+    """The game as one seat knows it, in the attribute names of :class:`~shanghai_env.engine.Game`
+    that :class:`~shanghai_env.observation.ObservationEncoder` reads: the seat's own hand, the
+    public state, and nothing hidden (every other hand is empty, the stock is only its size).
+
+    Built from the seat's :class:`~shanghai_env.engine.PlayerView` and the two public facts a
+    view does not carry (who is still to be asked in a buy offer, and whether the player in turn
+    laid a joker going down this turn), so that a Decision's observation never needs the Game.
+    """
+
+    __slots__ = (
+        "num_players", "rules", "hands", "table", "discard", "phase", "discard_counts", "upcard_from",
+        "picked_up", "picked_total", "picked_bytes", "hand_sizes", "buys_left", "down", "scores",
+        "offer", "to_act", "turn_player", "deal", "dealer", "contract", "stock",
+        "went_down_this_turn", "joker_in_down",
+    )  # fmt: skip
+
+    def __init__(self, view: PlayerView, rules: Rules, offer: tuple[int, ...], joker_in_down: bool) -> None:
+        n = view.num_players
+        self.num_players = n
+        self.rules = rules
+        hands: list[tuple[int, ...]] = [()] * n
+        hands[view.player] = view.hand
+        self.hands = hands
+        self.table = view.table
+        # the pile's cards below the top are in discard_counts; only the top and the size are read
+        self.discard = [view.upcard] * view.discard_size
+        self.phase = view.phase
+        self.discard_counts = view.discard_counts
+        self.upcard_from = view.upcard_from
+        self.picked_up = view.picked_up
+        self.picked_total = [sum(row) for row in view.picked_up]
+        self.picked_bytes: list[bytes | None] = [None] * n
+        # lists, as in a Game: an encoder's caches compare them with the last game's
+        self.hand_sizes = list(view.hand_sizes)
+        self.buys_left = list(view.buys_left)
+        self.down = list(view.down)
+        self.scores = list(view.scores)
+        self.offer = list(offer)
+        self.to_act = view.to_act
+        self.turn_player = view.turn_player
+        self.deal = view.deal
+        self.dealer = view.dealer
+        self.contract = view.contract
+        self.stock = range(view.stock_size)  # its size only: the cards and their order are hidden
+        self.went_down_this_turn = view.turn_player_went_down
+        self.joker_in_down = joker_in_down
 
 
 def chosen_move(decision: Decision, action: object, who: str) -> Move:
@@ -142,15 +199,24 @@ def play_turn(game: Game, agent: Agent, table: ActionTable, encoder: Encoder | N
 def decision_for(game: Game, player: int, table: ActionTable, encoder: Encoder | None = None) -> Decision:
     """The decision of ``player`` (who must be the player to act) in ``game``.
 
-    ``encoder`` is an ``ObservationEncoder`` (anything with ``encode(game, player)``); when given,
-    the observation is computed from it on first use. It reads only what ``player`` may know.
+    ``encoder`` is an ``ObservationEncoder`` (anything with ``encode(state, player)``); when given,
+    the observation is computed from it on first read, from a :class:`SeatState`. The decision
+    keeps the view and two public facts for it, no reference to the game: a player that keeps a
+    decision can reach no hidden card through it, and bots (which never read the observation)
+    pay nothing for it.
     """
     view = game.view(player)
-    observe: Callable[[], np.ndarray] | None = None
-    if encoder is not None:
-        encode = encoder.encode
+    if encoder is None:
+        return Decision(view, table, game.rules)
+    return Decision(
+        view,
+        table,
+        game.rules,
+        partial(_observe, encoder, view, game.rules, tuple(game.offer), game.joker_in_down),
+    )
 
-        def observe() -> np.ndarray:
-            return encode(game, player)
 
-    return Decision(view, table, game.rules, observe)
+def _observe(
+    encoder: Encoder, view: PlayerView, rules: Rules, offer: tuple[int, ...], joker_in_down: bool
+) -> np.ndarray:
+    return encoder.encode(SeatState(view, rules, offer, joker_in_down), view.player)

@@ -4,13 +4,22 @@ hidden cards under the same public state leaves every observation and info uncha
 from __future__ import annotations
 
 import copy
+import gc
 import random
+import types
 from typing import Any
 
 import numpy as np
 from helpers import deal_deck
 
 import shanghai_env
+from shanghai_env.actions import ActionTable
+from shanghai_env.agents.arena.runner import play_game
+from shanghai_env.agents.bots.random_agent import RandomAgent
+from shanghai_env.decision import Decision, decision_for
+from shanghai_env.engine import Game
+from shanghai_env.melds import Meld
+from shanghai_env.observation import ObservationEncoder
 from shanghai_env.single_agent import SingleAgentEnv
 
 AEC_KEYS = {"action_mask", "game_scores", "deals_played", "deal_scores", "capped_deals", "winners"}
@@ -145,3 +154,124 @@ def test_trading_hidden_cards_mid_game_changes_no_view() -> None:
         for key in ("observation", "action_mask"):
             assert np.array_equal(env.observe(agent)[key], twin.observe(agent)[key])
         assert repr(env.infos[agent]) == repr(twin.infos[agent])
+
+
+# --- what a seated player's Decision can reach ----------------------------------------------------
+
+
+def reachable(root: object, limit: int = 200_000) -> list[object]:
+    """Every object reachable from ``root`` through attributes, slots, containers, closures and
+    bound methods (gc.get_referents), not through classes, modules or a function's globals
+    (shared by everything: they lead to the whole program, not to this game)."""
+    seen: dict[int, object] = {}
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType, types.CodeType)):
+            continue
+        seen[id(obj)] = obj
+        assert len(seen) < limit, f"more than {limit} objects reachable from a decision"
+        if isinstance(obj, types.FunctionType):
+            cells = [c.cell_contents for c in obj.__closure__ or () if c.cell_contents is not None]
+            stack += [*cells, obj.__defaults__, obj.__kwdefaults__, obj.__dict__]
+        elif isinstance(obj, types.CellType):
+            stack.append(obj.cell_contents)
+        else:
+            stack += gc.get_referents(obj)
+    return list(seen.values())
+
+
+def game_parts(game: Game) -> dict[int, str]:
+    """The game and every mutable thing it holds (hands, stock, piles, melds...), by id."""
+    parts = {id(game): "the Game", id(game.__dict__): "the Game's attributes"}
+    for name, value in vars(game).items():
+        if not isinstance(value, (list, dict)):
+            continue
+        parts[id(value)] = f"game.{name}"
+        for i, item in enumerate(value if isinstance(value, list) else value.values()):
+            if isinstance(item, (list, Meld)):  # a hand, a row of picked-up cards, a seat's melds
+                parts[id(item)] = f"game.{name}[{i}]"
+            if isinstance(item, list):
+                for j, meld in enumerate(item):
+                    if isinstance(meld, Meld):
+                        parts[id(meld)] = f"game.{name}[{i}][{j}]"
+    return parts
+
+
+def assert_nothing_of_the_game(decision: Decision, game: Game) -> int:
+    parts = game_parts(game)
+    objects = reachable(decision)
+    found = [parts[id(o)] for o in objects if id(o) in parts]
+    assert not [o for o in objects if isinstance(o, Game)], "a decision reaches a Game"
+    assert found == [], f"a decision reaches {found}"
+    return len(objects)
+
+
+class Keeper:
+    """A seated player that keeps every decision it is shown (as a curious player could)."""
+
+    name = "keeper"
+
+    def __init__(self) -> None:
+        self.seen: list[Decision] = []
+        self.rng = random.Random(0)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, decision: Decision) -> int:
+        self.seen.append(decision)
+        return self.rng.choice(decision.legal_actions)
+
+
+def test_a_decision_reaches_nothing_of_the_game() -> None:
+    """A Decision (with or without an observation encoder) holds the seat's view and public
+    facts only: no path through its attributes, closures or referents leads to the Game, its
+    hands, its stock or anything else it holds, before or after the observation is read."""
+    for n in (3, 4, 8):
+        game = Game(num_players=n, contracts=(1, 5))
+        game.reset(n)
+        table = ActionTable(game.rules)
+        encoder = ObservationEncoder(game.rules)
+        rng = random.Random(n)
+        for step in range(400):
+            if game.game_over:
+                break
+            p = game.to_act
+            if step % 37 == 0:
+                for enc in (None, encoder):
+                    decision = decision_for(game, p, table, enc)
+                    assert assert_nothing_of_the_game(decision, game) > 10
+                    if enc is not None:
+                        assert np.array_equal(decision.observation, encoder.encode(game, p))
+                        assert_nothing_of_the_game(decision, game)
+            game.apply(rng.choice(game.legal_moves()))
+
+
+def test_a_seated_player_keeps_nothing_of_the_game() -> None:
+    """The decisions a tournament game shows a player, kept to the game's end."""
+    game = Game(num_players=4, contracts=(1,))
+    keeper = Keeper()
+    agents: list[Any] = [keeper, RandomAgent(), RandomAgent(), RandomAgent()]
+    play_game(game, agents, seed=2, encoder=ObservationEncoder(game.rules))
+    assert len(keeper.seen) > 20
+    parts = game_parts(game)
+    for decision in keeper.seen[::10]:
+        assert not [o for o in reachable(decision) if isinstance(o, Game) or id(o) in parts]
+
+
+def test_an_opponent_in_the_single_agent_view_keeps_nothing_of_the_game() -> None:
+    keepers = [Keeper() for _ in range(3)]
+    env = SingleAgentEnv(keepers, num_players=4, contracts=(1,))
+    _, info = env.reset(seed=3)
+    rng = random.Random(3)
+    for _ in range(60):
+        action = rng.choice(np.flatnonzero(info["action_mask"]).tolist())
+        _, _, done, _, info = env.step(action)
+        if done:
+            break
+    kept = [d for k in keepers for d in k.seen]
+    assert len(kept) > 20
+    for decision in kept[::7]:
+        assert decision.observation.ndim == 1  # the view gives opponents an encoder
+        assert not [o for o in reachable(decision) if isinstance(o, Game)]

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from shanghai_env import Game, Rules
+from shanghai_env.actions import action_table
 from shanghai_env.aec import DOCS_MARKER, generated_docs
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, NUM_PLACES
+from shanghai_env.decision import decision_for
 from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.observation import ObservationEncoder, StateEncoder
 
@@ -139,6 +141,27 @@ def test_observation_agrees_with_player_view(players: int) -> None:
         seen_melds += sum(len(m) for m in game.table)
         seen_jokers += sum(meld.jokers for melds in game.table for meld in melds)
     assert seen_melds and seen_jokers
+
+
+@pytest.mark.parametrize("players", [3, 4, 6, 8])
+def test_a_decisions_observation_is_the_games_from_what_the_seat_knows(players: int) -> None:
+    """decision_for's observation, encoded from a SeatState (the view and two public facts, no
+    Game), is the encoder's vector of the game at every decision: buy offers, jokers laid going
+    down, melds; with the env's encoder shared (its caches interleaved) or not."""
+    rules = Rules(num_players=players, contracts=(1, 4, 9), max_stock_rebuilds=1)
+    shared, table = ObservationEncoder(rules), action_table(rules)
+    seen = {"offer": 0, "joker_in_down": 0, "picked": 0}
+    for step, game in enumerate(random_states(players, seed=players, steps=1500, contracts=rules.contracts)):
+        p = game.to_act
+        decision = decision_for(game, p, table, shared if step % 2 else ObservationEncoder(rules))
+        obs = decision.observation
+        expected = shared.encode(game, p)
+        assert np.array_equal(obs, expected), f"step {step}"
+        assert np.array_equal(decision.observation, expected)  # read once, kept
+        seen["offer"] += bool(game.offer)
+        seen["joker_in_down"] += game.joker_in_down
+        seen["picked"] += any(game.picked_total)
+    assert all(seen.values()), seen
 
 
 def test_encode_out_and_table_shortcut() -> None:

@@ -5,14 +5,14 @@
 - ``random``, ``greedy``, ``planner``, ``search``: the built-in bots (:data:`BOTS`); other
   search budgets are factories of :mod:`shanghai_env.agents.search`, e.g.
   ``shanghai_env.agents.search:search_w16``;
-- the name of a model shipped with the package (``ppo_contract1``, ``shanghai_4p``, ``shanghai``, ...:
-  :func:`shipped_models`),
-  which works from a wheel install as from a clone;
+- the name of a model shipped with the package (``scratch_4p``, ``shanghai_4p``, ``shanghai``, ...:
+  :func:`shipped_models`), which works from a wheel install as from a clone;
 - a path to a player saved by ``shanghai-train ppo``, ``dmc`` or ``dagger`` (``.pt``:
   :class:`shanghai_env.agents.learned.train.policy.PolicyAgent`, the most probable legal move;
   one trained with a prior, ``ppo --prior``, asks its prior at every decision:
-  :class:`shanghai_env.agents.learned.train.prior.PriorPolicyAgent`);
-- a path to a saved model (``.zip``): a MaskablePPO policy
+  :class:`shanghai_env.agents.learned.train.prior.PriorPolicyAgent`; such a file saved as a
+  ``.zip``, as the shipped ones were before, loads the same);
+- a path to a saved model (``.zip``): a MaskablePPO policy of ``shanghai-train sb3``
   (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
   a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`); any other file is refused
   with a ValueError naming it;
@@ -49,6 +49,7 @@ from shanghai_env.agents.bots.random_agent import RandomAgent
 from shanghai_env.agents.search import SearchBot
 from shanghai_env.rules import Rules
 
+SAVED_EXTENSIONS = (".pt", ".zip")  # a trainer policy; a MaskablePPO model or a move scorer
 BOTS: dict[str, Callable[[], Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyBot,
@@ -60,18 +61,18 @@ BOTS: dict[str, Callable[[], Agent]] = {
 @cache
 def shipped_models() -> dict[str, str]:
     """The models that come with the package (``shanghai_env.models``, ``models/`` in a clone), by
-    name: their paths."""
+    name: their paths (a trainer policy's ``.pt``, a move scorer's ``.zip``)."""
     folder = importlib.resources.files("shanghai_env.models")
-    zips = [entry for entry in folder.iterdir() if entry.name.endswith(".zip")]
-    return {entry.name.removesuffix(".zip"): str(entry) for entry in zips}
+    files = [entry for entry in folder.iterdir() if entry.name.endswith(SAVED_EXTENSIONS)]
+    return {os.path.splitext(entry.name)[0]: str(entry) for entry in files}
 
 
 def describe_allowed() -> str:
     """What a player name may be, for error messages."""
     shipped = f", a shipped model ({', '.join(sorted(shipped_models()))})" if shipped_models() else ""
     return (
-        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved model (.zip, or .pt from "
-        "shanghai-train ppo/dmc), "
+        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved player (.pt of "
+        "shanghai-train ppo/dmc/dagger, .zip of shanghai-train sb3 or scorer), "
         "or module:factory for your own agent"
     )
 
@@ -85,9 +86,9 @@ def check_spec(spec: str) -> str:
         return s
     if s in shipped_models():
         return shipped_models()[s]
-    if s.endswith((".zip", ".pt")) or os.sep in s or "/" in s:
+    if s.endswith(SAVED_EXTENSIONS) or os.sep in s or "/" in s:
         if os.path.isdir(s):
-            raise ValueError(f"player {spec!r} is a folder, not a saved model (.zip)")
+            raise ValueError(f"player {spec!r} is a folder, not a saved player (.pt or .zip)")
         if not os.path.isfile(s):
             raise ValueError(f"player {spec!r}: no saved model there; a player is {describe_allowed()}")
         return s
@@ -129,8 +130,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
 
 def spec_stem(spec: str) -> str:
-    """A name without its folder: a saved model's file name without ``.zip``, anything else as it is."""
-    return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(".zip") else spec
+    """A name without its folder: a saved player's file name without ``.pt`` or ``.zip``, anything
+    else as it is."""
+    return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(SAVED_EXTENSIONS) else spec
 
 
 @cache
@@ -283,8 +285,9 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
 
 
 def _is_policy(path: str) -> bool:
-    """A player of ``shanghai-train ppo``/``dmc`` shipped as a ``.zip`` (``models/scratch_4p.zip``);
-    False without torch, which such a player needs (the check that follows then says so)."""
+    """A player of ``shanghai-train ppo``/``dmc`` saved as a ``.zip`` (the shipped ones were, up to
+    0.2.0: ``scratch_4p.zip``); False without torch, which such a player needs (the check that
+    follows then says so)."""
     if not path.endswith(".zip"):
         return False
     try:

@@ -1,5 +1,7 @@
-"""The trained players that come with the package (``*.zip``, each with a ``*.json`` card).
+"""The trained players that come with the package, each with a ``*.json`` card: trainer policies
+(``*.pt``, :mod:`shanghai_env.agents.learned.train.policy`) and move scorers (``*.zip``,
+:mod:`shanghai_env.agents.learned.scorer`).
 
 Installed as ``shanghai_env.models``; :func:`shanghai_env.agents.registry.shipped_models` lists them
-by name (``shanghai_4p``, ``ppo_contract1``).
+by name (``scratch_4p``, ``shanghai``).
 """

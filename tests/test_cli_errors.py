@@ -22,34 +22,38 @@ import pytest
 
 from shanghai_env.agents import play
 from shanghai_env.agents.arena import evaluate_cli as evaluate
-from shanghai_env.agents.learned import train_cli as train_py
 from shanghai_env.agents.learned.model import check_model, saved_table
+from shanghai_env.agents.learned.train import cli as train_cli
 from shanghai_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = str(ROOT / "models" / "ppo_contract1.zip")  # 4 players, contract 1
-PROGS = {"evaluate": "shanghai-evaluate", "train": "shanghai-train", "play": "shanghai-play"}
+PROGS = {"evaluate": "shanghai-evaluate", "train": "shanghai-train sb3", "play": "shanghai-play"}
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Paths the cases name: a corrupt model, a folder, a plain file, a model for another table."""
+    """Paths the cases name: a corrupt model, a folder, a plain file, a model (4 players, contract 1)
+    and one for another table."""
     d = tmp_path_factory.mktemp("cli")
     (d / "corrupt.zip").write_bytes(os.urandom(300))
     (d / "folder.zip").mkdir()
     (d / "plain").write_text("not a folder\n")
-    other = d / "other.zip"  # a real (untrained) model for 5 players, contracts 1 and 2
     pytest.importorskip("sb3_contrib")
-    from shanghai_env.agents.learned.training import TrainConfig, build_model, env_factory
+    from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model
+    from shanghai_env.single_agent import SingleAgentEnv
 
-    config = TrainConfig(num_players=5, contracts=(1, 2), net_arch=(8,), n_steps=8, batch_size=8)
-    build_model(config, env_factory(config)()).save(str(other))
+    # real (untrained) MaskablePPO models, as shanghai-train sb3 saves them
+    other, model = d / "other.zip", d / "model.zip"
+    for path, players, contracts in ((other, 5, (1, 2)), (model, 4, (1,))):
+        env = SingleAgentEnv(None, num_players=players, contracts=contracts)
+        rules = Rules(num_players=players, contracts=contracts)
+        build_model(rules, SB3Options(net_arch=(8,)), env).save(str(path))
     return {
         "corrupt": str(d / "corrupt.zip"),
         "folder": str(d / "folder.zip"),
         "plain": str(d / "plain"),
         "other": str(other),
-        "model": SHIPPED,
+        "model": str(model),
         "tmp": str(d),
     }
 
@@ -92,22 +96,19 @@ EVALUATE = [
     (["--players", G3, "--bogus"], "--bogus"),
 ]
 
+# shanghai-train sb3 (the options every method shares, and sb3's own)
 TRAIN = [
-    (["--players", "9"], "--players", "3..8"),
+    (["--players", "9"], "--players"),
     (["--players", "2"], "--players"),
     (["--players", "x"], "--players"),
     (["--timesteps", "-5"], "--timesteps"),
-    (["--timesteps", "0"], "--timesteps", "--pretrain"),
-    (["--n-envs", "0"], "--n-envs"),
-    (["--vec-env", "threads"], "--vec-env"),
+    (["--timesteps", "0"], "--timesteps"),
+    (["--num-envs", "0"], "--num-envs"),
     (["--lr", "-1"], "--lr"),
     (["--lr", "nan"], "--lr"),
     (["--n-steps", "0"], "--n-steps"),
-    (["--n-steps", "1", "--n-envs", "1", "--batch-size", "2"], "--n-steps"),
     (["--batch-size", "0"], "--batch-size"),
-    (["--batch-size", "1"], "--batch-size"),
-    (["--batch-size", "4096"], "--batch-size", "1024"),
-    (["--n-epochs", "0"], "--n-epochs"),
+    (["--epochs", "0"], "--epochs"),
     (["--gamma", "1.5"], "--gamma"),
     (["--gamma", "-0.1"], "--gamma"),
     (["--ent-coef", "-1"], "--ent-coef"),
@@ -116,48 +117,17 @@ TRAIN = [
     (["--net-arch", "0"], "--net-arch"),
     (["--net-arch", "64,-1"], "--net-arch"),
     (["--net-arch", "a"], "--net-arch"),
-    (["--features", "pixels"], "--features"),
     (["--reward", "money"], "--reward"),
     (["--contracts", "11"], "--contracts"),
-    (["--max-moves-per-deal", "0"], "--max-moves-per-deal"),
-    (["--eval-every", "0"], "--eval-every"),
-    (["--eval-games", "0"], "--eval-games"),
+    (["--eval-every", "-1"], "--eval-every"),
     (["--checkpoint-every", "0"], "--checkpoint-every"),
-    (["--opponents", "greedy,self", "--snapshot-every", "0"], "--snapshot-every"),
-    (["--opponents", "greedy,self", "--pool-size", "0"], "--pool-size"),
-    (["--pool-size", "3"], "--pool-size", "self"),
-    (["--verbose", "-1"], "--verbose"),
-    (["--verbose", "7"], "--verbose"),
     (["--seed", "-1"], "--seed"),
-    (["--seed", "99999999999"], "--seed"),
-    (["--pretrain", "nobody"], "--pretrain"),
-    (["--pretrain", "self"], "--pretrain"),
-    (["--pretrain", "{other}"], "--pretrain", "trained for 5 players"),
-    (["--pretrain", "planner", "--pretrain-steps", "0"], "--pretrain-steps"),
-    (["--pretrain", "planner", "--pretrain-epochs", "0"], "--pretrain-epochs"),
-    (["--pretrain", "planner", "--pretrain-lr", "0"], "--pretrain-lr"),
-    (["--pretrain", "planner", "--dagger-rounds", "-1"], "--dagger-rounds"),
-    (["--pretrain", "planner", "--dagger-epochs", "-1"], "--dagger-epochs"),
-    (["--pretrain", "planner", "--dagger-epochs", "2"], "--dagger-epochs", "--dagger-rounds"),
-    (["--dagger-rounds", "2"], "--dagger-rounds", "--pretrain"),
-    (["--pretrain-steps", "100"], "--pretrain-steps", "--pretrain"),
     (["--init", "missing.zip"], "--init", "'missing.zip'"),
     (["--init", "{folder}"], "--init", "folder"),
-    (["--init", "{corrupt}"], "--init", "not a saved model"),
-    (["--init", "{other}"], "--init", "the training table is 4 players, contracts 1"),
-    (["--init", "{model}", "--players", "5"], "--init", "trained for 4 players"),
-    (["--init", "{model}", "--pretrain", "planner"], "--init"),
-    (["--init", "{model}", "--net-arch", "64"], "--net-arch", "--init"),
-    (["--init", "{model}", "--features", "cards"], "--features", "--init"),
     (["--opponents", "nobody"], "--opponents"),
     (["--opponents", ""], "--opponents"),
-    (["--opponents", "{other}"], "--opponents", "trained for 5 players"),
-    (["--opponents", "{corrupt}"], "--opponents"),
-    (["--opponents", "math:sqrt"], "--opponents", "raised TypeError"),
     (["--eval-opponents", "self"], "--eval-opponents"),
-    (["--eval-opponents", "greedy,{other}"], "--eval-opponents", "trained for 5 players"),
     (["--out", "{plain}"], "--out", "not a folder"),
-    (["--lr", "1e-3", "--lr", "1e-4"], "--lr", "given twice"),
 ]
 
 PLAY = [
@@ -220,10 +190,8 @@ def _run(prog: str, argv: list[str], files: dict[str, str], monkeypatch: pytest.
             evaluate.main(argv)
         elif prog == "train":
             pytest.importorskip("sb3_contrib")
-            import shanghai_env.agents.learned.training
-
-            monkeypatch.setattr(shanghai_env.agents.learned.training, "train", _never("training"))
-            train_py.main(argv)
+            monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", _never("training"))
+            train_cli.main(["sb3", *argv])
         else:
             pytest.importorskip("rich")
             from rich.console import Console
@@ -263,17 +231,10 @@ def test_a_bad_command_line_is_one_line_and_exit_2(
     assert fragment in lines[0], err
 
 
-def test_train_names_self_as_agents_training_does() -> None:
-    pytest.importorskip("sb3_contrib")
-    import shanghai_env.agents.learned.training
-
-    assert train_py.SELF == shanghai_env.agents.learned.training.SELF
-
-
 def test_good_command_lines_pass_the_checks(
     files: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The checks let through what works: the shipped model at its own table, self-play options."""
+    """The checks let through what works: a model at its own table, self-play options."""
 
     class Started(Exception):
         pass
@@ -284,26 +245,26 @@ def test_good_command_lines_pass_the_checks(
     monkeypatch.setattr(evaluate, "run_tournament", start)
     out = os.path.join(files["tmp"], "good-eval")
     with pytest.raises(Started):
-        evaluate.main(["--players", f"{SHIPPED},{G3}", "--contracts", "1", "--out", out, "--no-progress"])
+        players = f"{files['model']},{G3}"
+        evaluate.main(["--players", players, "--contracts", "1", "--out", out, "--no-progress"])
     assert os.path.isdir(out)
-    pytest.importorskip("sb3_contrib")
-    import shanghai_env.agents.learned.training
-
     configs: list[Any] = []
-    monkeypatch.setattr(shanghai_env.agents.learned.training, "train", configs.append)
-    argv = ["--opponents", "greedy,self", "--pool-size", "2", "--snapshot-every", "64", "--no-progress"]
-    argv += ["--eval-opponents", f"greedy,{SHIPPED}", "--out", os.path.join(files["tmp"], "good-train")]
-    train_py.main(argv)
-    train_py.main(["--init", SHIPPED, "--timesteps", "0", "--out", os.path.join(files["tmp"], "init")])
-    assert [c.opponents for c in configs] == [("greedy", "self"), ("greedy",)]
+    monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", lambda c, **k: configs.append(c))
+    argv = ["sb3", "--contracts", "1", "--opponents", "self", "--no-progress"]
+    argv += ["--eval-opponents", f"greedy,{files['model']}"]
+    argv += ["--out", os.path.join(files["tmp"], "good-train")]
+    train_cli.main(argv)
+    init = ["sb3", "--contracts", "1", "--init", files["model"], "--opponents", "greedy"]
+    train_cli.main([*init, "--out", os.path.join(files["tmp"], "init")])
+    assert [(c.opponents, c.init) for c in configs] == [(("self",), ""), (("greedy",), files["model"])]
     capsys.readouterr()
 
 
 def test_a_model_records_its_table(files: dict[str, str]) -> None:
-    shipped = saved_table(SHIPPED)
-    assert (shipped.num_players, shipped.contracts) == (4, (1,))
-    check_model(SHIPPED, Rules(num_players=4, contracts=(1,)))
-    check_model(SHIPPED, Rules(num_players=4, contracts=(3,)))  # the same layout: it can play
+    model = saved_table(files["model"])
+    assert (model.num_players, model.contracts) == (4, (1,))
+    check_model(files["model"], Rules(num_players=4, contracts=(1,)))
+    check_model(files["model"], Rules(num_players=4, contracts=(3,)))  # the same layout: it can play
     with pytest.raises(ValueError, match="trained for 5 players, contracts 1,2"):
         check_model(files["other"], Rules(num_players=4, contracts=(1,)))
     with pytest.raises(ValueError, match="not a saved model"):
@@ -324,7 +285,7 @@ def _python(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     [
         (["evaluate.py", "--players", "greedy,greedy", "--games", "3"], "--players"),
         (["evaluate.py", "--players", "math:sqrt,greedy,greedy"], "--players"),
-        (["train.py", "--players", "9"], "--players"),
+        (["train.py", "sb3", "--players", "9"], "--players"),
         (["-m", "shanghai_env.agents.play", "--seed", "-1"], "--seed"),
     ],
 )

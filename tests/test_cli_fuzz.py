@@ -78,9 +78,9 @@ CASES: list[tuple[str, list[str], str, str]] = [
     ),
     (
         "ladder-model-other-table",
-        [*LADDER, "--players", "random,greedy,ppo_contract1", "--table-size", "3", "--contracts", "1"],
+        [*LADDER, "--players", "random,greedy,scratch_contract1", "--table-size", "3", "--contracts", "1"],
         "shanghai-ladder",
-        "a ladder table is 3 players",
+        "a ladder table has 3 players",
     ),
     ("ladder-table-9", [*LADDER, *L3[:2], "--table-size", "9"], "shanghai-ladder", "--table-size"),
     ("ladder-table-x", [*LADDER, *L3[:2], "--table-size", "x"], "shanghai-ladder", "--table-size"),

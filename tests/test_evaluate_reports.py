@@ -145,12 +145,12 @@ def test_a_task_prints_its_score_and_pins_its_players(
 def test_a_model_is_pinned_by_its_file_hash() -> None:
     import hashlib
 
-    from shanghai_env.agents.registry import player_pin
+    from shanghai_env.agents.registry import player_pin, shipped_models
 
-    path = ROOT / "models" / "ppo_contract1.zip"
+    path = Path(shipped_models()["scratch_contract1"])
     pin = player_pin(str(path))
     assert pin["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert pin["file"] == "ppo_contract1.zip"
+    assert pin["file"] == path.name
 
 
 # --- module:factory players are named by their agents ---------------------------------------------

@@ -24,6 +24,7 @@ from shanghai_env.agents.arena.ladder import (
     run_ladder,
     standings,
 )
+from shanghai_env.agents.registry import shipped_models
 
 PLAYERS = ("random", "greedy", "planner", "shanghai_env.agents.bots.random_agent:RandomAgent")
 
@@ -137,7 +138,7 @@ def test_bad_command_lines_exit_2_with_one_message(args, tmp_path):
 # --- refusing what cannot be played or resumed, before anything is played or changed ------------
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHIPPED = os.path.join(ROOT, "models", "ppo_contract1.zip")  # a 4-player model
+SHIPPED = shipped_models()["scratch_contract1"]  # a 4-player player
 THREE = ("random", "greedy", "planner")
 
 
@@ -196,7 +197,7 @@ def bad_players(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     [
         ("{foreign}", "not a saved model"),
         ("{scorer}", "not a saved scorer"),
-        (SHIPPED, "a ladder table is 3 players"),
+        (SHIPPED, "a ladder table has 3 players"),
         ("os:getcwd", "not an Agent"),
         ("nosuchmod:f", "cannot import"),
     ],

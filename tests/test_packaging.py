@@ -133,22 +133,10 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
     assert top == {"shanghai_env"}
     for needed in (
         "shanghai_env/py.typed",
-        "shanghai_env/models/ppo_contract1.zip",
-        "shanghai_env/models/ppo_contract1.json",
         "shanghai_env/models/shanghai_4p.zip",
         "shanghai_env/models/shanghai_4p.json",
         "shanghai_env/models/shanghai.zip",
         "shanghai_env/models/shanghai.json",
-        "shanghai_env/models/ppo_full_4p.zip",
-        "shanghai_env/models/ppo_full_4p.json",
-        "shanghai_env/models/ppo_full_3p.zip",
-        "shanghai_env/models/ppo_full_3p.json",
-        "shanghai_env/models/ppo_full_6p.zip",
-        "shanghai_env/models/ppo_full_6p.json",
-        "shanghai_env/models/ppo_full_5p.zip",
-        "shanghai_env/models/ppo_full_5p.json",
-        "shanghai_env/models/ppo_full_7p.zip",
-        "shanghai_env/models/ppo_full_7p.json",
         "shanghai_env/models/scratch_4p.zip",
         "shanghai_env/models/scratch_4p.json",
         "shanghai_env/models/scratch_contract1.zip",
@@ -158,7 +146,7 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/agents/learned/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
-        "shanghai_env/agents/learned/train_cli.py",
+        "shanghai_env/agents/learned/train/methods/sb3.py",
         "shanghai_env/agents/arena/evaluate_cli.py",
     ):
         assert needed in names, needed
@@ -198,7 +186,7 @@ def test_the_citation_names_this_version() -> None:
 
 def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Path, tmp_path: Path) -> None:
     """Installed apart from the clone, the wheel finds its own model by name and plays."""
-    pytest.importorskip("sb3_contrib", reason="ppo_contract1 plays with the 'train' extra")
+    pytest.importorskip("torch", reason="scratch_contract1 plays with the 'train' extra")
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
@@ -210,12 +198,12 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
         f"assert shanghai_env.__file__.startswith({str(site)!r}), shanghai_env.__file__\n"
         "from shanghai_env.agents.registry import check_player, shipped_models\n"
         "assert all(p.startswith(sys.argv[1]) for p in shipped_models().values()), shipped_models()\n"
-        "check_player('shanghai_4p'), check_player('ppo_contract1')\n"
+        "check_player('shanghai_4p'), check_player('scratch_contract1')\n"
         "from shanghai_env.agents.play import rule_book\n"
         "assert rule_book().startswith(sys.argv[1]) and open(rule_book()).read().startswith('# Shanghai')\n"
         "from shanghai_env.agents.arena.evaluate_cli import main\n"
-        "s = main(['--players', 'ppo_contract1,greedy,greedy,greedy', '--contracts', '1', '--games', '4',\n"
-        "          '--workers', '1', '--no-progress', '--quiet', '--out', 'out'])\n"
+        "s = main(['--players', 'scratch_contract1,greedy,greedy,greedy', '--contracts', '1',\n"
+        "          '--games', '4', '--workers', '1', '--no-progress', '--quiet', '--out', 'out'])\n"
         "print(s.players[0].name, s.games)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(site)}
@@ -228,7 +216,7 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.split() == ["ppo_contract1", "24"]  # 4 games round up to a round of seat orders
+    assert run.stdout.split() == ["scratch_contract1", "24"]  # 4 games round up to a round of seat orders
     assert (tmp_path / "out" / "summary.json").is_file()
 
 

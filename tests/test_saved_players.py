@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,35 @@ from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
 from shanghai_env.agents.registry import check_player, make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED_PPO = ROOT / "models" / "ppo_contract1.zip"
+
+
+@pytest.fixture(scope="module")
+def maskable(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An (untrained) MaskablePPO player of 4 players, contract 1, as shanghai-train sb3 saves one."""
+    pytest.importorskip("sb3_contrib")
+    from shanghai_env.agents.learned.model import save_maskable
+    from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model
+    from shanghai_env.rules import Rules
+    from shanghai_env.single_agent import SingleAgentEnv
+
+    path = tmp_path_factory.mktemp("maskable") / "player.zip"
+    env = SingleAgentEnv(None, num_players=4, contracts=(1,))
+    model = build_model(Rules(num_players=4, contracts=(1,)), SB3Options(net_arch=(8,)), env)
+    save_maskable(model, str(path))
+    return path
+
+
+def rewritten(source: Path, target: Path, change: Any) -> Path:
+    """A copy of the saved model ``source`` whose ``data`` (SB3's JSON) ``change`` edits in place."""
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename == "data":
+                data = json.loads(body)
+                change(data)
+                body = json.dumps(data).encode()
+            dst.writestr(item, body)
+    return target
 
 
 def write_scorer(
@@ -112,11 +141,10 @@ def test_make_agent_and_check_player_refuse_a_zip_that_is_no_saved_player(tmp_pa
                 name(str(path))
 
 
-def test_a_model_that_fails_to_load_is_a_value_error_naming_the_file(tmp_path: Path) -> None:
+def test_a_model_that_fails_to_load_is_a_value_error_naming_the_file(tmp_path: Path, maskable: Path) -> None:
     """Metadata intact, network damaged: refused on its first move with the file named."""
-    pytest.importorskip("sb3_contrib")
     path = tmp_path / "damaged.zip"
-    with zipfile.ZipFile(SHIPPED_PPO) as src, zipfile.ZipFile(path, "w") as dst:
+    with zipfile.ZipFile(maskable) as src, zipfile.ZipFile(path, "w") as dst:
         for item in src.infolist():
             dst.writestr(item, b"garbage" if item.filename == "policy.pth" else src.read(item))
     agent = make_agent(str(path))  # the metadata reads: the network is loaded on the first move
@@ -124,14 +152,14 @@ def test_a_model_that_fails_to_load_is_a_value_error_naming_the_file(tmp_path: P
         agent.load()  # type: ignore[attr-defined]
 
 
-def test_a_model_player_without_the_train_extra_is_refused_up_front() -> None:
+def test_a_model_player_without_the_train_extra_is_refused_up_front(maskable: Path) -> None:
     """check_player (what the commands call before any game) names the extra to install."""
     code = (
         "import sys\n"
         "sys.modules['sb3_contrib'] = None\n"
         "from shanghai_env.agents.registry import check_player\n"
         "try:\n"
-        f"    check_player({str(SHIPPED_PPO)!r})\n"
+        f"    check_player({str(maskable)!r})\n"
         "except ValueError as err:\n"
         "    print(err)\n"
     )
@@ -140,6 +168,43 @@ def test_a_model_player_without_the_train_extra_is_refused_up_front() -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert "needs the 'train' extra (sb3_contrib not installed)" in run.stdout
     assert 'pip install "shanghai-env[train]"' in run.stdout
+
+
+def test_a_model_saved_under_the_old_module_names_still_plays(tmp_path: Path, maskable: Path) -> None:
+    """Models of 0.1.0 name their features by the old module path (agents.features.RummyFeatures):
+    they load, and the old names are gone again afterwards."""
+    import base64
+
+    import cloudpickle
+
+    from shanghai_env.agents.learned import features
+    from shanghai_env.agents.learned.model import old_module_names
+
+    def old_names(data: dict[str, Any]) -> None:
+        kwargs = pickle.loads(base64.b64decode(data["policy_kwargs"][":serialized:"]))
+        with old_module_names():
+            features.RummyFeatures.__module__ = "agents.features"
+            try:
+                blob = cloudpickle.dumps(kwargs)
+            finally:
+                features.RummyFeatures.__module__ = features.__name__
+        assert b"agents.features" in blob and b"shanghai_env" not in blob
+        data["policy_kwargs"][":serialized:"] = base64.b64encode(blob).decode()
+
+    old = rewritten(maskable, tmp_path / "old.zip", old_names)
+    agent = make_agent(str(old))
+    assert type(agent.load().policy.features_extractor) is features.RummyFeatures  # type: ignore[attr-defined]
+    assert "agents.features" not in sys.modules
+
+
+def test_a_retired_structured_policy_says_which_release_plays_it(tmp_path: Path, maskable: Path) -> None:
+    def structured(data: dict[str, Any]) -> None:
+        data["policy_class"]["__module__"] = "shanghai_env.agents.learned.structured"
+
+    path = rewritten(maskable, tmp_path / "ppo_full_4p.zip", structured)
+    for name in (make_agent, check_player):
+        with pytest.raises(ValueError, match=r"ppo_full_4p\.zip.*structured.*shanghai-env==0\.2\.0"):
+            name(str(path))
 
 
 def test_a_factory_in_the_current_folder_is_found_without_pythonpath(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     first = weights(out / "model.zip")
     method = method_class("sb3")()
     method.setup(tiny(out, timesteps=256), torch.device("cpu"))
-    method.load_state_dict(torch.load(out / "checkpoint.pt", weights_only=False)["method"])
+    method.load_state_dict(torch.load(out / "checkpoint.pt", weights_only=True)["method"])  # plain values
     loaded = {k: v.clone() for k, v in method.model.policy.state_dict().items()}
     assert all(torch.equal(first[k], loaded[k]) for k in first)  # the checkpoint's network
     train(tiny(out, timesteps=256))

@@ -1,6 +1,6 @@
-"""``shanghai-train ppo --init``: the loop going on from a saved player (RL after cloning).
+"""``shanghai-train ppo --init``: the loop going on from a saved player.
 
-A MaskablePPO player (the shipped ``ppo_*`` zips) becomes the loop's network with its own
+A MaskablePPO player (a ``.zip`` of ``shanghai-train sb3``) becomes the loop's network with its own
 choices unchanged; the trained player is saved back as a zip that every command plays; a
 checkpointed run resumes exactly; a ``.pt`` of the loop starts a run from its weights; what
 cannot start from a given file says so in one line."""
@@ -18,51 +18,69 @@ pytest.importorskip("sb3_contrib")
 
 from test_trainer import tiny as trainer_tiny  # noqa: E402
 
-from shanghai_env.agents.learned.model import ModelAgent  # noqa: E402
+from shanghai_env.agents.learned.model import ModelAgent, save_maskable  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
 from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402
+from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model  # noqa: E402
 from shanghai_env.agents.learned.train.policy import padded  # noqa: E402
 from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
-from shanghai_env.agents.learned.train.sb3_net import game_derived, load_sb3  # noqa: E402
-from shanghai_env.agents.registry import make_agent, shipped_models  # noqa: E402
+from shanghai_env.agents.learned.train.sb3_net import load_sb3  # noqa: E402
+from shanghai_env.agents.registry import make_agent  # noqa: E402
 from shanghai_env.decision import decision_for  # noqa: E402
 from shanghai_env.observation import ObservationEncoder  # noqa: E402
 from shanghai_env.rules import Rules  # noqa: E402
+from shanghai_env.single_agent import SingleAgentEnv  # noqa: E402
 from shanghai_env.vector import VectorEnv  # noqa: E402
 
-CONTRACT1 = shipped_models()["ppo_contract1"]
-FULL4 = shipped_models()["ppo_full_4p"]
 CPU = torch.device("cpu")
+FULL = tuple(range(1, 11))
+
+
+@pytest.fixture(scope="module")
+def players(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, ...], str]:
+    """Untrained MaskablePPO players of 4 players (contract 1; the full game), as sb3 saves them."""
+    folder = tmp_path_factory.mktemp("sb3")
+    out = {}
+    for contracts in ((1,), FULL):
+        env = SingleAgentEnv(None, num_players=4, contracts=contracts)
+        rules = Rules(num_players=4, contracts=contracts)
+        model = build_model(rules, SB3Options(net_arch=(32,)), env, seed=1)
+        with torch.no_grad():  # an untrained policy is near uniform: its float32 ties would decide
+            model.policy.action_net.weight.mul_(100.0)
+        out[contracts] = str(folder / f"player_{len(contracts)}.zip")
+        save_maskable(model, out[contracts])
+    return out
+
+
+@pytest.fixture
+def contract1(players: dict[tuple[int, ...], str]) -> str:
+    return players[(1,)]
 
 
 def tiny(out: str, timesteps: int = 64, method: str = "ppo", **kw) -> RunConfig:
-    """test_trainer's tiny run, from ppo_contract1 (whose own widths replace net_arch)."""
+    """test_trainer's tiny run, from ``kw["init"]`` (whose own widths replace net_arch)."""
     options = {"n_steps": 8, "batch_size": 16, "epochs": 1, "lr": 1e-3}
-    return trainer_tiny(
-        method, out, timesteps, **{"seed": 5, "init": CONTRACT1, "method_options": options, **kw}
-    )
+    return trainer_tiny(method, out, timesteps, **{"seed": 5, "method_options": options, **kw})
 
 
 def zip_weights(path: str) -> dict:
     return {k: v.clone() for k, v in ModelAgent(path).load().policy.state_dict().items()}
 
 
-@pytest.mark.parametrize("path, contracts", [(CONTRACT1, (1,)), (FULL4, tuple(range(1, 11)))])
-def test_the_network_chooses_what_the_saved_player_chooses(path, contracts):
+@pytest.mark.parametrize("contracts", [(1,), FULL])
+def test_the_network_chooses_what_the_saved_player_chooses(players, contracts):
+    path = players[contracts]
     rules = Rules(num_players=4, contracts=contracts)
     net, _ = load_sb3(path, rules, torch.device("cpu"))
-    features = (game_derived, net.extra_size) if net.extra_size else None
-    venv = VectorEnv(3, num_players=4, contracts=contracts, features=features[0] if features else None,
-                     features_size=features[1] if features else 0)  # fmt: skip
+    venv = VectorEnv(3, num_players=4, contracts=contracts)
     venv.reset(seed=11)
     agent = ModelAgent(path)
     rng = np.random.default_rng(0)
     for _ in range(12):
         idx, valid = padded(venv.legal_actions)
         with torch.no_grad():
-            extra = torch.from_numpy(venv.extra) if net.extra_size else None
-            h = net.features(torch.from_numpy(venv.obs), extra)
+            h = net.features(torch.from_numpy(venv.obs))
             logits = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid))
         mine = idx[np.arange(3), logits.argmax(1).numpy()].tolist()
         encoder = ObservationEncoder(rules)
@@ -71,15 +89,15 @@ def test_the_network_chooses_what_the_saved_player_chooses(path, contracts):
         venv.step([int(rng.choice(x)) for x in venv.legal_actions])  # move on to other decisions
 
 
-def test_a_run_from_a_maskableppo_player_saves_one_that_plays(tmp_path):
+def test_a_run_from_a_maskableppo_player_saves_one_that_plays(tmp_path, contract1):
     out = str(tmp_path / "run")
-    train(tiny(out))
+    train(tiny(out, init=contract1))
     player = os.path.join(out, "model.zip")
     assert os.path.isfile(player) and not os.path.exists(os.path.join(out, "model.pt"))
     with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
         recipe = json.load(f)
-    assert recipe["init"] == CONTRACT1 and recipe["player"] == "model.zip"
-    before, after = zip_weights(CONTRACT1), zip_weights(player)
+    assert recipe["init"] == contract1 and recipe["player"] == "model.zip"
+    before, after = zip_weights(contract1), zip_weights(player)
     assert before.keys() == after.keys()
     assert any(not torch.equal(before[k], after[k]) for k in before)  # it learned something
     from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournament
@@ -89,11 +107,11 @@ def test_a_run_from_a_maskableppo_player_saves_one_that_plays(tmp_path):
     assert make_agent(player) is not None
 
 
-def test_a_run_from_a_maskableppo_player_resumes_exactly(tmp_path):
+def test_a_run_from_a_maskableppo_player_resumes_exactly(tmp_path, contract1):
     whole, parts = str(tmp_path / "whole"), str(tmp_path / "parts")
-    train(tiny(whole, timesteps=64))
-    train(tiny(parts, timesteps=32))
-    train(tiny(parts, timesteps=64))
+    train(tiny(whole, timesteps=64, init=contract1))
+    train(tiny(parts, timesteps=32, init=contract1))
+    train(tiny(parts, timesteps=64, init=contract1))
     a, b = zip_weights(os.path.join(whole, "model.zip")), zip_weights(os.path.join(parts, "model.zip"))
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -101,7 +119,7 @@ def test_a_run_from_a_maskableppo_player_resumes_exactly(tmp_path):
 def test_a_run_starts_from_a_saved_pt(tmp_path):
     first = str(tmp_path / "first")
     options = {"n_steps": 8, "batch_size": 16, "epochs": 1, "net_arch": (16,)}
-    train(tiny(first, init="", method_options=options))
+    train(tiny(first, method_options=options))
     saved = torch.load(os.path.join(first, "model.pt"), weights_only=True)["state_dict"]
     method = method_class("ppo")()
     method.setup(tiny(str(tmp_path / "second"), init=os.path.join(first, "model.pt"), method_options=options),
@@ -114,11 +132,12 @@ def test_a_run_starts_from_a_saved_pt(tmp_path):
         method_class("ppo")().setup(other, torch.device("cpu"))
 
 
-def test_what_cannot_start_from_a_file_says_why(tmp_path):
+def test_what_cannot_start_from_a_file_says_why(tmp_path, contract1):
+    a = tiny(str(tmp_path / "a"), method="dmc", method_options={}, init=contract1)
     with pytest.raises(ValueError, match="value per move"):
-        method_class("dmc")().setup(tiny(str(tmp_path / "a"), method="dmc", method_options={}), CPU)
+        method_class("dmc")().setup(a, CPU)
     with pytest.raises(ValueError, match="contracts 1,2"):
-        method_class("ppo")().setup(tiny(str(tmp_path / "b"), contracts=(1, 2)), CPU)
+        method_class("ppo")().setup(tiny(str(tmp_path / "b"), contracts=(1, 2), init=contract1), CPU)
 
 
 @pytest.mark.parametrize("value", ["no/such/file.pt", "greedy", "README.md"])

@@ -1,13 +1,10 @@
-"""A saved MaskablePPO player (``ppo_*``, a ``.zip``) as the loop's network: RL after cloning.
+"""A saved MaskablePPO player (a ``.zip`` of ``shanghai-train sb3``) as the loop's network.
 
-The shipped ``ppo_full_*`` players were cloned from ``shanghai_4p`` with Stable-Baselines3; to
-go on from them with the loop's methods at the batched env's speed, :class:`SB3Net` gives the
-policy the interface :class:`~.policy.PolicyNet` has (``features``, ``logits`` at the legal
-actions, ``value``). Its "features" are the full logits and the value side by side, so the
-method's code is the same for both networks. A model trained on the derived inputs
-(:mod:`shanghai_env.agents.learned.derived`) reads them as the loop's extra inputs, computed per
-decision from the seat's own view (:func:`game_derived`). The trained player is saved back as a
-MaskablePPO ``.zip`` (:func:`save_sb3`), which every command plays like the one it came from.
+To go on from such a player with the loop's ``ppo`` at the batched env's speed, :class:`SB3Net`
+gives the policy the interface :class:`~.policy.PolicyNet` has (``features``, ``logits`` at the
+legal actions, ``value``). Its "features" are the full logits and the value side by side, so the
+method's code is the same for both networks. The trained player is saved back as a MaskablePPO
+``.zip`` (:func:`save_sb3`), which every command plays like the one it came from.
 """
 
 from __future__ import annotations
@@ -16,42 +13,31 @@ from typing import Any
 
 import numpy as np
 import torch
+from stable_baselines3.common.policies import BaseModel
 from torch import nn
 
-from shanghai_env.engine import Game
+from shanghai_env.actions import action_table
+from shanghai_env.agents.learned.model import load_maskable
+from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
-
-
-def game_derived(game: Game, seat: int) -> np.ndarray:
-    """The derived inputs of ``seat``'s own view of ``game`` (what a derived model reads)."""
-    from shanghai_env.agents.learned.derived import derived_block
-
-    return derived_block(game.view(seat), game.rules)
 
 
 class SB3Net(nn.Module):
     """A MaskablePPO actor-critic behind :class:`~.policy.PolicyNet`'s interface."""
 
+    extra_size = 0  # it reads the observation alone
+
     def __init__(self, model: Any) -> None:
         super().__init__()
-        from shanghai_env.agents.learned.derived import DERIVED_SIZE
-
         self.policy = model.policy
         self.policy.set_training_mode(True)
         self.num_actions = int(model.action_space.n)
-        self.extra_size = DERIVED_SIZE if getattr(self.policy, "derived", False) else 0
         self.hidden: tuple[int, ...] = ()
-        self.observation_length = int(np.prod(model.observation_space.shape)) - self.extra_size
+        self.observation_length = int(np.prod(model.observation_space.shape))
 
     def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """``(B, A + 1)``: every action's logit, then the value."""
-        from stable_baselines3.common.policies import BaseModel
-
         x = obs.float()
-        if self.extra_size:
-            if extra is None:
-                raise ValueError(f"this model reads {self.extra_size} derived inputs after the observation")
-            x = torch.cat([x, extra.float()], 1)
         policy = self.policy
         if policy.share_features_extractor:
             f = BaseModel.extract_features(policy, x, policy.features_extractor)
@@ -80,10 +66,6 @@ class SB3Net(nn.Module):
 def load_sb3(path: str, rules: Rules, device: torch.device) -> tuple[SB3Net, Any]:
     """The model at ``path`` as an :class:`SB3Net` (and the MaskablePPO object, to save with);
     ValueError if it is no MaskablePPO model or plays another table than ``rules``."""
-    from shanghai_env.actions import action_table
-    from shanghai_env.agents.learned.model import load_maskable
-    from shanghai_env.observation import ObservationEncoder
-
     try:
         model = load_maskable(path, device=device)
     except Exception as err:  # SB3 raises many kinds; say which file and why in one line

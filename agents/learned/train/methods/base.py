@@ -14,7 +14,7 @@ import torch
 from ..opponents import make_games
 from ..policy import build_net, load_policy, padded, save_policy
 from ..run import RunConfig
-from ..sb3_net import game_derived, load_sb3, save_sb3
+from ..sb3_net import load_sb3, save_sb3
 
 
 class NetMethod:
@@ -29,7 +29,6 @@ class NetMethod:
         torch.manual_seed(config.seed)
         self.sb3_model: Any = None  # the MaskablePPO object when the network is one (--init a .zip)
         self.player_file = "model.pt"
-        features = None
         if config.init.endswith(".zip"):  # a MaskablePPO player (load_sb3 says so if it is none)
             if not self.takes_sb3:
                 raise ValueError(
@@ -39,8 +38,6 @@ class NetMethod:
             net, self.sb3_model = load_sb3(config.init, config.rules, device)
             self.net: Any = net.to(device)
             self.player_file = "model.zip"
-            if net.extra_size:
-                features = (game_derived, net.extra_size)
         else:
             net_arch, facts = self.opt.net_arch, config.facts
             move_net = getattr(self.opt, "move_net", ())
@@ -50,7 +47,7 @@ class NetMethod:
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = make_games(config, features)
+        self.venv = make_games(config)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         self.updates = 0

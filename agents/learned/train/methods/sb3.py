@@ -15,8 +15,9 @@ the player is a MaskablePPO ``model.zip`` that every command plays
 - Network: the observation read through :class:`~shanghai_env.agents.learned.features.RummyFeatures`,
   then ``net_arch`` for the policy and the value; ``--init`` a MaskablePPO ``.zip`` goes on from
   that player's network (its own widths) with this run's settings.
-- A resumed run restores the network, the optimiser and the random streams; its games in
-  progress are not kept, new ones are dealt (seeded by the number of updates).
+- A checkpoint holds the network's and the optimiser's tensors and the random streams (no
+  pickle); a resumed run deals new games (seeded by the number of updates), as its games in
+  progress are not kept.
 
 Options (``shanghai-train sb3 --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
 ``n_steps``, ``gamma``, ``gae_lambda``, ``clip``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
@@ -25,7 +26,6 @@ Options (``shanghai-train sb3 --help``): ``lr``, ``epochs``, ``batch_size``, ``n
 
 from __future__ import annotations
 
-import io
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +43,7 @@ from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Agent, Decision
 from shanghai_env.engine import Game
+from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
 
 from ...features import RummyFeatures
@@ -142,34 +143,12 @@ class SB3:
         self.wrapped = [self._env() for _ in range(config.num_envs)]
         self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
         self.venv.seed(config.seed)
-        self.model = load_init(config, self.venv, device, self.settings()) if config.init else self._fresh()
+        if config.init:
+            self.model = load_init(config, self.venv, device, settings(self.opt))
+        else:
+            self.model = build_model(config.rules, self.opt, self.venv, config.seed, device)
         self.model.set_logger(Logger(folder=None, output_formats=[]))  # the loop keeps the logs
         self.updates, self.new_games = 0, True
-
-    def settings(self) -> dict[str, Any]:
-        """MaskablePPO's arguments for the options (a fresh model's and those a loaded one gets)."""
-        o = self.opt
-        return {
-            "learning_rate": o.lr,
-            "n_steps": o.n_steps,
-            "batch_size": o.batch_size,
-            "n_epochs": o.epochs,
-            "gamma": o.gamma,
-            "gae_lambda": o.gae_lambda,
-            "clip_range": o.clip,
-            "ent_coef": o.ent_coef,
-            "vf_coef": o.vf_coef,
-            "max_grad_norm": o.max_grad_norm,
-            "normalize_advantage": o.norm_adv,
-        }
-
-    def _fresh(self) -> Any:
-        rules, arch = self.config.rules, list(self.opt.net_arch)
-        kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
-        policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
-        policy["net_arch"] = {"pi": arch, "vf": arch}
-        settings = {**self.settings(), "seed": self.config.seed, "device": self.device}
-        return MaskablePPO("MlpPolicy", self.venv, policy_kwargs=policy, **settings)
 
     def _env(self) -> Scored:
         config, opt = self.config, self.opt
@@ -206,17 +185,25 @@ class SB3:
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        blob = io.BytesIO()
-        self.model.save(blob)  # the optimiser's state included
-        streams = (torch.get_rng_state(), np.random.get_state(), random.getstate())
-        return {"model": blob.getvalue(), "updates": self.updates, "streams": streams}
+        # tensors and plain values only (no pickle, not SB3's zip): the checkpoint reads with
+        # torch's weights_only and runs nothing it holds
+        policy = self.model.policy
+        name, keys, pos, has_gauss, gauss = np.random.get_state()
+        numpy_state = [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)]
+        return {
+            "policy": policy.state_dict(),
+            "optimizer": policy.optimizer.state_dict(),
+            "updates": self.updates,
+            "streams": (torch.get_rng_state(), numpy_state, random.getstate()),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.model.set_parameters(io.BytesIO(state["model"]), exact_match=True, device=self.device)
+        self.model.policy.load_state_dict(state["policy"])
+        self.model.policy.optimizer.load_state_dict(state["optimizer"])
         self.updates = int(state["updates"])
-        torch_state, np_state, py_state = state["streams"]
+        torch_state, (name, keys, pos, has_gauss, gauss), py_state = state["streams"]
         torch.set_rng_state(torch_state)
-        np.random.set_state(np_state)
+        np.random.set_state((name, np.asarray(keys, np.uint32), pos, has_gauss, gauss))
         random.setstate(py_state)
         self.venv.seed(self.config.seed + 1_000_003 * self.updates)
         self.new_games = True
@@ -224,6 +211,33 @@ class SB3:
     def export(self, path: str, meta: dict[str, Any]) -> None:
         """The player as a MaskablePPO ``.zip`` (its recipe is the loop's ``model.json``)."""
         save_maskable(self.model, path)
+
+
+def settings(opt: SB3Options) -> dict[str, Any]:
+    """MaskablePPO's arguments for the options (a fresh model's and those a loaded one gets)."""
+    return {
+        "learning_rate": opt.lr,
+        "n_steps": opt.n_steps,
+        "batch_size": opt.batch_size,
+        "n_epochs": opt.epochs,
+        "gamma": opt.gamma,
+        "gae_lambda": opt.gae_lambda,
+        "clip_range": opt.clip,
+        "ent_coef": opt.ent_coef,
+        "vf_coef": opt.vf_coef,
+        "max_grad_norm": opt.max_grad_norm,
+        "normalize_advantage": opt.norm_adv,
+    }
+
+
+def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: Any = "cpu") -> Any:
+    """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them):
+    the observation through RummyFeatures, then ``net_arch`` for the policy and the value."""
+    arch = list(opt.net_arch)
+    kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
+    policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
+    policy["net_arch"] = {"pi": arch, "vf": arch}
+    return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
 
 
 def _returns(env: Scored) -> Callable[[], Scored]:

@@ -18,7 +18,7 @@ from helpers import deal_deck
 from shanghai_env.agents.arena.tournament import TournamentConfig, play_task, schedule
 from shanghai_env.draw.replay import main as replay_main
 from shanghai_env.draw.replay import replay_frames, replay_html
-from shanghai_env.draw.scene import WIDTH, card_count, height, table_scene
+from shanghai_env.draw.scene import WIDTH, card_count, height, scene_size, table_scene
 from shanghai_env.draw.state import table_header, table_state
 from shanghai_env.draw.svg import table_svg
 from shanghai_env.engine import Game, Phase
@@ -316,3 +316,77 @@ def test_the_rules_core_does_not_import_the_drawing_package() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+# --- the picture in docs/replay.md ------------------------------------------------------------------
+
+WORD_CARDS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+
+
+def card_of(words: str) -> str:
+    """``7♣`` or ``10♥`` as a card string (``7C``, ``TH``)."""
+    return ("T" if words[:-1] == "10" else words[:-1]) + WORD_CARDS[words[-1]]
+
+
+def seats_named(text: str, players: int) -> set[int]:
+    """The seats "players 0, 1 and 3", "player 2", "everyone" or "nobody" name."""
+    if text == "everyone":
+        return set(range(players))
+    if text == "nobody":
+        return set()
+    return {int(n) for n in re.findall(r"\d+", text)}
+
+
+def test_the_picture_in_the_replay_guide_is_what_its_commands_draw() -> None:
+    """docs/replay.md's picture is the frame its commands name, of the game its evaluate command
+    records (played again here: the first game of that tournament), and its caption says what
+    that frame shows: the deal, who is down, the buy offer and the declared joker."""
+    from shanghai_env.agents.arena.evaluate_cli import build_parser
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    guide = (docs / "replay.md").read_text(encoding="utf-8")
+    command = re.search(r"^python evaluate\.py (.+?)$", guide, re.MULTILINE)
+    frames = set(re.findall(r"-m shanghai_env\.draw (?:svg|png) \S+ --frame (\d+)", guide))
+    caption = re.search(r"^\*(Deal .+?)\*$", guide, re.MULTILINE | re.DOTALL)
+    assert command and len(frames) == 1 and caption, "the guide's commands or caption moved"
+    frame = int(frames.pop())
+    args = build_parser().parse_args(command.group(1).split())
+    assert args.record >= 1 and args.task is None
+    config = TournamentConfig(
+        players=tuple(args.players),
+        games=args.games,
+        seed=args.seed,
+        duplicate=args.duplicate,
+        max_moves_per_deal=args.max_moves_per_deal,
+        record_games=args.record,
+        **({"contracts": args.contracts} if args.contracts else {}),
+    )
+    recorded = play_task(config, schedule(config)[0]).record  # the record game-00000.json holds
+    assert recorded is not None
+    header, states, _ = replay_frames(recorded)
+    state = states[frame]
+    said = " ".join(caption.group(1).split())
+    # "Deal 2 of a 4-player game ... (the commands below make it, frame 300): players 0, 1 and 3
+    # are down, player 1 declined the 5♠ and player 2 (planner) is being offered it. The joker in
+    # player 0's run shows the card it stands for ("JK as 7♣")."
+    deal = re.match(r"Deal (\d+) of a (\d+)-player game", said)
+    assert deal and (int(deal.group(1)), int(deal.group(2))) == (state["deal"] + 1, header["players"]), said
+    assert f"frame {frame})" in said
+    down = re.search(r": (everyone|nobody|players? [\d, and]+?) (?:is|are) down", said)
+    assert down, said
+    assert seats_named(down.group(1), header["players"]) == {p for p, d in enumerate(state["down"]) if d}
+    offer = re.search(r"player (\d) declined the (\S+) and player (\d) \((\w+)\) is being offered it", said)
+    if offer:
+        assert state["phase"] == "BUY" and state["turn"] == int(offer.group(1))
+        assert state["up"] == card_of(offer.group(2)) and state["act"] == int(offer.group(3))
+        assert header["names"][state["act"]].startswith(offer.group(4))
+    else:
+        assert state["phase"] != "BUY", "the guide says nothing of the buy offer on its picture"
+    joker = re.search(r"joker in player (\d)'s (run|set) .*?\(\"JK as (\S+)\"\)", said)
+    if joker:
+        assert any(f"JK={card_of(joker.group(3))}" in m for m in state["melds"][int(joker.group(1))])
+    # the picture beside it is that frame, as the svg command draws it
+    scene = table_scene(state, header)
+    assert texts((docs / "table.svg").read_text(encoding="utf-8")) == table_svg_texts(scene)
+    png = (docs / "table.png").read_bytes()  # its width and height, from the PNG header
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == scene_size(scene)

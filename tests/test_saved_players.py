@@ -234,3 +234,33 @@ def test_a_factory_in_the_current_folder_is_found_without_pythonpath(tmp_path: P
 def test_a_missing_factory_module_is_still_a_value_error() -> None:
     with pytest.raises(ValueError, match="cannot import 'no_such_module_here'"):
         make_agent("no_such_module_here:make")
+
+
+def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_it() -> None:
+    """A trainer policy ships as a ``.pt``, a move scorer as a ``.zip``; a trainer policy's card
+    names its file and that file's SHA-256."""
+    import hashlib
+
+    from shanghai_env.agents.learned.scorer import is_scorer_file
+    from shanghai_env.agents.registry import shipped_models
+
+    assert shipped_models()
+    for name, path in shipped_models().items():
+        assert Path(path).suffix == (".zip" if is_scorer_file(path) else ".pt"), name
+        if Path(path).suffix == ".pt":
+            card = json.loads(Path(path).with_suffix(".json").read_text(encoding="utf-8"))
+            assert card["file"] == Path(path).name, name
+            assert card["sha256"] == hashlib.sha256(Path(path).read_bytes()).hexdigest(), name
+
+
+def test_a_trainer_policy_saved_as_a_zip_before_still_plays(tmp_path: Path) -> None:
+    """The shipped trainer policies were .zip files up to 0.2.0: a copy under that name loads."""
+    pytest.importorskip("torch")
+    from shanghai_env.agents.learned.train.policy import PolicyAgent
+    from shanghai_env.agents.registry import shipped_models
+    from shanghai_env.rules import Rules
+
+    old = tmp_path / "scratch_contract1.zip"
+    shutil.copyfile(shipped_models()["scratch_contract1"], old)
+    assert isinstance(make_agent(str(old)), PolicyAgent)
+    check_player(str(old), Rules(num_players=4, contracts=(1,)))

@@ -1,5 +1,5 @@
-"""The players learned from scratch with no teacher, ``models/scratch_4p.zip`` (dmc self-play, the
-full game) and ``models/scratch_contract1.zip`` (ppo against greedy bots, contract 1), play
+"""The players learned from scratch with no teacher, ``models/scratch_4p.pt`` (dmc self-play, the
+full game) and ``models/scratch_contract1.pt`` (ppo against greedy bots, contract 1), play
 legally under their shipped names, and their cards say how they were made and measured."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SCRATCH = {
 @pytest.mark.parametrize("name", sorted(SCRATCH))
 def test_a_scratch_player_is_a_trainer_player_of_its_4_player_game(name: str) -> None:
     contracts = SCRATCH[name][0]
-    path = MODELS / f"{name}.zip"
+    path = MODELS / f"{name}.pt"
     assert shipped_models()[name] == str(path)
     assert is_policy_file(str(path))
     net, rules, _ = load_policy(str(path))
@@ -55,7 +55,7 @@ def test_a_scratch_player_plays_legally_and_beats_random_players(name: str) -> N
 @pytest.mark.parametrize("name", sorted(SCRATCH))
 def test_a_scratch_card_has_no_teacher_and_the_commands_that_made_it(name: str) -> None:
     _, method, opponents, bots = SCRATCH[name]
-    path = MODELS / f"{name}.zip"
+    path = MODELS / f"{name}.pt"
     card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     assert card["player"] == name and card["teacher"] is None and card["method"] == method
     assert card["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -201,10 +201,6 @@ def one_error_line(err: str) -> str:
     ("make", "says"),
     [
         (lambda out: (out / "records").write_text("a file"), "records' is a file"),
-        (
-            lambda out: (out / "records" / "game-00002.json").mkdir(parents=True),
-            "game-00002.json' is a folder",
-        ),
         (lambda out: (out / "INCOMPLETE").mkdir(), "INCOMPLETE' is a folder"),
     ],
 )
@@ -226,21 +222,27 @@ def test_record_paths_that_cannot_be_written_are_refused_before_any_game(
     assert "argument --out" in line and says in line
 
 
-def test_a_second_run_leaves_only_its_own_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_run_keeps_the_records_of_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run deletes nothing it did not write: the records an earlier run left in records/ stay,
+    and this run's go to a new records-N/ (said on stderr, even with --quiet)."""
     out = tmp_path / "res"
     evaluate.main([*SMALL, "--record", "all", "--out", str(out)])
-    assert len(list((out / "records").glob("game-*.json"))) == 6  # 3 games: one round of 3-player seats
+    first = {p.name: p.read_bytes() for p in (out / "records").glob("game-*.json")}
+    assert len(first) == 6  # 3 games: one round of 3-player seats
     (out / "records" / "notes.txt").write_text("mine")
     capsys.readouterr()
-    evaluate.main([*SMALL, "--record", "2", "--out", str(out)])
-    assert sorted(p.name for p in (out / "records").iterdir()) == [
-        "game-00000.json",
-        "game-00001.json",
-        "notes.txt",
-    ]
-    assert "removed 4 game records of an earlier run" in capsys.readouterr().err
-    evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: none of another run stay
-    assert sorted(p.name for p in (out / "records").iterdir()) == ["notes.txt"]
+    evaluate.main([*SMALL, "--record", "2", "--out", str(out)])  # (SMALL is --quiet)
+    assert {p.name: p.read_bytes() for p in (out / "records").glob("game-*.json")} == first
+    assert (out / "records" / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in (out / "records-2").iterdir()) == ["game-00000.json", "game-00001.json"]
+    err = capsys.readouterr().err
+    assert "holds game records of an earlier run (kept)" in err and "records-2" in err
+    evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: every earlier one stays
+    assert len(list((out / "records").glob("game-*.json"))) == 6 and (out / "records-2").is_dir()
+    evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
+    assert [p.name for p in (out / "records-3").iterdir()] == ["game-00000.json"]
 
 
 def test_a_run_stopped_while_writing_leaves_no_summary(

@@ -156,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_record,
         default=0,
         metavar="N|all",
-        help="write the game records (JSON, docs/replay.md) of the first N games, or all, to OUT/records/",
+        help="write the game records (JSON, docs/replay.md) of the first N games, or all, to OUT/records/ "
+        "(to a new OUT/records-N/ when an earlier run's records are there: those are kept)",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="print no tables")
@@ -224,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     folder created and its output paths checked): a bad argument exits with status 2 and one line
     saying what is wrong. The outputs are written when the games are done, ``summary.json`` last
     (:func:`shanghai_env.agents.arena.report.write_outputs`): a folder with ``INCOMPLETE`` in it
-    is not a whole run. The game records an earlier run left in ``OUT/records/`` are removed.
+    is not a whole run. The game records an earlier run left in ``OUT/records/`` are kept: this
+    run's then go to a new ``OUT/records-N/``, and a line on stderr says so.
     """
     one_thread_per_worker()  # with --workers 1 this process plays the games itself
     parser = build_parser()
@@ -307,17 +309,17 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     summary.workers = workers
     args_given = list(argv) if argv is not None else sys.argv[1:]
     summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)
-    records, removed = write_outputs(summary, results, config.labels, args.out)
+    records, folder = write_outputs(summary, results, config.labels, args.out)
     if not args.quiet:
         print_tables(summary)
         print(f"wrote {os.path.join(args.out, SUMMARY_FILE)}, {GAMES_FILE}, {CHART_FILE}")
         if records:
-            folder = os.path.join(args.out, RECORDS_FOLDER)
             print(f"wrote {records} game records to {folder}{os.sep} (see docs/replay.md)")
-    if removed:  # said even with --quiet: files were deleted
+    earlier = os.path.join(args.out, RECORDS_FOLDER)
+    if folder is not None and folder != earlier:  # said even with --quiet: not where they usually go
         print(
-            f"removed {removed} game record{'s' * (removed != 1)} of an earlier run from "
-            f"{os.path.join(args.out, RECORDS_FOLDER)}{os.sep}",
+            f"{earlier}{os.sep} holds game records of an earlier run (kept); this run's "
+            f"{records} went to {folder}{os.sep}",
             file=sys.stderr,
         )
     return summary

@@ -29,7 +29,7 @@ GAMES_FILE = "games.csv"
 CHART_FILE = "scores.png"
 RECORDS_FOLDER = "records"
 INCOMPLETE_FILE = "INCOMPLETE"  # present while a run's outputs are being written
-_RECORD_NAME = re.compile(r"game-\d{5,}\.json")  # the records a run owns in RECORDS_FOLDER
+_RECORD_NAME = re.compile(r"game-\d{5,}\.json")  # a game record's name in RECORDS_FOLDER
 
 
 def replace_atomically(path: str, write: Callable[[str], object]) -> str:
@@ -68,16 +68,17 @@ def outputs_problem(out_dir: str, recorded: Sequence[int] = ()) -> str | None:
     for name in (SUMMARY_FILE, GAMES_FILE, CHART_FILE, INCOMPLETE_FILE):
         if os.path.isdir(os.path.join(out_dir, name)):
             return f"{os.path.join(out_dir, name)!r} is a folder, where an output file goes"
-    records = os.path.join(out_dir, RECORDS_FOLDER)
     if not recorded:
         return None
+    records = records_folder(out_dir)
     if os.path.exists(records) and not os.path.isdir(records):
         return f"{records!r} is a file, where the game records' folder goes"
     if os.path.isdir(records) and not os.access(records, os.W_OK | os.X_OK):
         return f"cannot write the game records in {records!r}: the folder is not writable"
     for index in recorded:
-        if os.path.isdir(record_path(out_dir, index)):
-            return f"{record_path(out_dir, index)!r} is a folder, where a game record goes"
+        path = os.path.join(records, os.path.basename(record_path(out_dir, index)))
+        if os.path.isdir(path):
+            return f"{path!r} is a folder, where a game record goes"
     return None
 
 
@@ -89,36 +90,55 @@ def is_complete(out_dir: str) -> bool:
     )
 
 
+def records_folder(out_dir: str) -> str:
+    """Where a run's game records go: ``OUT/records/``, or, when game records of an earlier run are
+    there (kept: a run deletes nothing it did not write), the first ``OUT/records-N/`` (N = 2, 3,
+    ...) that does not exist yet."""
+    base = os.path.join(out_dir, RECORDS_FOLDER)
+    if not (os.path.isdir(base) and any(_RECORD_NAME.fullmatch(n) for n in os.listdir(base))):
+        return base
+    n = 2
+    while os.path.lexists(f"{base}-{n}"):
+        n += 1
+    return f"{base}-{n}"
+
+
+def _claim_records_folder(out_dir: str) -> str:
+    """:func:`records_folder`, created; a new ``records-N`` is made with ``mkdir`` (which fails
+    if it exists), so two runs writing at once never share one."""
+    while True:
+        folder = records_folder(out_dir)
+        if os.path.basename(folder) == RECORDS_FOLDER:
+            os.makedirs(folder, exist_ok=True)
+            return folder
+        try:
+            os.mkdir(folder)
+            return folder
+        except FileExistsError:
+            continue
+
+
 def write_outputs(
     summary: Summary, results: Sequence[GameResult], labels: Sequence[str], out_dir: str
-) -> tuple[int, int]:
+) -> tuple[int, str | None]:
     """Write a run's outputs in ``out_dir`` (see the module docstring); the game records of
-    ``results`` go to ``records/``, and the records an earlier run left there (``game-*.json``)
-    are removed, so the folder holds this run's records only. Returns (records written, earlier
-    records removed)."""
+    ``results`` go to :func:`records_folder` (the records an earlier run left in ``records/``
+    stay where they are). Returns (records written, their folder; None when none were)."""
     marker = os.path.join(out_dir, INCOMPLETE_FILE)
     with open(marker, "w", encoding="utf-8") as f:
         f.write("a run was writing its outputs here and did not finish: they are not a whole run\n")
     with contextlib.suppress(FileNotFoundError):  # first, so no summary stands beside a half-written folder
         os.remove(os.path.join(out_dir, SUMMARY_FILE))
-    recorded = {r.index for r in results if r.record is not None}
-    records = os.path.join(out_dir, RECORDS_FOLDER)
-    removed = 0
-    if os.path.isdir(records):
-        for name in sorted(os.listdir(records)):
-            if _RECORD_NAME.fullmatch(name) and int(name[5:-5]) not in recorded:
-                path = os.path.join(records, name)
-                if os.path.isfile(path):
-                    os.remove(path)
-                    removed += 1
-    for r in results:
-        if r.record is not None:
-            _write_record(r.record, record_path(out_dir, r.index))
+    recorded = [r for r in results if r.record is not None]
+    folder = _claim_records_folder(out_dir) if recorded else None
+    for r in recorded:
+        assert folder is not None and r.record is not None
+        _write_record(r.record, os.path.join(folder, os.path.basename(record_path(out_dir, r.index))))
     write_games_csv(results, labels, out_dir)
     write_chart(summary, out_dir)
     write_summary(summary, out_dir)
     os.remove(marker)
-    return len(recorded), removed
+    return len(recorded), folder
 
 
 def _write_record(record: dict[str, Any], path: str) -> None:

@@ -2,11 +2,12 @@
 
 The table is drawn by ``/table.js``, the HTML replay's own drawing
 (:func:`shanghai_env.draw.replay.table_script`), from the state the server sends: the person's
-view of the table, laid out for the width the page gives it (see ``place()`` in the script). The script makes the drawing clickable, offering only the moves the server
-lists as legal for the person's seat: the upcard and the stock to draw, a card of the hand to
-pick (a second click on it discards it), a meld to put the picked card in (going down, laying
-off, swapping for a joker), and buttons for everything else (buy, pass, a joker's declared
-card, finishing, the next deal). Every move is sent by its engine name with the state counter
+view of the table, laid out for the width the page gives it (see ``place()`` in the script).
+The script makes the drawing clickable, offering only the moves the server lists as legal for
+the person's seat: the upcard and the stock to draw, a card of the hand to pick (a second click
+on it discards it), a meld to put the picked card in (going down, laying off, swapping for a
+joker), and buttons for everything else (buy, pass, a joker's declared card, finishing, the
+next deal). Every move is sent by its engine name with the state counter
 the page saw; the server checks it.
 
 Kept as Python strings (not files beside this module) so that the page ships in any install

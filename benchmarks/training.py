@@ -9,8 +9,9 @@ Measures, one after another on this machine and in this process (one torch threa
   own observation; the last three also read the facts of the own hand through a move network, as
   the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
-  ``step``, bots inside included), for ``dagger`` and ``ppo --prior`` asking their teacher or
-  prior (``shanghai``) about every decision, the network while playing, and the updates.
+  ``step``, bots inside included; for ``sb3`` the single-agent envs' ``step``, the other seats'
+  play inside), for ``dagger`` and ``ppo --prior`` asking their teacher or prior (``shanghai``)
+  about every decision, the network while playing, and the updates.
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
     python benchmarks/training.py --steps 32768 --only ppo_self_play
@@ -44,6 +45,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "dmc_self_play": {"method": "dmc"},
     "ppo_vs_3_networks": {"method": "ppo", "opponents": "network"},
     "ppo_vs_3_greedy": {"method": "ppo", "opponents": ("greedy",)},
+    # Stable-Baselines3's MaskablePPO on the single-agent view, against the same bots
+    "sb3_vs_3_greedy": {"method": "sb3", "opponents": ("greedy",)},
     # the configurations of the from-scratch players (docs/training.md): the facts of the own
     # hand and a move network, and for dmc the λ-returns
     "ppo_facts_move_net": {"method": "ppo", "facts": True, "options": {"move_net": (128,)}},
@@ -126,6 +129,10 @@ def trainer(
 
     # the games' class: stepping them is timed whether they run here or in worker processes
     games_cls: Any = WorkerVectorEnv if hardware["env_workers"] > 1 else VectorEnv
+    if settings["method"] == "sb3":
+        from shanghai_env.single_agent import SingleAgentEnv
+
+        games_cls = SingleAgentEnv
 
     opponents = settings.get("opponents", ("self",))
     if opponents == "network":
@@ -145,7 +152,14 @@ def trainer(
     from shanghai_env.agents.learned.train.methods.teachers import Teachers
 
     cls = method_class(settings["method"])
-    collect = cls._collect
+    # what collects a rollout: the method's _collect, or for sb3 MaskablePPO's own
+    collector: Any = cls
+    if settings["method"] == "sb3":
+        from sb3_contrib import MaskablePPO
+
+        collector = MaskablePPO
+    collect_name = "collect_rollouts" if settings["method"] == "sb3" else "_collect"
+    collect = getattr(collector, collect_name)
     ask = Teachers.ask  # dagger's teacher and ppo's prior: asking the player
 
     def timed_ask(self: Any, rows: Any) -> Any:
@@ -155,14 +169,14 @@ def trainer(
         finally:
             parts["teacher"] += time.perf_counter() - start
 
-    def timed_collect(self: Any) -> Any:
+    def timed_collect(self: Any, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
-            return collect(self)
+            return collect(self, *args, **kwargs)
         finally:
             parts["network"] += time.perf_counter() - start
 
-    cls._collect = timed_collect
+    setattr(collector, collect_name, timed_collect)
     Teachers.ask = timed_ask  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as out:
@@ -190,7 +204,7 @@ def trainer(
                 done = int(list(csv.DictReader(f))[-1]["env_steps"])
     finally:
         games_cls.step = env_step
-        cls._collect = collect
+        setattr(collector, collect_name, collect)
         Teachers.ask = ask  # type: ignore[method-assign]
     collect_s = parts["network"]
     return {
@@ -254,9 +268,9 @@ def main(argv: list[str] | None = None) -> None:
         hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
         for name in args.only or CONFIGS:
             prior = CONFIGS[name].get("options", {}).get("prior")
-            asks = CONFIGS[name]["method"] == "dagger" or prior
+            asks = CONFIGS[name]["method"] in ("dagger", "sb3") or prior
             if asks and args.env_workers > 1:
-                print(f"{name:33s} skipped: it asks its teacher or prior in its own process", flush=True)
+                print(f"{name:33s} skipped: it steps its games or asks in its own process", flush=True)
                 continue
             rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
             who = "the prior" if prior else "the teacher"

@@ -31,6 +31,7 @@ a bot's source hash), so that a result says which players produced it.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib
 import importlib.resources
@@ -42,11 +43,23 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
+from shanghai_env import __version__
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.bots.random_agent import RandomAgent
+from shanghai_env.agents.learned.model import (
+    MISSING_PREFIX,
+    PLAY_MODULES,
+    SAVED_PLAYER,
+    ModelAgent,
+    check_model,
+    saved_table,
+)
+from shanghai_env.agents.learned.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.agents.search import SearchBot
+from shanghai_env.cli import extra_hint, missing_modules
+from shanghai_env.melds import CONTRACTS
 from shanghai_env.rules import Rules
 
 SAVED_EXTENSIONS = (".pt", ".zip")  # a trainer policy; a MaskablePPO model or a move scorer
@@ -108,6 +121,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
     elif s.endswith(".pt") or _is_policy(s):
+        # (a trainer policy needs torch, which the package does not: imported when one is named)
         from shanghai_env.agents.learned.train.policy import PolicyAgent
 
         agent = PolicyAgent(s)
@@ -116,13 +130,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
             agent = PriorPolicyAgent(agent)
     else:
-        from shanghai_env.agents.learned.scorer import is_scorer_file, load_scorer
-
         if is_scorer_file(s):
             agent = load_scorer(s)
         else:
-            from shanghai_env.agents.learned.model import ModelAgent
-
             _check_saved_model(s)  # a file that is no model fails here, not at its first move
             agent = ModelAgent(s)
     agent.reset(seed)
@@ -182,8 +192,6 @@ def player_pin(spec: str) -> dict[str, Any]:
     - a saved model or scorer: ``file`` and ``sha256``, the hash of the file;
     - a ``module:factory``: ``source_sha256`` of the module's file (None if it has none).
     """
-    from shanghai_env import __version__
-
     s = check_spec(spec)
     pin: dict[str, Any] = {"spec": s, "package_version": __version__}
     if s in BOTS:
@@ -265,14 +273,9 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
 
         check_policy(s, rules, where)
         return s
-    from shanghai_env.agents.learned.scorer import ScorerNet, is_scorer_file
-
     if is_scorer_file(s):
         ScorerNet.load(s)  # a scorer reads the player's view: it plays at any table
         return s
-    from shanghai_env.agents.learned.model import MISSING_PREFIX, PLAY_MODULES, check_model
-    from shanghai_env.cli import extra_hint, missing_modules
-
     _check_saved_model(s)
     if rules is not None:
         check_model(s, rules, where)
@@ -300,8 +303,6 @@ def _is_policy(path: str) -> bool:
 def _check_saved_model(path: str) -> None:
     """ValueError naming the file and saying what a saved player is, unless ``path`` is a saved
     MaskablePPO model (read from its metadata, without loading the network)."""
-    from shanghai_env.agents.learned.model import SAVED_PLAYER, saved_table
-
     try:
         saved_table(path)
     except ValueError as err:
@@ -310,10 +311,6 @@ def _check_saved_model(path: str) -> None:
 
 def contracts_arg(text: str) -> tuple[int, ...]:
     """argparse type for ``--contracts``: comma-separated contract numbers, e.g. ``1`` or ``1,2,3``."""
-    import argparse
-
-    from shanghai_env.melds import CONTRACTS
-
     try:
         out = tuple(int(s) for s in text.split(","))
     except ValueError:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import decision_for
 
 
@@ -20,8 +21,6 @@ class Teachers:
     """The player ``spec`` at every learner seat of every game of ``venv``."""
 
     def __init__(self, spec: str, venv: Any, seats: tuple[int, ...]) -> None:
-        from shanghai_env.agents.registry import make_agent
-
         self.spec, self.venv = spec, venv
         first = make_agent(spec, seed=0)
         self.shared = first if hasattr(first, "act_batch") else None

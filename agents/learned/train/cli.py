@@ -24,13 +24,22 @@ Every option is checked before anything starts: a bad one prints one line and ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from shanghai_env.cli import int_in, number_in, options_once, prepare_output, require_extra
+from shanghai_env.cli import (
+    int_in,
+    number_in,
+    options_once,
+    output_file_problem,
+    prepare_output,
+    require_extra,
+)
 from shanghai_env.cli import run as run_cli
 
 LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3")
@@ -112,17 +121,25 @@ def _init_arg(text: str) -> str:
 
 
 def build_parser(method: str) -> argparse.ArgumentParser:
-    from shanghai_env.agents.registry import contracts_arg
-
     from .methods import method_class
-    from .run import RunConfig
 
-    defaults = RunConfig()
     p = argparse.ArgumentParser(
         prog=f"shanghai-train {method}",
         description=f"Train a Shanghai Rummy player with {method} on batched games (docs/training.md).",
     )
-    g = p.add_argument_group("the run (every method)")
+    options_once(p)  # before the options: an option given twice is refused, not silently the last
+    _run_options(p.add_argument_group("the run (every method)"), method)
+    _method_options(p.add_argument_group(f"{method} options"), method_class(method).Options)
+    return p
+
+
+def _run_options(g: Any, method: str) -> None:
+    """The options of every method's run (:class:`.run.RunConfig`)."""
+    from shanghai_env.agents.registry import contracts_arg
+
+    from .run import RunConfig
+
+    defaults = RunConfig()
     g.add_argument("--players", type=int_in(3, 8), default=defaults.players, help="seats at the table (3-8)")
     g.add_argument(
         "--contracts",
@@ -194,8 +211,11 @@ def build_parser(method: str) -> argparse.ArgumentParser:
         "--threads", type=int_in(1, 256), default=defaults.threads, help="torch threads (default 1)"
     )
     g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar or messages")
-    h = p.add_argument_group(f"{method} options")
-    for f in dataclasses.fields(method_class(method).Options):
+
+
+def _method_options(h: Any, options: Any) -> None:
+    """A method's own options, one per field of its ``Options``."""
+    for f in dataclasses.fields(options):
         name = "--" + f.name.replace("_", "-")
         default = f.default
         if isinstance(default, tuple):
@@ -216,8 +236,6 @@ def build_parser(method: str) -> argparse.ArgumentParser:
             low, high, low_open = FLOAT_BOUNDS.get(f.name, (0.0, None, False))
             kind = number_in(low, high, low_open=low_open)
             h.add_argument(name, type=kind, default=default, help=f"(default {default})")
-    options_once(p)
-    return p
 
 
 def main_loop(method: str, argv: Sequence[str]) -> int:
@@ -240,6 +258,7 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
     if getattr(args, "prior", "") and args.env_workers > 1:
         parser.error("argument --env-workers: ppo asks its prior in this process; use 1")
+    made = not os.path.exists(args.out)  # a refused run leaves no folder it made
     problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))
     if problem:
         parser.error(f"argument --out: {problem}")
@@ -258,6 +277,9 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
     try:
         train(config, command="shanghai-train " + " ".join([method, *argv]))
     except ValueError as err:  # a run folder with other options, no CUDA device, ...
+        if made:
+            with contextlib.suppress(OSError):
+                os.rmdir(args.out)  # only when empty: nothing was written
         parser.error(str(err))
     return 0
 
@@ -336,9 +358,32 @@ def plot_runs(argv: Sequence[str]) -> int:
         p.error(f"no eval.csv in {', '.join(missing)}: name run folders of shanghai-train")
     if not args.out.endswith(".png"):
         p.error(f"argument --out: a .png file, got {args.out!r}")
+    problem = output_file_problem(args.out)
+    if problem:
+        p.error(f"argument --out: {problem}")
+    tables = _tables(args.runs)
+    if len(set(tables.values())) > 1:
+        shown = "; ".join(f"{run}: {table}" for run, table in tables.items())
+        p.error(f"the runs play different tables ({shown}): plot each table's runs apart")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     plot_curve([os.path.join(r, "eval.csv") for r in args.runs], args.out, args.title)
     print(f"wrote {args.out}")
     return 0
+
+
+def _tables(runs: Sequence[str]) -> dict[str, str]:
+    """The table (players, contracts) each run played, from its config.json (runs without one:
+    left out), in words: curves of different tables are no comparison."""
+    out: dict[str, str] = {}
+    for run in runs:
+        try:
+            with open(os.path.join(run, "config.json"), encoding="utf-8") as f:
+                config = json.load(f)
+            players, contracts = int(config["players"]), ",".join(map(str, config["contracts"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        out[run] = f"{players} players, contracts {contracts}"
+    return out
 
 
 def _other(method: str, argv: list[str]) -> int:

@@ -6,25 +6,37 @@ writing a progress row per update, a checkpoint every ``checkpoint_every`` env s
 evaluation every ``eval_every``; at the end the player (``model.pt``), its recipe
 (``model.json``) and the learning curve (``curve.png``). A stopped run (Ctrl-C, a killed
 process, the end of a session) goes on from its last checkpoint when the same command runs
-again; ``--timesteps`` may be raised to train further.
+again; ``--timesteps`` may be raised to train further. Ctrl-C saves a checkpoint first: during
+an update once the update is whole, during an evaluation at once (the evaluation is made again
+on resuming); a second Ctrl-C during an update ends the run without one.
+
+The folder is locked while a trainer writes it (a second trainer on it is refused), every file
+is written whole (a new file renamed into place), and a refused run leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import shutil
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
+from shanghai_env.cli import write_atomically
+
 from .evaluation import evaluate_all
 from .facts import describe_facts
 from .methods import method_class
-from .run import Run, RunConfig, plot_curve
+from .policy import not_finite
+from .run import Run, RunConfig, plot_curve, replaced
 
 
 def pick_device(name: str) -> torch.device:
@@ -49,35 +61,208 @@ def _say(config: RunConfig, text: str) -> None:
 
 
 def train(config: RunConfig, command: str = "") -> dict[str, Any]:
-    """Train (or resume) the run ``config`` describes; returns the last evaluation row."""
+    """Train (or resume) the run ``config`` describes; returns the last evaluation row.
+    ValueError (nothing written) for a folder in use, with other options, or a bad checkpoint;
+    KeyboardInterrupt after Ctrl-C (the checkpoint saved)."""
     torch.set_num_threads(config.threads)  # one thread per process unless asked: see docs/training.md
     device = pick_device(config.device)
-    run = Run(config)
-    resumed = run.check_config()
-    method = method_class(config.method)()
-    method.setup(config, device)
-    player_file = getattr(method, "player_file", "model.pt")  # a scorer saves a .zip
-    env_steps, train_seconds = 0, 0.0
-    next_eval = config.eval_every if config.eval_every else None
-    next_ckpt = config.checkpoint_every
-    last_eval: dict[str, Any] = {}
-    if resumed:
-        ckpt = torch.load(run.path("checkpoint.pt"), map_location=device, weights_only=False)
-        method.load_state_dict(ckpt["method"])
-        env_steps, train_seconds = int(ckpt["env_steps"]), float(ckpt["train_seconds"])
-        run.wall_before = float(ckpt["wall_seconds"])
-        next_eval, next_ckpt = _resumed_schedule(config, env_steps, ckpt["next_eval"], ckpt["next_ckpt"])
-        last_eval = ckpt.get("last_eval", {})
-        run.truncate_logs(env_steps)
-        _say(config, f"resuming {config.out} at {env_steps:,} env steps")
+    training = Training(config, device, command)
+    try:
+        return training.run()
+    finally:
+        training.folder.close()
 
-    def write_recipe() -> None:
+
+class Training:
+    """One session of a run: the method, its counters and schedule, and the run folder."""
+
+    def __init__(self, config: RunConfig, device: torch.device, command: str) -> None:
+        self.config, self.device, self.command = config, device, command
+        self.folder = Run(config)  # locked from here on
+        self.env_steps, self.train_seconds = 0, 0.0
+        self.last_eval: dict[str, Any] = {}
+        # the starting player is evaluated first (a schedule due at 0); 0 evaluations: none
+        self.next_eval: int | None = config.eval_every or None
+        if config.eval_every and config.eval_games:
+            self.next_eval = 0
+        self.next_ckpt = config.checkpoint_every
+        self.whole = True  # the method's state is that of a whole update (a checkpoint may be made)
+        try:
+            resumed = self.folder.resumes()
+            self.method = method_class(config.method)()
+            with _children_ignore_ctrl_c():
+                self.method.setup(config, device)
+                if resumed:
+                    self._resume()
+            if not resumed:
+                self.folder.start_fresh()
+        except BaseException:
+            self.folder.close(discard=not os.path.exists(self.folder.path("config.json")))
+            raise
+        self.player_file = getattr(self.method, "player_file", "model.pt")  # a scorer saves a .zip
+
+    def _resume(self) -> None:
+        config, folder = self.config, self.folder
+        ckpt = folder.load_checkpoint(self.device)
+        try:
+            self.method.load_state_dict(ckpt["method"])
+        except (KeyError, TypeError, ValueError, RuntimeError, EOFError) as err:
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+            raise ValueError(
+                f"{folder.path('checkpoint.pt')} does not fit this run's {config.method} ({first}); "
+                f"use the matching options, or delete it and {folder.path('checkpoint.json')} to start over"
+            ) from None
+        self.env_steps, self.train_seconds = int(ckpt["env_steps"]), float(ckpt["train_seconds"])
+        folder.wall_before = float(ckpt["wall_seconds"])
+        self.next_eval, self.next_ckpt = _resumed_schedule(
+            config, self.env_steps, ckpt.get("next_eval"), int(ckpt["next_ckpt"])
+        )
+        self.last_eval = dict(ckpt.get("last_eval", {}))
+        folder.truncate_logs(self.env_steps)
+        _say(config, f"resuming {config.out} at {self.env_steps:,} env steps")
+
+    # --- the session ----------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        config = self.config
+        bar = _progress_bar(config, self.env_steps)
+        if bar is not None:
+            _BARS.append(bar)
+        try:
+            with _CtrlC() as ctrl_c:
+                self._evaluate_when_due()
+                while self.env_steps < config.timesteps:
+                    with ctrl_c.deferred(self):
+                        self._update(bar)
+                    if ctrl_c.asked:
+                        raise KeyboardInterrupt
+                    self._evaluate_when_due()
+                if config.eval_games and self.last_eval.get("env_steps") != self.env_steps:
+                    self.evaluate()
+        except KeyboardInterrupt:
+            self._stopped()
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+                _BARS.remove(bar)
+        self.checkpoint()
+        self.export(self.folder.path(self.player_file))
+        self.write_recipe()
+        return self.last_eval
+
+    def _update(self, bar: Any) -> None:
+        """One step of the method, its progress row, and the checkpoint when one is due."""
+        config, folder = self.config, self.folder
+        start = time.perf_counter()
+        self.whole = False
+        stats = self.method.step()
+        seconds = time.perf_counter() - start
+        self.train_seconds += seconds
+        done_now = int(stats.pop("env_steps"))
+        self.env_steps += done_now
+        self.whole = True
+        row = {"env_steps": self.env_steps, "wall_seconds": round(folder.wall(), 2)}
+        row["steps_per_second"] = round(done_now / seconds, 1)
+        row.update(stats)
+        folder.log("progress.csv", row)
+        if bar is not None:
+            bar.update(min(self.env_steps, config.timesteps) - bar.n)
+            bar.set_postfix_str(f"{row['steps_per_second']:,.0f} steps/s")
+        if self.env_steps >= self.next_ckpt:
+            self.next_ckpt = self.env_steps + config.checkpoint_every
+            self.checkpoint()
+
+    def _evaluate_when_due(self) -> None:
+        """The evaluation the schedule asks for now (not at the end: the end has its own; nor again
+        of a player already evaluated, as a run's last one is when it resumes: it waits an update)."""
+        due = self.next_eval is not None and self.env_steps >= self.next_eval
+        done = self.last_eval.get("env_steps") == self.env_steps
+        if due and not done and self.env_steps < self.config.timesteps:
+            self.evaluate()
+            self.next_eval = self.env_steps + self.config.eval_every if self.config.eval_every else None
+            self.checkpoint()
+
+    def _stopped(self) -> None:
+        """Ctrl-C: a checkpoint of the last whole update, so the same command goes on from it."""
+        if not self.whole:
+            _say(self.config, f"stopped within an update: {self.config.out} goes on from its last checkpoint")
+            return
+        self.checkpoint()
+        _say(
+            self.config,
+            f"stopped at {self.env_steps:,} env steps; checkpoint saved: the same command goes on from there",
+        )
+
+    # --- what the session writes ----------------------------------------------------------------
+
+    def export(self, path: str) -> None:
+        """The player, written whole (ValueError if its weights are not finite: none is written)."""
+        with replaced(path) as tmp:
+            self.method.export(tmp, {"method": self.config.method, "env_steps": self.env_steps})
+
+    def checkpoint(self) -> None:
+        """The method's state and the counters; refused (ValueError) when the network's weights
+        are no longer finite, which keeps the last good checkpoint."""
+        net = getattr(self.method, "net", None)
+        bad = not_finite(net.state_dict()) if net is not None else []
+        if bad:
+            raise ValueError(
+                f"the network's weights became NaN or inf ({', '.join(bad[:3])}) by {self.env_steps:,} env "
+                f"steps: training diverged; {self.config.out} keeps its last checkpoint (try a lower --lr)"
+            )
+        self.folder.save_checkpoint(
+            {
+                "method_name": self.config.method,
+                "method": self.method.state_dict(),
+                "env_steps": self.env_steps,
+                "train_seconds": self.train_seconds,
+                "wall_seconds": self.folder.wall(),
+                "next_eval": self.next_eval,
+                "next_ckpt": self.next_ckpt,
+                "last_eval": self.last_eval,
+            }
+        )
+
+    def evaluate(self) -> dict[str, Any]:
+        """Save the player, play it against the evaluation bots, log and draw the result."""
+        config, folder = self.config, self.folder
+        path = folder.path(self.player_file)
+        self.export(path)
+        start = time.perf_counter()
+        row: dict[str, Any] = {"env_steps": self.env_steps, "wall_seconds": round(folder.wall(), 1)}
+        row["train_seconds"] = round(self.train_seconds, 1)
+        row.update(evaluate_all(path, config))
+        folder.log("eval.csv", row)
+        plot_curve([folder.path("eval.csv")], folder.path("curve.png"), f"{config.method}: {config.out}")
+        shown = ", ".join(
+            f"{b}: {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]"
+            for b in config.eval_opponents
+        )
+        _say(
+            config,
+            f"evaluation at {self.env_steps:,} steps ({time.perf_counter() - start:.0f} s): "
+            f"game score minus each bot seat, {int(row['games'])} games (below 0: ahead of it): {shown}",
+        )
+        self.last_eval = row
+        self.write_recipe()  # the player just saved, with this evaluation: a run stopped later keeps it
+        if config.keep_players:
+            stem, ext = os.path.splitext(self.player_file)
+            kept = folder.path(os.path.join("players", f"{stem}_{self.env_steps}"))
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            for source, target in ((path, kept + ext), (folder.path("model.json"), kept + ".json")):
+                with replaced(target) as tmp:
+                    shutil.copyfile(source, tmp)
+        return row
+
+    def write_recipe(self) -> None:
         """``model.json``: how the player in the folder was made, and what it reads."""
+        config, device = self.config, self.device
         hardware = f"{platform.machine()}, {os.cpu_count()} cores, {device.type}, torch {torch.__version__}"
         recipe = {
-            "player": player_file,
+            "player": self.player_file,
             "method": config.method,
-            "command": command or " ".join(sys.argv),
+            "command": self.command or " ".join(sys.argv),
             "config": config.to_json(),
             # the imitated player (dagger); None: no labels, what it learns comes from its own play
             "teacher": config.method_options.get("teacher") or None,
@@ -88,94 +273,64 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
                 "observation": "the env's observation of the seat to act (docs/observation.md)",
                 "facts": describe_facts(config.facts_version) if config.facts else None,
             },
-            "env_steps": env_steps,
-            "train_seconds": round(train_seconds, 1),
-            "wall_seconds": round(run.wall(), 1),
+            "env_steps": self.env_steps,
+            "train_seconds": round(self.train_seconds, 1),
+            "wall_seconds": round(self.folder.wall(), 1),
             "hardware": hardware,
-            "evaluation": last_eval,
+            "evaluation": self.last_eval,
         }
-        with open(run.path("model.json"), "w", encoding="utf-8") as f:
-            json.dump(recipe, f, indent=2)
+        write_atomically(self.folder.path("model.json"), json.dumps(recipe, indent=2))
 
-    def evaluate() -> dict[str, Any]:
-        nonlocal last_eval
-        path = run.path(player_file)
-        method.export(path, {"method": config.method, "env_steps": env_steps})
-        start = time.perf_counter()
-        row: dict[str, Any] = {"env_steps": env_steps, "wall_seconds": round(run.wall(), 1)}
-        row["train_seconds"] = round(train_seconds, 1)
-        row.update(evaluate_all(path, config))
-        run.log("eval.csv", row)
-        plot_curve([run.path("eval.csv")], run.path("curve.png"), f"{config.method}: {config.out}")
-        shown = ", ".join(
-            f"{b}: {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]"
-            for b in config.eval_opponents
-        )
-        _say(
-            config,
-            f"evaluation at {env_steps:,} steps ({time.perf_counter() - start:.0f} s): "
-            f"game score minus each bot seat, {int(row['games'])} games (below 0: ahead of it): {shown}",
-        )
-        last_eval = row
-        write_recipe()  # the player just saved, with this evaluation: a run stopped later keeps it
-        if config.keep_players:
-            kept = run.path(os.path.join("players", f"{os.path.splitext(player_file)[0]}_{env_steps}"))
-            os.makedirs(os.path.dirname(kept), exist_ok=True)
-            shutil.copyfile(path, kept + os.path.splitext(player_file)[1])
-            shutil.copyfile(run.path("model.json"), kept + ".json")
-        return row
 
-    def checkpoint() -> None:
-        state = {
-            "method": method.state_dict(),
-            "env_steps": env_steps,
-            "train_seconds": train_seconds,
-            "wall_seconds": run.wall(),
-            "next_eval": next_eval,
-            "next_ckpt": next_ckpt,
-            "last_eval": last_eval,
-        }
-        tmp = run.path("checkpoint.pt.tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, run.path("checkpoint.pt"))
+class _CtrlC:
+    """SIGINT while the loop runs: inside an update (:meth:`deferred`) it is remembered and the
+    loop stops once the update is whole; elsewhere, or a second time, it raises KeyboardInterrupt
+    at once. (Only the main thread can have a handler: elsewhere Ctrl-C is Python's.)"""
 
-    if not resumed and config.eval_every and config.eval_games:
-        last_eval = evaluate()
-    bar = _progress_bar(config, env_steps)
-    if bar is not None:
-        _BARS.append(bar)
+    def __init__(self) -> None:
+        self.asked = False
+        self._deferring = False
+        self._before: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGINT, self._before)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._deferring and not self.asked:
+            self.asked = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self, training: Training) -> Iterator[None]:
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        if self.asked:
+            _say(training.config, "Ctrl-C: stopping after this update (again: at once, without a checkpoint)")
+
+
+@contextlib.contextmanager
+def _children_ignore_ctrl_c() -> Iterator[None]:
+    """Processes started meanwhile (game workers, ``--env-workers``) ignore Ctrl-C, which the
+    terminal sends to them too: the trainer stops them itself, after its checkpoint. (A child
+    inherits an ignored SIGINT, and Python then leaves it ignored.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        while env_steps < config.timesteps:
-            start = time.perf_counter()
-            stats = method.step()
-            seconds = time.perf_counter() - start
-            train_seconds += seconds
-            done_now = int(stats.pop("env_steps"))
-            env_steps += done_now
-            row = {"env_steps": env_steps, "wall_seconds": round(run.wall(), 2)}
-            row["steps_per_second"] = round(done_now / seconds, 1)
-            row.update(stats)
-            run.log("progress.csv", row)
-            if bar is not None:
-                bar.update(min(env_steps, config.timesteps) - bar.n)
-                bar.set_postfix_str(f"{row['steps_per_second']:,.0f} steps/s")
-            if env_steps >= next_ckpt:
-                next_ckpt = env_steps + config.checkpoint_every
-                checkpoint()
-            if next_eval is not None and env_steps >= next_eval and env_steps < config.timesteps:
-                next_eval = env_steps + config.eval_every
-                last_eval = evaluate()
-                checkpoint()
+        yield
     finally:
-        if bar is not None:
-            bar.close()
-            _BARS.remove(bar)
-    if config.eval_games and (not last_eval or last_eval.get("env_steps") != env_steps):
-        last_eval = evaluate()
-    checkpoint()
-    method.export(run.path(player_file), {"method": config.method, "env_steps": env_steps})
-    write_recipe()
-    return last_eval
+        signal.signal(signal.SIGINT, before)
 
 
 def _resumed_schedule(
@@ -190,7 +345,7 @@ def _resumed_schedule(
     elif saved_eval is None:
         next_eval = env_steps + config.eval_every
     else:
-        next_eval = min(saved_eval, env_steps + config.eval_every)
+        next_eval = min(int(saved_eval), env_steps + config.eval_every)
     return next_eval, min(saved_ckpt, env_steps + config.checkpoint_every)
 
 

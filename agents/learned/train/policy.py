@@ -21,7 +21,7 @@ options and sizes it was made for; :class:`PolicyAgent` plays it in tournaments 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -245,8 +245,24 @@ def rules_json(rules: Rules) -> dict[str, Any]:
     return {"num_players": rules.num_players, "contracts": list(rules.contracts)}
 
 
+def not_finite(state: Mapping[str, Any]) -> list[str]:
+    """The names of the floating-point tensors of ``state`` that hold NaN or inf."""
+    return [
+        name
+        for name, t in state.items()
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())
+    ]
+
+
 def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | None = None) -> None:
-    """One file with the weights, the table it plays (rules) and ``meta`` (JSON-able)."""
+    """One file with the weights, the table it plays (rules) and ``meta`` (JSON-able). A network
+    whose weights are not all finite is refused (ValueError): a NaN player would play one fixed
+    move everywhere and look like a player."""
+    bad = not_finite(net.state_dict())
+    if bad:
+        raise ValueError(
+            f"not writing {path!r}: the network's weights are not finite (NaN or inf) in {', '.join(bad)}"
+        )
     torch.save(
         {
             "format": POLICY_FORMAT,
@@ -286,20 +302,61 @@ def is_policy_file(path: str) -> bool:
 
 
 def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
-    """The network, the rules it was made for and its meta; ValueError for a file that is none."""
+    """The network, the rules it was made for and its meta; ValueError (naming the file and, when
+    its header and its weights disagree, the table the weights were made for) for a file that is
+    none, a damaged one or one whose weights are not finite."""
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train): {err}") from None
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
         raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
-    rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
+    state = blob.get("state_dict")
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise ValueError(f"{path!r} is a damaged saved policy: it holds no weights; train it again")
+    bad = not_finite(state)
+    if bad:
+        raise ValueError(
+            f"{path!r} holds weights that are not finite (NaN or inf) in {', '.join(bad)}: the training "
+            "diverged or the file is damaged; use another player"
+        )
     # no "facts_version": saved before there were versions, with the first facts
     facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
-    net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()))
-    net.load_state_dict(blob["state_dict"])
+    try:
+        rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
+        net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()))
+        net.load_state_dict(state)
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        what = "a header (table, sizes) that does not match its weights"
+        what = "no table (rules)" if "rules" not in blob else what
+        raise ValueError(
+            f"{path!r} is a saved policy with {what}: its weights fit {made_for(state, facts)}; "
+            "save it again with shanghai-train"
+        ) from None
     net.eval()
     return net, rules, dict(blob.get("meta", {}))
+
+
+def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:
+    """The table (players, contracts) whose action table and observation the weights ``state``
+    fit, in words; the table sizes when none of the usual tables fits."""
+    from shanghai_env.actions import action_table
+    from shanghai_env.rules import ALL_CONTRACTS
+
+    from .facts import FACTS_SIZE
+
+    pi = state.get("pi.weight")
+    first = state.get("trunk.0.weight", pi)
+    if pi is None or first is None or pi.dim() != 2 or first.dim() != 2:
+        return "no table this version knows (no action layer)"
+    actions, inputs = int(pi.shape[0]), int(first.shape[1]) - (FACTS_SIZE if facts else 0)
+    for contracts in (ALL_CONTRACTS, *((c,) for c in ALL_CONTRACTS)):
+        for players in range(3, 9):
+            rules = Rules(num_players=players, contracts=contracts)
+            if action_table(rules).size == actions and ObservationEncoder(rules).size == inputs:
+                shown = "all contracts" if contracts == ALL_CONTRACTS else f"contract {contracts[0]}"
+                return f"{players} players, {shown} ({actions} moves, observations of {inputs})"
+    return f"a table of {actions} moves and observations of {inputs} entries"
 
 
 def check_policy(path: str, rules: Rules | None, where: str = "this table") -> None:

@@ -2,28 +2,52 @@
 
 A run folder (``--out``) holds ``config.json`` (every option, written once; a resumed run must
 be asked for with the same options), ``checkpoint.pt`` (the method's state and the counters,
-rewritten every ``checkpoint_every`` env steps: a stopped run goes on from there with the same
-command), ``progress.csv`` (one row per update: env steps, wall time, the method's statistics),
+rewritten every ``checkpoint_every`` env steps and on Ctrl-C: a stopped run goes on from there
+with the same command) with ``checkpoint.json`` (its sha256: a damaged checkpoint is refused, not
+resumed), ``progress.csv`` (one row per update: env steps, wall time, the method's statistics),
 ``eval.csv`` and ``curve.png`` (the learning curve: the learner's game score minus each bot seat's
 against env steps and wall time), ``model.pt`` (the latest player) and ``model.json`` (how it was
-made).
+made). ``.lock`` is held by the trainer writing the folder: a second one is refused.
+
+Every file is written whole: to a new name in the folder, then renamed over the old one. A
+checkpoint is read with torch's ``weights_only``; the pickles of the games in progress inside it
+are read only after :func:`check_pickle` found in them nothing that could run code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
+import importlib
+import inspect
 import json
 import os
+import pickle
+import pickletools
+import secrets
 import time
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import torch
+
+from shanghai_env.cli import write_atomically
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 from .facts import FACTS_VERSION
 
+try:
+    import fcntl
+except ImportError:  # Windows: run folders are not locked there
+    fcntl = None  # type: ignore[assignment]
+
 SELF = "self"
-RUN_FILES = ("config.json", "checkpoint.pt", "progress.csv", "eval.csv", "model.pt", "model.json")
+CHECKPOINT = "checkpoint.pt"
+CHECKSUM = "checkpoint.json"  # the checkpoint's sha256 (and its method and steps), written with it
+LOCK = ".lock"  # held (flock) by the trainer writing the folder
+RUN_FILES = ("config.json", CHECKPOINT, CHECKSUM, "progress.csv", "eval.csv", "model.pt", "model.json")
 
 
 @dataclass
@@ -91,47 +115,89 @@ RECORDED = {"facts_version": 1}
 
 
 class Run:
-    """The run folder: config, logs, the learning curve."""
+    """The run folder: config, logs, checkpoints, the learning curve; held by one trainer at a time."""
 
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.out = config.out
+        self.made_folder = not os.path.isdir(self.out)
         os.makedirs(self.out, exist_ok=True)
         self.path = lambda name: os.path.join(self.out, name)
         self.started = time.perf_counter()
         self.wall_before = 0.0  # wall seconds of earlier sessions of this run (resume)
+        self.made_lock = not os.path.exists(self.path(LOCK))
+        self._lock: int | None = None
+        try:
+            self._lock = _lock(self.path(LOCK))
+        except BlockingIOError:
+            self.close(discard=True)
+            raise ValueError(
+                f"{self.out} is in use by another shanghai-train (it holds {self.path(LOCK)}); "
+                "wait for it to end, or use another --out"
+            ) from None
 
-    def check_config(self) -> bool:
-        """Write config.json, or compare with it; True if the run resumes (a checkpoint exists)."""
+    def close(self, discard: bool = False) -> None:
+        """Let go of the folder; ``discard``: a run refused before it wrote anything leaves nothing
+        it made (its lock file, the folder if it made it and it is empty)."""
+        if discard and self.made_lock:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path(LOCK))  # before the lock is let go: nobody else holds this name
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+        if discard and self.made_folder:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.out)  # only if empty
+
+    def resumes(self) -> bool:
+        """Whether the run goes on from a checkpoint (after comparing its config.json with this
+        config: ValueError for other options). Writes nothing."""
         mine = json.loads(json.dumps(self.config.to_json()))  # tuples as lists, as in the file
         path = self.path("config.json")
-        if os.path.exists(self.path("checkpoint.pt")) and os.path.exists(path):
+        if not (os.path.exists(self.path(CHECKPOINT)) and os.path.exists(path)):
+            return False
+        try:
             with open(path, encoding="utf-8") as f:
                 theirs = json.load(f)
-            # an option the run's version did not have yet ran at its default then
-            defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
-            theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **RECORDED, **theirs}
-            # likewise a method option added since: the run used what is now its default
-            from .methods import method_class
+        except (OSError, ValueError) as err:
+            again = f"delete {self.path(CHECKPOINT)} to start over"
+            raise ValueError(f"{path} cannot be read ({err}): {again}") from None
+        if not isinstance(theirs, dict):
+            raise ValueError(f"{path} is not a run's config: delete {self.path(CHECKPOINT)} to start over")
+        theirs = self._as_now(mine, theirs)
+        for key in RECORDED:
+            setattr(self.config, key, theirs[key])
+            mine[key] = theirs[key]
+        diff = [k for k in mine if k not in RESUMABLE and theirs.get(k) != mine[k]]
+        if diff:
+            shown = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)
+            raise ValueError(f"{self.out} holds a run with other options ({shown}); use another --out")
+        return True
 
-            option_defaults = asdict(method_class(self.config.method).Options())
-            own = mine.get("method_options", {})
-            theirs["method_options"] = {
-                **{k: option_defaults[k] for k in own if k in option_defaults},
-                **theirs.get("method_options", {}),
-            }
-            theirs = json.loads(json.dumps(theirs))
-            for key in RECORDED:
-                setattr(self.config, key, theirs[key])
-                mine[key] = theirs[key]
-            diff = [k for k in mine if k not in RESUMABLE and theirs.get(k) != mine[k]]
-            if diff:
-                shown = ", ".join(f"{k}: {theirs.get(k)!r} there, {mine[k]!r} now" for k in diff)
-                raise ValueError(f"{self.out} holds a run with other options ({shown}); use another --out")
-            return True
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(mine, f, indent=2)
-        return False
+    def _as_now(self, mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+        """A stored config with the options added since at the values the run used."""
+        # an option the run's version did not have yet ran at its default then
+        defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
+        theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **RECORDED, **theirs}
+        # likewise a method option added since: the run used what is now its default
+        from .methods import method_class
+
+        option_defaults = asdict(method_class(self.config.method).Options())
+        own = mine.get("method_options", {})
+        theirs["method_options"] = {
+            **{k: option_defaults[k] for k in own if k in option_defaults},
+            **(theirs.get("method_options") or {}),
+        }
+        result: dict[str, Any] = json.loads(json.dumps(theirs))
+        return result
+
+    def start_fresh(self) -> None:
+        """A run with no checkpoint: write config.json and drop the rows an earlier start that
+        stopped before its first checkpoint logged (they would be logged again)."""
+        write_atomically(self.path("config.json"), json.dumps(self.config.to_json(), indent=2))
+        for name in ("progress.csv", "eval.csv"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path(name))
 
     def wall(self) -> float:
         """Wall seconds of this run, every session of it."""
@@ -161,7 +227,7 @@ class Run:
         (A value past its row's header, as older versions could write, is dropped.)"""
         with open(path, newline="", encoding="utf-8") as f:
             rows = [r for r in csv.DictReader(f) if keep is None or keep(r)]
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        with replaced(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=fields, restval="", extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
@@ -175,7 +241,368 @@ class Run:
             with open(path, newline="", encoding="utf-8") as f:
                 header = next(csv.reader(f), [])
             if header:
-                self._rewrite(path, header, lambda r: int(float(r["env_steps"])) <= env_steps)
+                self._rewrite(path, header, lambda r: _steps(r) <= env_steps)
+
+    def save_checkpoint(self, state: dict[str, Any]) -> None:
+        """Write checkpoint.pt whole, and beside it checkpoint.json with its sha256. The sidecar
+        goes first and names the file it replaces too: a run stopped between the two renames
+        still finds its checkpoint (the old one) accepted."""
+        path = self.path(CHECKPOINT)
+        with replaced(path) as tmp:
+            torch.save(state, tmp)
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+            sidecar = {
+                "sha256": _sha256(tmp),
+                "previous": _sha256(path) if os.path.exists(path) else None,
+                "method": state.get("method_name"),
+                "env_steps": state.get("env_steps"),
+            }
+            write_atomically(self.path(CHECKSUM), json.dumps(sidecar, indent=2))
+
+    def load_checkpoint(self, device: Any) -> dict[str, Any]:
+        """checkpoint.pt, read with weights_only and checked (its checksum, its method, every
+        pickle in it, finite weights); ValueError naming the file and what to do."""
+        path = self.path(CHECKPOINT)
+        start_over = f"delete {path} and {self.path(CHECKSUM)} to start the run over"
+        try:
+            ckpt = torch.load(path, map_location=device, weights_only=True)
+        except Exception as err:  # any damage: torch's zip reader, the unpickler, an empty file
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+            raise ValueError(f"{path} is damaged or no checkpoint ({first}); {start_over}") from None
+        problem = _checkpoint_problem(ckpt, self.config, self.path(CHECKSUM), path)
+        if problem:
+            raise ValueError(f"{path} {problem}; {start_over}")
+        if not isinstance(ckpt, dict):  # (for the type checker: _checkpoint_problem said so)
+            raise ValueError(f"{path} is no checkpoint; {start_over}")
+        return ckpt
+
+
+def _steps(row: dict[str, Any]) -> float:
+    try:
+        return float(row["env_steps"])
+    except (KeyError, TypeError, ValueError):
+        return float("inf")  # a row without its steps: not kept
+
+
+def _lock(path: str) -> int:
+    """An exclusive lock on ``path`` (created if missing) held while the descriptor is open;
+    BlockingIOError if another process holds it. (No locks where fcntl is missing: Windows.)"""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise BlockingIOError(path) from None
+    return fd
+
+
+@contextlib.contextmanager
+def replaced(path: str) -> Iterator[str]:
+    """A new file name beside ``path`` (the same extension, so that writers that go by it write
+    the same format) that replaces ``path`` when the block ends without an error; on an error
+    the temporary file is removed and ``path`` is left as it was."""
+    folder, name = os.path.split(path)
+    stem, ext = os.path.splitext(name)
+    tmp = os.path.join(folder, f".{stem}.{os.getpid()}-{secrets.token_hex(4)}.part{ext}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checkpoint_problem(ckpt: Any, config: RunConfig, sidecar: str, path: str) -> str | None:
+    """What is wrong with a loaded checkpoint (the end of a sentence that starts with its path),
+    or None: not this run's method, not the file its checksum names, a pickle that could run
+    code, weights that are not finite, a missing part."""
+    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("method"), dict):
+        return "is no checkpoint of shanghai-train"
+    method = ckpt.get("method_name")
+    if method is not None and method != config.method:
+        return (
+            f"holds a {method} run, and this is shanghai-train {config.method}: use the matching method "
+            f"(shanghai-train {method}) or another --out"
+        )
+    if os.path.exists(sidecar):
+        try:
+            with open(sidecar, encoding="utf-8") as f:
+                sums = json.load(f)
+            known = {sums.get("sha256"), sums.get("previous")} - {None}
+        except (OSError, ValueError, AttributeError):
+            known = set()
+        if _sha256(path) not in known:
+            return f"is not the file this run wrote (its sha256 is not the one in {sidecar}): it is damaged"
+    missing = [k for k in ("env_steps", "train_seconds", "wall_seconds", "next_ckpt") if k not in ckpt]
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    specs = {*config.opponents, *(str(v) for v in config.method_options.values() if isinstance(v, str))}
+    try:
+        for blob in _pickles(ckpt["method"]):
+            check_pickle(blob, specs - {SELF, ""})
+    except UnsafePickle as err:
+        return f"holds {err}, and is not read"
+    tensors = _tensors(ckpt["method"])
+    bad = [name for name, t in tensors if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    if bad:
+        shown = ", ".join(bad[:4]) + (f" and {len(bad) - 4} more" if len(bad) > 4 else "")
+        return f"holds weights that are not finite (NaN or inf: {shown})"
+    return None
+
+
+def _pickles(value: Any) -> Iterator[bytes]:
+    """The bytes values (pickles of the games and a method's bookkeeping) in a checkpoint's state."""
+    if isinstance(value, (bytes, bytearray)):
+        yield bytes(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _pickles(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _pickles(v)
+
+
+def _tensors(value: Any, name: str = "") -> Iterator[tuple[str, torch.Tensor]]:
+    if isinstance(value, torch.Tensor):
+        yield name, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _tensors(v, f"{name}.{k}" if name else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _tensors(v, f"{name}.{i}")
+
+
+# --- checkpoints: what they may hold, read without running anything in them --------------------
+
+# The games in progress (and a method's bookkeeping about them) are kept as pickles inside the
+# checkpoint, the one way to resume the same games exactly; torch reads the checkpoint itself with
+# weights_only, and those pickles are read only after check_pickle has found nothing in them but
+# the classes of the games and the bots (whose loading runs no code named by the file).
+_SAFE_GLOBALS: dict[str, frozenset[str]] = {
+    "builtins": frozenset({"slice", "set", "frozenset", "complex", "bytearray", "range", "object"}),
+    "functools": frozenset({"partial"}),
+    "collections": frozenset({"OrderedDict", "defaultdict", "deque", "Counter"}),
+    "random": frozenset({"Random"}),
+    "numpy": frozenset({"ndarray", "dtype"}),
+    "numpy._core.multiarray": frozenset({"_reconstruct", "scalar"}),
+    "numpy.core.multiarray": frozenset({"_reconstruct", "scalar"}),
+    "numpy.random._pickle": frozenset({"__generator_ctor", "__bit_generator_ctor", "__randomstate_ctor"}),
+    "numpy.random._pcg64": frozenset({"PCG64", "PCG64DXSM"}),
+    "numpy.random._mt19937": frozenset({"MT19937"}),
+    "numpy.random._philox": frozenset({"Philox"}),
+    "numpy.random._sfc64": frozenset({"SFC64"}),
+    "numpy.random.bit_generator": frozenset({"__pyx_unpickle_SeedSequence", "SeedSequence"}),
+    "numpy.random.mtrand": frozenset({"RandomState"}),
+    "shanghai_env.agents.registry": frozenset({"make_agent"}),  # only inside a partial: see _Pickle
+    "shanghai_env.agents.learned.train.sb3_net": frozenset({"game_derived"}),
+}
+# modules whose classes (not functions) a game or a bot is made of, and whose functions are pure
+_CLASS_MODULES = tuple(
+    f"shanghai_env.{m}"
+    for m in (
+        "actions", "cards", "checks", "decision", "engine", "legal", "melds", "moves", "observation",
+        "rules", "vector", "vector_workers", "worlds", "agents.base", "agents.search", "agents.bots",
+    )
+)  # fmt: skip
+_FUNCTION_MODULES = ("shanghai_env.agents.learned.train.facts",)
+_MAKE_AGENT = ("shanghai_env.agents.registry", "make_agent")
+_PARTIAL = ("functools", "partial")
+_STRINGS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE"}
+_STRINGS.add("BINUNICODE8")
+_BYTES = {"BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"}
+_CALLS = {"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"}
+_REFUSED = {"EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID", "NEXT_BUFFER", "READONLY_BUFFER"}
+
+
+class UnsafePickle(ValueError):
+    """A pickle in a checkpoint that could run code, or that is damaged."""
+
+
+def global_allowed(module: str, name: str) -> bool:
+    """Whether a checkpoint's pickle may name ``module.name``: a listed one, a class of the games'
+    and bots' modules or a function of the facts (imported to tell which; nothing else runs)."""
+    if name in _SAFE_GLOBALS.get(module, ()):
+        return True
+    if "." in name or name.startswith("_") or "__main__" in module.split("."):
+        return False
+    classes = any(module == m or module.startswith(m + ".") for m in _CLASS_MODULES)
+    if not classes and module not in _FUNCTION_MODULES:
+        return False
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return False
+    if getattr(obj, "__module__", None) != module:  # a name imported from elsewhere
+        return False
+    return isinstance(obj, type) if classes else inspect.isfunction(obj)
+
+
+class _Val:
+    """What the check knows of a value on the pickle's stack: a string, a global, a partial of
+    make_agent (a player factory), None or an empty dict (``empty``), or anything else;
+    ``factory``: it holds a player factory."""
+
+    __slots__ = ("kind", "value", "items", "factory")
+
+    def __init__(self, kind: str = "any", value: Any = None, items: list[_Val] | None = None) -> None:
+        self.kind, self.value, self.items = kind, value, items or []
+        self.factory = kind == "partial" or value == _MAKE_AGENT or any(i.factory for i in self.items)
+
+
+def check_pickle(data: bytes, specs: Collection[str]) -> None:
+    """UnsafePickle unless loading ``data`` would build only allowed classes and call nothing
+    but their constructors: no global outside :func:`global_allowed`, ``make_agent`` only in a
+    ``partial`` of a player ``specs`` names (called when a game needs a bot, never while loading,
+    and never handed to a constructor), and the same of every pickle nested in a bytes value."""
+    stack: list[_Val] = []
+    marks: list[int] = []
+    memo: dict[int, _Val] = {}
+    try:
+        ops = list(pickletools.genops(data))
+    except Exception as err:
+        raise UnsafePickle(f"a damaged pickle ({err})") from None
+    for op, arg, _ in ops:
+        name = op.name
+        if name in _REFUSED:
+            raise UnsafePickle(f"a pickle opcode a checkpoint never holds ({name})")
+        if name == "MARK":
+            marks.append(len(stack))
+        elif name in _STRINGS:
+            stack.append(_Val("str", arg))
+        elif name in ("NONE", "EMPTY_DICT"):
+            stack.append(_Val("empty"))
+        elif name in _BYTES:
+            _check_nested(bytes(arg), specs)
+            stack.append(_Val())
+        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            memo[int(arg)] = stack[-1]
+        elif name == "MEMOIZE":
+            memo[len(memo)] = stack[-1]
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            if int(arg) not in memo:
+                raise UnsafePickle("a damaged pickle (a reference to nothing)")
+            stack.append(memo[int(arg)])
+        elif name == "DUP":
+            stack.append(stack[-1])
+        elif name in ("GLOBAL", "STACK_GLOBAL"):
+            stack.append(_global(arg, stack))
+        else:
+            _generic(op, arg, stack, marks, specs)
+
+
+def _check_nested(blob: bytes, specs: Collection[str]) -> None:
+    """A bytes value that is a whole pickle (a worker's games) is checked like the checkpoint's."""
+    try:
+        ops = list(pickletools.genops(blob))
+    except Exception:
+        return  # not a pickle: plain bytes (an observation)
+    if ops and ops[-1][0].name == "STOP" and ops[-1][2] + 1 == len(blob):
+        check_pickle(blob, specs)
+
+
+def _global(arg: Any, stack: list[_Val]) -> _Val:
+    if arg is None:  # STACK_GLOBAL: module and name are the two strings on top of the stack
+        name, module = stack.pop(), stack.pop()
+        if module.kind != "str" or name.kind != "str":
+            raise UnsafePickle("a pickle that computes the name of what it loads")
+        module_name, attr = str(module.value), str(name.value)
+    else:
+        module_name, _, attr = str(arg).partition(" ")
+    if not global_allowed(module_name, attr):
+        raise UnsafePickle(f"{module_name}.{attr}, which a checkpoint never holds (it could run code)")
+    return _Val("global", (module_name, attr))
+
+
+def _generic(op: Any, arg: Any, stack: list[_Val], marks: list[int], specs: Collection[str]) -> None:
+    """Every other opcode by its stack effect (pickletools' description of it); the calls checked."""
+    before = op.stack_before
+    popped: list[_Val] = []
+    if pickletools.markobject in before:
+        if not marks:
+            raise UnsafePickle("a damaged pickle (no mark)")
+        at = marks.pop()
+        popped = stack[at:]
+        del stack[at:]
+        rest = len(before) - 2  # those under the mark (SETITEMS' dict, OBJ's class is above it)
+        under = [stack.pop() for _ in range(rest)][::-1] if rest > 0 else []
+    elif op.name == "POP" and marks and marks[-1] == len(stack):
+        marks.pop()
+        return
+    else:
+        if len(stack) < len(before):
+            raise UnsafePickle("a damaged pickle (an empty stack)")
+        under = stack[len(stack) - len(before) :] if before else []
+        del stack[len(stack) - len(before) :]
+    name = op.name
+    if name in _CALLS:
+        stack.append(_called(name, under, popped, specs))
+    elif name == "BUILD":
+        obj, state = under
+        if obj.kind == "partial":
+            _partial_state(state, specs)
+        obj.factory = obj.factory or state.factory
+        stack.append(obj)
+    elif name in ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS"):
+        target = under[0]
+        target.kind = "any" if target.kind == "empty" else target.kind  # a dict no longer empty
+        target.factory = target.factory or any(v.factory for v in under[1:] + popped)
+        stack.append(target)
+    elif op.stack_after:
+        stack.extend(_Val(items=under + popped) for _ in op.stack_after)
+
+
+def _called(name: str, under: list[_Val], popped: list[_Val], specs: Collection[str]) -> _Val:
+    """The value a call opcode makes; UnsafePickle for a call that could run a player's code."""
+    if name == "INST":
+        raise UnsafePickle("a pickle opcode a checkpoint never holds (INST)")
+    func, args = (popped[0], popped[1:]) if name == "OBJ" else (under[0], under[1:])
+    flat = [i for a in args for i in (a.items if a.kind == "any" else [a])]
+    if func.kind != "global":
+        raise UnsafePickle("a pickle that calls something it built (a player's code could run)")
+    if func.value == _MAKE_AGENT:
+        raise UnsafePickle("a pickle that makes a player while it is read")
+    if func.value == _PARTIAL:
+        _check_partial(flat, specs)
+        return _Val("partial", items=flat)
+    if any(a.factory for a in args):
+        raise UnsafePickle(f"a pickle that hands a player factory to {'.'.join(func.value)}")
+    return _Val(items=args)
+
+
+def _check_partial(items: list[_Val], specs: Collection[str]) -> None:
+    """A partial is a player factory: make_agent and one player the run names, nothing else."""
+    if not items or items[0].kind != "global" or items[0].value != _MAKE_AGENT:
+        raise UnsafePickle("a partial of something other than a player, where only players are kept")
+    for spec in items[1:]:
+        if spec.kind != "str" or spec.value not in specs:
+            shown = repr(spec.value) if spec.kind == "str" else "a computed name"
+            raise UnsafePickle(f"a player {shown} this run does not name")
+
+
+def _partial_state(state: _Val, specs: Collection[str]) -> None:
+    """A partial's state as partial pickles it: (make_agent, (spec,), None, None)."""
+    items = state.items
+    if len(items) != 4 or items[2].kind != "empty" or items[3].kind != "empty":
+        raise UnsafePickle("a player factory with arguments a run never gives")
+    _check_partial([items[0], *items[1].items], specs)
+
+
+def safe_loads(data: bytes, specs: Collection[str] = ()) -> Any:
+    """``pickle.loads`` of a checkpoint's pickle after :func:`check_pickle` passed it."""
+    check_pickle(data, specs)
+    return pickle.loads(data)
 
 
 def read_csv(path: str) -> list[dict[str, float]]:
@@ -215,5 +642,6 @@ def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
     axes[1].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    with replaced(png) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ..policy import padded
+from ..run import safe_loads
 from .base import NetMethod, deal_stats, training_games
 
 
@@ -59,7 +60,7 @@ class DMC(NetMethod):
 
     def load_extra(self, state: dict[str, Any]) -> None:
         # a checkpoint from before the values were kept: theirs are unused with td_lambda 1
-        self.pending = [[(*d, 0.0)[:4] for d in row] for row in pickle.loads(state["pending"])]
+        self.pending = [[(*d, 0.0)[:4] for d in row] for row in safe_loads(state["pending"])]
 
     def targets(self, decisions: list[tuple[bytes, int, int, float]], reward: np.ndarray) -> list[float]:
         """Each decision's target: its seat's ``reward``, or with ``td_lambda`` below 1 the

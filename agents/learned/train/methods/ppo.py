@@ -28,7 +28,7 @@ import torch
 
 from ..policy import padded
 from ..prior import choices, lean, move_kinds
-from ..run import RunConfig
+from ..run import RunConfig, safe_loads
 from .base import NetMethod, deal_stats, training_games
 from .chains import SeatChains
 from .teachers import Teachers
@@ -80,7 +80,7 @@ class PPO(NetMethod):
 
     def load_extra(self, state: dict[str, Any]) -> None:
         if self.priors is not None:
-            self.priors.load(self.venv, *pickle.loads(state["priors"]))
+            self.priors.load(self.venv, *safe_loads(state["priors"], {self.opt.prior}))
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
         if self.opt.prior:

@@ -31,6 +31,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,70 +115,64 @@ def vector_random_play(seconds: float, num_envs: int = 64) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable[[], None]:
+    """Make ``owner.name`` add its wall time to ``parts[part]``; returns what puts it back."""
+    original = getattr(owner, name)
+
+    def timed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            parts[part] += time.perf_counter() - start
+
+    setattr(owner, name, timed_call)
+    return lambda: setattr(owner, name, original)
+
+
+def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[Callable[[], None]]:
+    """Time the games' steps (the vector env, in this process or in workers; for sb3 the
+    single-agent envs, the other seats' play inside), collecting a rollout (a method's
+    ``_collect``, MaskablePPO's ``collect_rollouts``) and asking a teacher or prior."""
+    from shanghai_env.agents.learned.train.methods import method_class
+    from shanghai_env.agents.learned.train.methods.teachers import Teachers
+    from shanghai_env.vector import VectorEnv
+    from shanghai_env.vector_workers import WorkerVectorEnv
+
+    games: Any = WorkerVectorEnv if env_workers > 1 else VectorEnv
+    collector: Any = method_class(method)
+    collect = "_collect"
+    if method == "sb3":
+        from sb3_contrib import MaskablePPO
+
+        from shanghai_env.single_agent import SingleAgentEnv
+
+        games, collector, collect = SingleAgentEnv, MaskablePPO, "collect_rollouts"
+    return [
+        timed(games, "step", parts, "games"),
+        timed(collector, collect, parts, "network"),
+        timed(Teachers, "ask", parts, "teacher"),  # dagger's teacher and ppo's prior
+    ]
+
+
 def trainer(
     name: str, settings: dict[str, Any], steps: int, network: str, hardware: dict[str, Any]
 ) -> dict[str, float]:
     """One ``shanghai-train`` run (the loop itself, no evaluation), timed by part.
 
     ``hardware``: the run's ``device``, ``num_envs`` and ``env_workers``."""
+    import csv
+
     import torch
 
     from shanghai_env.agents.learned.train import loop
     from shanghai_env.agents.learned.train.run import RunConfig
-    from shanghai_env.vector import VectorEnv
-    from shanghai_env.vector_workers import WorkerVectorEnv
-
-    # the games' class: stepping them is timed whether they run here or in worker processes
-    games_cls: Any = WorkerVectorEnv if hardware["env_workers"] > 1 else VectorEnv
-    if settings["method"] == "sb3":
-        from shanghai_env.single_agent import SingleAgentEnv
-
-        games_cls = SingleAgentEnv
 
     opponents = settings.get("opponents", ("self",))
     if opponents == "network":
         opponents = (network,)
     parts = {"games": 0.0, "network": 0.0, "teacher": 0.0}
-    env_step = games_cls.step
-
-    def timed_step(self: Any, actions: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return env_step(self, actions)
-        finally:
-            parts["games"] += time.perf_counter() - start
-
-    games_cls.step = timed_step
-    from shanghai_env.agents.learned.train.methods import method_class
-    from shanghai_env.agents.learned.train.methods.teachers import Teachers
-
-    cls = method_class(settings["method"])
-    # what collects a rollout: the method's _collect, or for sb3 MaskablePPO's own
-    collector: Any = cls
-    if settings["method"] == "sb3":
-        from sb3_contrib import MaskablePPO
-
-        collector = MaskablePPO
-    collect_name = "collect_rollouts" if settings["method"] == "sb3" else "_collect"
-    collect = getattr(collector, collect_name)
-    ask = Teachers.ask  # dagger's teacher and ppo's prior: asking the player
-
-    def timed_ask(self: Any, rows: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return ask(self, rows)
-        finally:
-            parts["teacher"] += time.perf_counter() - start
-
-    def timed_collect(self: Any, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return collect(self, *args, **kwargs)
-        finally:
-            parts["network"] += time.perf_counter() - start
-
-    setattr(collector, collect_name, timed_collect)
-    Teachers.ask = timed_ask  # type: ignore[method-assign]
+    restore = timed_parts(settings["method"], hardware["env_workers"], parts)
     try:
         with tempfile.TemporaryDirectory() as out:
             config = RunConfig(
@@ -198,14 +193,11 @@ def trainer(
             start = time.perf_counter()
             loop.train(config)
             total = time.perf_counter() - start
-            import csv
-
             with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
                 done = int(list(csv.DictReader(f))[-1]["env_steps"])
     finally:
-        games_cls.step = env_step
-        setattr(collector, collect_name, collect)
-        Teachers.ask = ask  # type: ignore[method-assign]
+        for put_back in restore:
+            put_back()
     collect_s = parts["network"]
     return {
         "steps_per_s": done / total,

@@ -17,6 +17,7 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from shanghai_env.agents.arena.ray_address import ray_address_problem
 from shanghai_env.agents.arena.report import (
@@ -218,6 +219,39 @@ def rounding_notice(config: TournamentConfig, asked: str) -> str | None:
     )
 
 
+def _play(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, config: TournamentConfig
+) -> tuple[list[Any], float, int]:
+    """Play the tournament (local processes, or Ray tasks with ``--ray``): the results, the
+    seconds it took and the workers it used."""
+    started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
+    try:
+        backend = "processes" if args.ray is None else "ray"
+        if backend == "ray":  # the most tasks at once: --workers, or every CPU of the cluster
+            import ray
+
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            workers = min(args.workers, cpus) if args.workers else cpus
+        else:
+            workers = args.workers or os.cpu_count() or 1
+        run_workers = args.workers if backend == "ray" else workers
+        start = time.perf_counter()
+        if args.progress:
+            from tqdm import tqdm
+
+            with tqdm(total=config.total_games, unit="game", desc="games") as bar:
+                results = run_tournament(config, workers=run_workers, progress=bar.update, backend=backend)
+        else:
+            results = run_tournament(config, workers=run_workers, backend=backend)
+        seconds = time.perf_counter() - start
+    finally:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+    return results, seconds, workers
+
+
 def main(argv: Sequence[str] | None = None) -> Summary:
     """Run a tournament from command-line arguments; return its summary.
 
@@ -267,31 +301,20 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     )
     if notice and not args.quiet:
         print(notice, file=sys.stderr)
-    started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
-    try:
-        backend = "processes" if args.ray is None else "ray"
-        if backend == "ray":  # the most tasks at once: --workers, or every CPU of the cluster
-            import ray
+    results, seconds, workers = _play(parser, args, config)
+    return _summarize_and_write(args, argv, task, config, results, seconds, workers)
 
-            cpus = int(ray.cluster_resources().get("CPU", 1))
-            workers = min(args.workers, cpus) if args.workers else cpus
-        else:
-            workers = args.workers or os.cpu_count() or 1
-        run_workers = args.workers if backend == "ray" else workers
-        start = time.perf_counter()
-        if args.progress:
-            from tqdm import tqdm
 
-            with tqdm(total=config.total_games, unit="game", desc="games") as bar:
-                results = run_tournament(config, workers=run_workers, progress=bar.update, backend=backend)
-        else:
-            results = run_tournament(config, workers=run_workers, backend=backend)
-        seconds = time.perf_counter() - start
-    finally:
-        if started_ray:
-            import ray
-
-            ray.shutdown()
+def _summarize_and_write(
+    args: argparse.Namespace,
+    argv: Sequence[str] | None,
+    task: Task | None,
+    config: TournamentConfig,
+    results: list[Any],
+    seconds: float,
+    workers: int,
+) -> Summary:
+    """The tournament's statistics, written to ``--out`` and (without ``--quiet``) printed."""
     summary = summarize(
         results,
         config.labels,

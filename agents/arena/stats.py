@@ -179,21 +179,7 @@ def summarize(
         [[np.mean([g.scores[i] for g in rounds[k]]) for i in range(n)] for k in round_ids], dtype=float
     )
     round_deal = round_game / max(num_deals, 1)
-    wins = np.zeros(n)
-    outs = np.zeros(n)
-    blind = np.zeros(n, dtype=int)
-    by_contract: list[dict[int, list[int]]] = [{} for _ in range(n)]
-    for g in results:
-        winners = g.winners
-        for i in winners:
-            wins[i] += 1.0 / len(winners)
-        for d, row in enumerate(g.deal_scores):
-            out = g.went_out[d]
-            if out >= 0:
-                outs[out] += 1
-                blind[out] += int(g.blind[d])
-            for i in range(n):
-                by_contract[i].setdefault(g.contracts[d], []).append(row[i])
+    wins, outs, blind, by_contract = _tallies(results, n)
     games = len(results)
     ratings = _ratings(results, n)
     players = []
@@ -222,17 +208,7 @@ def summarize(
         )
     num_blocks = len({g.block for g in results})
     num_rounds = len(round_ids)
-    pairs = []
-    for i, j in combinations(range(n), 2):
-        # each game's difference is on one deck; a round's mean of them is a round mean difference
-        diffs = round_game[:, i] - round_game[:, j]
-        mean, ci = t_interval(diffs)
-        t_p, w_p = paired_tests(diffs)
-        if num_rounds < WILCOXON_MIN_ROUNDS:
-            w_p = math.nan
-        pairs.append(
-            PairStats(labels[i], labels[j], mean, ci, t_p, w_p, num_blocks, num_rounds, bool(t_p < 0.05))
-        )
+    pairs = _pairs(round_game, labels, num_blocks, num_rounds)
     per_round = int((seating or {}).get("games_per_round") or (len(rounds[round_ids[0]]) if round_ids else 0))
     interval_note = wilcoxon_note = ""
     if num_rounds == 1:
@@ -258,6 +234,46 @@ def summarize(
         interval_note=interval_note,
         wilcoxon_note=wilcoxon_note,
     )
+
+
+def _tallies(
+    results: Sequence[GameResult], n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[int, list[int]]]]:
+    """Per player: wins (a tie shared), deals gone out, of them blind, and deal scores by contract."""
+    wins = np.zeros(n)
+    outs = np.zeros(n)
+    blind = np.zeros(n, dtype=int)
+    by_contract: list[dict[int, list[int]]] = [{} for _ in range(n)]
+    for g in results:
+        winners = g.winners
+        for i in winners:
+            wins[i] += 1.0 / len(winners)
+        for d, row in enumerate(g.deal_scores):
+            out = g.went_out[d]
+            if out >= 0:
+                outs[out] += 1
+                blind[out] += int(g.blind[d])
+            for i in range(n):
+                by_contract[i].setdefault(g.contracts[d], []).append(row[i])
+    return wins, outs, blind, by_contract
+
+
+def _pairs(
+    round_game: np.ndarray, labels: Sequence[str], num_blocks: int, num_rounds: int
+) -> list[PairStats]:
+    """Every pair of players: the mean difference of their round means, its interval and tests."""
+    pairs = []
+    for i, j in combinations(range(len(labels)), 2):
+        # each game's difference is on one deck; a round's mean of them is a round mean difference
+        diffs = round_game[:, i] - round_game[:, j]
+        mean, ci = t_interval(diffs)
+        t_p, w_p = paired_tests(diffs)
+        if num_rounds < WILCOXON_MIN_ROUNDS:
+            w_p = math.nan
+        pairs.append(
+            PairStats(labels[i], labels[j], mean, ci, t_p, w_p, num_blocks, num_rounds, bool(t_p < 0.05))
+        )
+    return pairs
 
 
 def _ratings(results: Sequence[GameResult], n: int) -> list[tuple[float, float]]:

@@ -102,7 +102,7 @@ class DistancePotential:
         return -self.coef * shared_meter(game.contract, 1).distance(game.hands[seat])
 
 
-class Scored(gymnasium.Wrapper):  # type: ignore[type-arg]
+class Scored(gymnasium.Wrapper):
     """Keeps each finished game's learner score minus the others' mean, and with ``relative``
     pays the change of ``-(own score - the table's mean) / 100`` (and the env's shaping) instead of
     the env's reward: what the loop's other methods learn from."""
@@ -188,8 +188,8 @@ class SB3:
         # tensors and plain values only (no pickle, not SB3's zip): the checkpoint reads with
         # torch's weights_only and runs nothing it holds
         policy = self.model.policy
-        name, keys, pos, has_gauss, gauss = np.random.get_state()
-        numpy_state = [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)]
+        numpy_state = np.random.get_state(legacy=False)
+        numpy_state["state"] = {k: np.asarray(v).tolist() for k, v in numpy_state["state"].items()}
         return {
             "policy": policy.state_dict(),
             "optimizer": policy.optimizer.state_dict(),
@@ -201,9 +201,10 @@ class SB3:
         self.model.policy.load_state_dict(state["policy"])
         self.model.policy.optimizer.load_state_dict(state["optimizer"])
         self.updates = int(state["updates"])
-        torch_state, (name, keys, pos, has_gauss, gauss), py_state = state["streams"]
+        torch_state, numpy_state, py_state = state["streams"]
         torch.set_rng_state(torch_state)
-        np.random.set_state((name, np.asarray(keys, np.uint32), pos, has_gauss, gauss))
+        keys = np.asarray(numpy_state["state"]["key"], np.uint32)
+        np.random.set_state({**numpy_state, "state": {**numpy_state["state"], "key": keys}})
         random.setstate(py_state)
         self.venv.seed(self.config.seed + 1_000_003 * self.updates)
         self.new_games = True

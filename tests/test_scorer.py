@@ -29,7 +29,10 @@ from shanghai_env.agents.learned.scorer import (
     is_scorer_file,
     load_scorer,
 )
-from shanghai_env.agents.learned.scorer_data import _values, generate, probe_rule
+from shanghai_env.agents.learned.scorer_data import generate, probe_rule, rollout_values
+from shanghai_env.agents.learned.train import cli as train_cli
+from shanghai_env.agents.learned.train import methods
+from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase
@@ -143,7 +146,7 @@ def test_coupled_rollouts_value_a_move_against_itself_at_zero() -> None:
     rules = game.rules
     bots = [PlannerBot() for _ in range(4)]
     rng = np.random.default_rng(0)
-    values = _values(game, p, [DRAW, DRAW], bots, rng, 3, action_table(rules), rules)
+    values = rollout_values(game, p, [DRAW, DRAW], bots, rng, 3, action_table(rules), rules)
     assert values.shape == (3, 2) and (values[:, 0] == values[:, 1]).all()
 
 
@@ -227,8 +230,9 @@ def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
     assert ScorerNet.load(tmp_path / "all.zip").config["pairs"] == pairs
     assert ScorerNet.load(tmp_path / "up.zip").config["pairs"] == pairs - valued
     assert (
-        scorer_train.main(
+        train_cli.main(
             [
+                "scorer",
                 "fit",
                 str(shard),
                 "--out",
@@ -253,8 +257,8 @@ def test_the_rule_probe_values_the_rule_against_a_discard(
     assert a.ndim == 2 and a.shape[1] == 2 and len(a) > 0 and np.isfinite(a).all()
     assert np.array_equal(a, probe_rule(4, rule=rule, games=1, rollouts=2, contracts=(1, 2)))  # seeded
     assert a.any()  # the other move is another game
-    argv = ["probe", "--rule", rule, "--games", "1", "--rollouts", "2", "--workers", "1"]
-    assert scorer_train.main(argv) == 0
+    argv = ["scorer", "probe", "--rule", rule, "--games", "1", "--rollouts", "2", "--workers", "1"]
+    assert train_cli.main(argv) == 0
     line = capsys.readouterr().out.strip()
     assert "decisions (1 games)" in line and ("going down" if rule == "down" else "laying off") in line
     with pytest.raises(ValueError, match="rule must be one of"):
@@ -319,76 +323,123 @@ def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
         scorer_train.fit([shard], tmp_path / "x.zip", own_discards=True, log=lambda s: None)
 
 
-def test_run_resumes_from_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-    real_gen, real_fit = scorer_train.gen, scorer_train.fit
+@pytest.fixture
+def scorer_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``shanghai-train scorer`` as a method of the loop (its entry in the methods' table)."""
+    monkeypatch.setitem(methods.METHODS, "scorer", ("shanghai_env.agents.learned.scorer_train", "Scorer"))
 
-    def gen(out, *args, **kw):  # type: ignore[no-untyped-def]
-        calls.append(Path(out).name)
-        return real_gen(out, args[0], args[1], args[2], None, 1, 1, *args[6:])
 
-    def fit(shards, out, *args, **kw):  # type: ignore[no-untyped-def]
-        calls.append(Path(out).name)
-        return real_fit(shards, out, (8,), 1, log=lambda s: None)
+TINY = ["--players", "3", "--contracts", "1", "--games", "1", "--discard-games", "1", "--rollouts", "1"]
+TINY += ["--epochs", "1", "--hidden", "8", "--env-workers", "1", "--no-progress"]
 
-    monkeypatch.setattr(scorer_train, "gen", gen)
-    monkeypatch.setattr(scorer_train, "fit", fit)
-    last = scorer_train.run_rounds(tmp_path, rounds=2, seconds=None, games=1, workers=1, log=lambda s: None)
-    assert last.name == "scorer2.zip"
-    assert calls == ["discards.npz", "round0.npz", "scorer1.zip", "round1.npz", "scorer2.zip"]
-    (tmp_path / "scorer2.zip").unlink()
-    calls.clear()
-    scorer_train.run_rounds(tmp_path, rounds=2, seconds=None, games=1, workers=1, log=lambda s: None)
-    assert calls == ["scorer2.zip"]
-    with pytest.raises(ValueError, match="one of"):
-        scorer_train.run_rounds(tmp_path, rounds=1, seconds=5.0, games=1, workers=1)
+
+def test_expert_iteration_runs_on_the_loop_and_resumes_to_the_same_scorer(
+    tmp_path: Path, scorer_method: None
+) -> None:
+    """A step is a round; the run folder is every method's (config, checkpoint, logs, model.zip); the
+    curve starts at the planner (a scorer with no layers); a run stopped after a round and resumed
+    fits the same scorers as one run straight through."""
+    once, twice = tmp_path / "once", tmp_path / "twice"
+    argv = [*TINY, "--eval-games", "2", "--eval-opponents", "greedy", "--eval-every", "1000000"]
+    assert train_cli.main(["scorer", *argv, "--timesteps", "1", "--out", str(twice)]) == 0
+    assert (twice / "rounds" / "scorer1.zip").exists() and not (twice / "rounds" / "scorer2.zip").exists()
+    steps = int(json.loads((twice / "model.json").read_text())["env_steps"])
+    assert train_cli.main(["scorer", *argv, "--timesteps", str(steps + 1), "--out", str(twice)]) == 0
+    steps = int(json.loads((twice / "model.json").read_text())["env_steps"])
+    assert train_cli.main(["scorer", *argv, "--timesteps", str(steps), "--out", str(once)]) == 0
+    assert sorted(p.name for p in (once / "rounds").iterdir()) == sorted(
+        p.name for p in (twice / "rounds").iterdir()
+    )
+    rounds = sorted(p.name for p in (once / "rounds").iterdir() if p.suffix == ".zip")
+    assert rounds == ["scorer0.zip", "scorer1.zip", "scorer2.zip"]
+    for name in rounds[1:]:
+        a, b = ScorerNet.load(once / "rounds" / name), ScorerNet.load(twice / "rounds" / name)
+        assert all(np.array_equal(x, y) for x, y in zip(a.weights + a.biases, b.weights + b.biases))
+    with open(once / "eval.csv", encoding="utf-8") as f:
+        first = f.read().splitlines()[1]
+    assert first.startswith("0,") and (once / "curve.png").exists()
+    planner = make_agent(str(once / "rounds" / "scorer0.zip"))
+    assert isinstance(planner, ScorerBot) and planner.net is None  # the start: the planner's play
+    last = make_agent(str(once / "model.zip"))
+    assert isinstance(last, ScorerBot) and last.net is not None
+    assert last.net.config["env_steps"] == json.loads((once / "model.json").read_text())["env_steps"]
 
 
 def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """run --own-play: no planner shard; each round is played by the latest scorer in every role
-    and fitted from it with its own discards as targets."""
-    gens: list[tuple[str, tuple]] = []  # type: ignore[type-arg]
+    """With --init (own play): no planner shard; each round is played by the latest scorer in every
+    role and fitted from it with its own discards as targets."""
+    gens: list[tuple[str, dict]] = []  # type: ignore[type-arg]
     fits: list[tuple[str, list[str], dict]] = []  # type: ignore[type-arg]
     real_gen, real_fit = scorer_train.gen, scorer_train.fit
 
-    def gen(out, *args, **kw):  # type: ignore[no-untyped-def]
-        gens.append((Path(out).name, args))
-        seed, workers, model, _seconds, _games, _rollouts, *rest = args
-        return real_gen(out, seed, workers, model, None, 1, 1, *rest)
+    def gen(out, seed, workers, **kw):  # type: ignore[no-untyped-def]
+        gens.append((Path(out).name, kw))
+        return real_gen(out, seed, workers, **{**kw, "games": 1, "rollouts": 1})
 
-    def fit(shards, out, **kw):  # type: ignore[no-untyped-def]
+    def fit(shards, out, *args, **kw):  # type: ignore[no-untyped-def]
         fits.append((Path(out).name, [Path(s).name for s in shards], kw))
-        return real_fit(shards, out, **{**kw, "epochs": 1, "log": lambda s: None})
+        return real_fit(shards, out, (8,), 1, *args[2:], **kw)
 
     monkeypatch.setattr(scorer_train, "gen", gen)
     monkeypatch.setattr(scorer_train, "fit", fit)
-    start = ROOT / "models" / "shanghai.zip"
-    last = scorer_train.run_rounds(
-        tmp_path, rounds=2, seconds=None, games=1, workers=1, epochs=10, own_play=start, log=lambda s: None
+    start = str(ROOT / "models" / "shanghai.zip")
+    config = RunConfig(method="scorer", players=3, contracts=(1,), init=start, out=str(tmp_path))
+    method = scorer_train.Scorer()
+    method.setup(config, torch.device("cpu"))
+    method.step()
+    method.step()
+    folder = tmp_path / "rounds"
+    first = folder / "scorer1.zip"
+    assert not (folder / "discards.npz").exists()
+    # behaviour, rollout and opponent player: the latest scorer (the start saved as round 0's)
+    assert [(n, kw["model"], kw["rollout_model"], kw["opponent_model"]) for n, kw in gens] == [
+        ("round0.npz", *[str(folder / "scorer0.zip")] * 3),
+        ("round1.npz", *[str(first)] * 3),
+    ]
+    assert [(n, shards, kw["init"], kw["own_discards"]) for n, shards, kw in fits] == [
+        ("scorer1.zip", ["round0.npz"], folder / "scorer0.zip", True),
+        ("scorer2.zip", ["round0.npz", "round1.npz"], first, True),
+    ]
+    assert (
+        ScorerNet.load(folder / "scorer0.zip").weights[0].tobytes()
+        == ScorerNet.load(start).weights[0].tobytes()
     )
-    assert last == tmp_path / "scorer2.zip"
-    assert not (tmp_path / "discards.npz").exists()
-    first, second = tmp_path / "scorer1.zip", tmp_path / "scorer2.zip"
-    # behaviour, rollout and opponent player: the latest scorer
-    assert [(name, args[2], args[8], args[9]) for name, args in gens] == [
-        ("round0.npz", str(start), str(start), str(start)),
-        ("round1.npz", str(first), str(first), str(first)),
-    ]
-    assert [(name, shards, kw["init"], kw["own_discards"], kw["lr"]) for name, shards, kw in fits] == [
-        ("scorer1.zip", ["round0.npz"], start, True, 2e-4),
-        ("scorer2.zip", ["round0.npz", "round1.npz"], first, True, 2e-4),
-    ]
-    config = ScorerNet.load(second).config
-    assert config["own_discards"] is True and config["init"] == str(first)
-    with pytest.raises(ValueError, match="not a saved scorer"):
-        scorer_train.run_rounds(tmp_path / "x", 1, None, 1, games=1, own_play=tmp_path / "missing.zip")
-    assert not (tmp_path / "x").exists()
+    assert method.net.config["own_discards"] is True and method.net.config["init"] == str(first)
 
 
 @pytest.mark.parametrize(
     "argv, says",
     [
-        ([], "required"),
+        (["--facts"], "--facts"),
+        (["--opponents", "greedy"], "--opponents"),
+        (["--init", "{junk}"], "--init"),
+        (["--init", "{other}"], "not a saved scorer"),
+        (["--hidden", "0,3"], "--hidden"),
+        (["--lr", "0"], "--lr"),
+        (["--games", "0"], "--games"),
+        (["--epochs", "2", "--epochs", "3"], "--epochs"),
+    ],
+)
+def test_bad_run_command_lines_exit_2_with_one_line(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], scorer_method: None
+) -> None:
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"junk")
+    other = tmp_path / "other.zip"  # a zip, not a scorer's
+    with zipfile.ZipFile(other, "w") as z:
+        z.writestr("policy.pth", b"")
+    argv = [a.format(junk=junk, other=other) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        train_cli.main(["scorer", *argv, "--out", str(tmp_path / "run")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err) and says in err[-1]
+    assert not (tmp_path / "run" / "rounds").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
         (["gen", "--out", "x.npz"], "--seconds and --games"),
         (["gen", "--out", "x.npz", "--games", "0"], "--games"),
         (["gen", "--out", "x.npz", "--games", "1", "--seconds", "3"], "--seconds and --games"),
@@ -404,6 +455,7 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
         (["probe", "--rule", "swap"], "--rule"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "-2"], "--value-discards"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
+        (["gen", "--out", "{junk}/x.npz", "--games", "1"], "--out"),
         (["fit", "missing.npz", "--out", "m.zip"], "no shard"),
         (["fit", "{junk}", "--out", "m.zip"], "not a shard"),
         (["fit", "{junk}", "--out", "m.zip", "--hidden", "0,3"], "--hidden"),
@@ -413,22 +465,25 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
         (["labels", "missing.npz"], "no shard"),
         (["labels", "{junk}"], "not a shard"),
         (["labels", "missing.npz", "--model", "{junk}"], "--model"),
-        (["run", "--out", "{junk}"], "not a folder"),
-        (["run", "--out", "r", "--rounds", "0"], "--rounds"),
-        (["run", "--out", "r", "--games", "2", "--seconds", "9"], "--seconds and --games"),
-        (["run", "--out", "{tmp}/r", "--lr", "1e-4"], "--lr: only with --own-play"),
-        (["run", "--out", "{tmp}/r", "--own-play", "{junk}"], "--own-play"),
-        (["run", "--out", "{tmp}/r", "--own-play", "{tmp}/missing.zip"], "--own-play"),
     ],
 )
-def test_bad_command_lines_exit_2_with_one_line(
-    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_bad_stage_command_lines_exit_2_with_one_line(
+    argv: list[str],
+    says: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("work started on a bad command line")
+
+    monkeypatch.setattr(scorer_train, "gen", never)
+    monkeypatch.setattr(scorer_train, "fit", never)
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"junk")
     argv = [a.format(junk=junk, tmp=tmp_path) for a in argv]
     with pytest.raises(SystemExit) as exit_:
-        scorer_train.main(argv)
+        train_cli.main(["scorer", *argv])
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "Traceback" not in "\n".join(err) and says in err[-1]
@@ -452,75 +507,6 @@ def test_shanghai_is_shanghai_4p_fine_tuned() -> None:
     assert new.config["init"] == "models/shanghai_4p.zip"
     x = np.random.default_rng(0).normal(size=(50, INPUT_SIZE)).astype(np.float32)
     assert not np.allclose(old.costs(x), new.costs(x))
-
-
-@pytest.fixture
-def evaluations(tmp_path: Path) -> dict[str, Path]:
-    """Evaluation folders as ``evaluate.py --out`` leaves them: whole, cut off, unfinished."""
-    players = [{"name": n, "spec": n} for n in ("planner", "greedy", "greedy#2", "greedy#3")]
-    rows = "score_planner,score_greedy,score_greedy#2,score_greedy#3\n" + "10,20,30,40\n5,25,35,45\n"
-    whole = tmp_path / "whole"
-    whole.mkdir()
-    (whole / "summary.json").write_text(json.dumps({"players": players}))
-    (whole / "games.csv").write_text(rows)
-    cut = tmp_path / "cut"
-    cut.mkdir()
-    (cut / "summary.json").write_text(json.dumps({"players": players})[:40])
-    (cut / "games.csv").write_text(rows)
-    unfinished = tmp_path / "unfinished"
-    unfinished.mkdir()
-    (unfinished / "games.csv").write_text(rows)
-    (unfinished / "INCOMPLETE").write_text("")
-    columns = tmp_path / "columns"
-    columns.mkdir()
-    (columns / "summary.json").write_text(json.dumps({"players": players}))
-    (columns / "games.csv").write_text("score_planner\n1\n2\n")
-    return {"whole": whole, "cut": cut, "unfinished": unfinished, "columns": columns, "tmp": tmp_path}
-
-
-@pytest.mark.parametrize(
-    "argv, says",
-    [
-        (["plot", "{cut}", "--out", "{tmp}/c.png"], "is not an evaluation summary"),
-        (["plot", "{whole}", "{cut}", "--out", "{tmp}/c.png"], "cut/summary.json"),
-        (["plot", "{unfinished}", "--out", "{tmp}/c.png"], "did not finish"),
-        (["plot", "{columns}", "--out", "{tmp}/c.png"], "no column"),
-        (["plot", "{tmp}", "--out", "{tmp}/c.png"], "holds no evaluation"),
-        (["plot", "{whole}", "--out", "{tmp}/c.nopic"], "cannot draw a .nopic picture"),
-        (["plot", "{whole}", "--out", "{whole}/summary.json/c.png"], "--out"),
-        (["run", "--out", "{whole}/games.csv/run"], "--out"),
-        (["run", "--out", ""], "--out"),
-    ],
-)
-def test_plot_and_run_refuse_bad_folders_in_one_line(
-    argv: list[str],
-    says: str,
-    evaluations: dict[str, Path],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def never(*args: object, **kwargs: object) -> None:
-        raise AssertionError("work started on a bad command line")
-
-    monkeypatch.setattr(scorer_train, "gen", never)
-    monkeypatch.setattr(scorer_train, "fit", never)
-    argv = [a.format(**evaluations) for a in argv]
-    with pytest.raises(SystemExit) as exit_:
-        scorer_train.main(argv)
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
-    assert "Traceback" not in err and len(lines) == 1 and says in lines[0], err
-    assert not (evaluations["tmp"] / "c.png").exists()
-
-
-def test_plot_draws_whole_evaluations(
-    evaluations: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = evaluations["tmp"] / "curve.png"
-    assert scorer_train.main(["plot", str(evaluations["whole"]), "--out", str(out)]) == 0
-    assert out.read_bytes().startswith(b"\x89PNG")
-    assert "planner: 0 upcard decisions, against greedy: -25.0 [-88.5, +38.5]" in capsys.readouterr().out
 
 
 def _labels_shard(path: Path, a: np.ndarray, se: np.ndarray, x: np.ndarray) -> Path:
@@ -572,6 +558,6 @@ def test_the_labels_report_refuses_shards_without_upcard_decisions(
     x = np.zeros((1, 2, INPUT_SIZE), dtype=np.float32)
     shard = _labels_shard(tmp_path / "one.npz", np.zeros(1), np.ones(1), x)
     with pytest.raises(SystemExit) as exit_:
-        scorer_train.main(["labels", str(shard)])
+        train_cli.main(["scorer", "labels", str(shard)])
     assert exit_.value.code == 2
     assert "at least 2" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -24,7 +24,8 @@ joker swaps are made whenever they can be. These are the planner's rules, in
 
 The network is a plain multilayer perceptron evaluated with numpy, so playing needs no torch;
 training is :mod:`shanghai_env.agents.learned.scorer_train`. A saved scorer is a ``.zip`` holding
-``scorer.json`` (format, sizes, configuration) and ``weights.npz``.
+``scorer.json`` (format, sizes, configuration) and ``weights.npz``. A scorer with no layers is the
+planner (expert iteration's player before its first fit, saved so that it can be evaluated).
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ class ScorerNet:
 
     def costs(self, x: np.ndarray) -> np.ndarray:
         """Cost of each row of ``x`` (lower is better)."""
+        if not self.weights:
+            raise ValueError("a scorer with no layers scores nothing: it plays the planner's choices")
         h = x
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
@@ -135,8 +138,8 @@ class ScorerNet:
                     )
                 data = np.load(io.BytesIO(z.read("weights.npz")))
                 layers = meta["layers"]
-                if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
-                    raise ValueError(f"'layers' is {layers!r}, not a positive integer")
+                if not isinstance(layers, int) or isinstance(layers, bool) or layers < 0:
+                    raise ValueError(f"'layers' is {layers!r}, not a count")
                 weights = [data[f"w{i}"] for i in range(layers)]
                 biases = [data[f"b{i}"] for i in range(layers)]
         except ValueError as err:
@@ -194,9 +197,12 @@ def config_problem(config: Any) -> str | None:
 
 def layers_problem(weights: Sequence[Any], biases: Sequence[Any]) -> str | None:
     """What is wrong with a network's layers (a phrase), or None: as many bias vectors as weight
-    matrices, sizes that chain from INPUT_SIZE features to 1 cost, finite numbers."""
-    if len(weights) != len(biases) or not weights:
-        return "layers need as many bias vectors as weight matrices, at least one"
+    matrices, sizes that chain from INPUT_SIZE features to 1 cost, finite numbers (or no layers at
+    all: the planner)."""
+    if len(weights) != len(biases):
+        return "layers need as many bias vectors as weight matrices"
+    if not weights:
+        return None
     size = INPUT_SIZE
     for i, (w, b) in enumerate(zip(weights, biases)):
         w, b = np.asarray(w), np.asarray(b)
@@ -227,14 +233,14 @@ def is_scorer_file(path: str | Path) -> bool:
 class ScorerBot(PlannerBot):
     """The planner's skeleton with every draw, buy and discard chosen by a :class:`ScorerNet`.
 
-    Without a network (``net=None``) it plays exactly as the planner; :meth:`candidates` is what
-    training reads to describe a decision.
+    Without a network (``net=None``, or one with no layers) it plays exactly as the planner;
+    :meth:`candidates` is what training reads to describe a decision.
     """
 
     name = "scorer"
 
     def __init__(self, net: ScorerNet | None = None, name: str | None = None, seed: int | None = None):
-        self.net = net
+        self.net = net if net is not None and net.weights else None
         super().__init__(name, seed)
 
     # --- the decisions --------------------------------------------------------------------

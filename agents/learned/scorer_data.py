@@ -35,7 +35,7 @@ from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Candidates, ScorerBot, ScorerNet
 from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
-from shanghai_env.decision import chosen_move
+from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind
 from shanghai_env.rules import Rules
@@ -172,7 +172,7 @@ def probe_rule(
             return
         cands = agent.candidates(view, down=view.down[me])
         instead = cands.moves[int(np.argmin(_own_costs(agent, cands)))]
-        values = _values(game, me, [None, instead], bots, rng, rollouts, table, rules)
+        values = rollout_values(game, me, [None, instead], bots, rng, rollouts, table, rules)
         rows.append(values[:, 0] - values[:, 1])
 
     for _ in range(games):
@@ -220,8 +220,8 @@ def _one_game(
         if p in learners:
             assert isinstance(agent, ScorerBot)
             label(game, decision, agent, rollout_bots)
-        move = chosen_move(decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
-        game.apply(move)  # the rules' move cap ends a stalled deal
+        # (the rules' move cap ends a stalled deal)
+        apply_action(game, decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
         moves += 1
     return moves
 
@@ -267,7 +267,8 @@ def _label(
         return
     cands = agent.candidates(view)
     assert cands.kind in (DRAW_Q, BUY_Q)
-    values = _values(game, me, cands.moves, rollout_bots, rng, rollouts, decision.table, decision.rules)
+    table, rules = decision.table, decision.rules
+    values = rollout_values(game, me, cands.moves, rollout_bots, rng, rollouts, table, rules)
     out.rollouts += 2 * rollouts
     _add_pair(out, cands.features, values[:, 0] - values[:, 1])
 
@@ -301,7 +302,7 @@ def _value_discards(
     if len(cands.moves) < 2:
         return
     order = np.argsort(_own_costs(agent, cands), kind="stable")[:k]
-    values = _values(
+    values = rollout_values(
         game, me, [cands.moves[i] for i in order], bots, rng, rollouts, decision.table, decision.rules
     )
     out.rollouts += len(order) * rollouts
@@ -309,7 +310,7 @@ def _value_discards(
         _add_pair(out, cands.features[[order[0], order[j]]], values[:, 0] - values[:, j])
 
 
-def _values(
+def rollout_values(
     game: Game,
     me: int,
     moves: Sequence[Move | None],
@@ -338,3 +339,6 @@ def _values(
             values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
         rows.append(values)
     return np.array(rows, dtype=np.float64)
+
+
+_values = rollout_values  # the name benchmarks/label_noise.py imports

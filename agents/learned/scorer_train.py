@@ -12,7 +12,9 @@ Expert iteration without search at play time:
    the costs' softmin to the planner's choice. Fitting is seeded and takes seconds.
 3. Play the new scorer, generate again from its games, refit on everything.
 
-``python -m shanghai_env.agents.learned.scorer_train gen --help`` and ``fit --help``.
+``shanghai-train scorer [options]`` runs the rounds on the trainer's loop (:class:`Scorer`: the
+run folder, checkpoints, evaluations and curve every method has);
+``shanghai-train scorer gen|fit|labels|probe --help``: the stages one at a time.
 """
 
 from __future__ import annotations
@@ -24,22 +26,21 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, KIND_AT, ScorerNet
-from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, prepare_output
-from shanghai_env.cli import run as run_cli
+from shanghai_env.cli import int_in, number_in, options_once, output_file_problem
+from shanghai_env.rules import ALL_CONTRACTS
+
+if TYPE_CHECKING:
+    from shanghai_env.agents.learned.train.run import RunConfig
 
 # a worker's job: its seed and the options every worker of the shard shares
 Job = tuple[int, dict[str, Any]]
 _MODELS = ("model", "rollout_model", "opponent_model")
-# run's fits: epochs of the expert-iteration rounds; with --own-play a gentler fine-tune of the latest
-RUN_EPOCHS = 30
-OWN_PLAY_EPOCHS = 10
-OWN_PLAY_LR = 2e-4
 
 
 def _net(path: str | None) -> ScorerNet | None:
@@ -85,11 +86,16 @@ def gen(
     rollout_model: str | None = None,
     opponent_model: str | None = None,
     value_discards: int = 0,
+    num_players: int = 4,
+    contracts: Sequence[int] = ALL_CONTRACTS,
+    log: Any = print,
 ) -> Path:
     """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path.
     ``rollout_model``, ``opponent_model`` and ``value_discards``: see
     :func:`scorer_data.generate` (rollout_net, opponent_net)."""
     options = {
+        "num_players": num_players,
+        "contracts": list(contracts),
         "model": model,
         "seconds": seconds,
         "games": games,
@@ -110,7 +116,7 @@ def gen(
     np.savez_compressed(path, **merged)  # type: ignore[arg-type]
     stats = merged["stats"]
     valued = int(discard_pairs(merged["pair_x"]).sum())
-    print(
+    log(
         f"{path}: {stats[0]} games, {len(merged['pair_a']) - valued} upcard decisions, "
         f"{valued} valued discard pairs ({stats[2]} rollouts), "
         f"{len(merged['disc_y'])} discards, {meta['wall_s']} s"
@@ -465,292 +471,118 @@ def fit(
     return metrics
 
 
-def run_rounds(
-    out: str | Path,
-    rounds: int,
-    seconds: float | None,
-    workers: int,
-    rollouts: int = 6,
-    discard_games: int = 150,
-    seed: int = 0,
-    hidden: Sequence[int] = (128, 128),
-    epochs: int = RUN_EPOCHS,
-    log: Any = print,
-    games: int | None = None,
-    own_play: str | Path | None = None,
-    lr: float | None = None,
-) -> Path:
-    """Expert iteration in ``out``: a discard shard, then ``rounds`` rounds of (generate with the
-    latest scorer, the planner in round 0; fit on every shard so far). Every shard and scorer is a
-    file; a run started again skips the files that exist, so it resumes where it was cut off.
-    Each worker plays ``games`` games a round (the same data on any machine), or plays for
-    ``seconds`` (as many games as fit: faster machines make more). Returns the last scorer.
+@dataclass
+class ScorerOptions:
+    """``shanghai-train scorer``'s own options. The run's are shanghai-train's: ``--players``,
+    ``--contracts``, ``--seed``, ``--init`` (a saved scorer: rounds of its own play),
+    ``--env-workers`` (the processes that play a round's games), evaluation and checkpoints."""
 
-    With ``own_play`` (a saved scorer) the rounds are that scorer's own play and take no label
-    from the planner: in each round the latest scorer (``own_play`` first) is the behaviour,
-    rollout and opponent player, its upcard decisions are valued by the rollouts it plays on,
-    and the next scorer is the latest fine-tuned on every round's shard so far with its own
-    discards as targets (``fit --init latest --own-discards``, learning rate ``lr``, 2e-4 if
-    not given): approximate policy iteration, docs/training.md ("Rounds of its own play")."""
-    if (seconds is None) == (games is None):
-        raise ValueError("give one of seconds and games")
-    if own_play is not None:
-        ScorerNet.load(own_play)  # a clear error before any folder is made or game played
-    own_lr = OWN_PLAY_LR if lr is None else lr
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    model: Path | None = None if own_play is None else Path(own_play)
-    shards: list[Path] = []
-    if own_play is None:
-        shards.append(folder / "discards.npz")
-        if not shards[0].exists():
-            gen(shards[0], seed, workers, None, None, discard_games, rollouts, 0.5, False)
-    for r in range(rounds):
-        shard = folder / f"round{r}.npz"
-        if not shard.exists():
-            if own_play is None:
-                gen(
-                    shard, seed + 1 + r, workers, str(model) if model else None, seconds, games, rollouts, 0.1
-                )
-            else:  # the latest scorer in every role; its discards are states only (fit below)
-                latest = str(model)
-                gen(shard, seed + 1 + r, workers, latest, seconds, games, rollouts, 0.3, True, latest, latest)
-        shards.append(shard)
-        nxt = folder / f"scorer{r + 1}.zip"
-        if nxt.exists():
-            log(f"round {r}: {nxt} is there (resumed)")
-        elif own_play is None:
-            log(f"round {r}: fitting {nxt} on {len(shards)} shards")
-            fit(shards, nxt, hidden, epochs, seed=seed, log=log)
-        else:
-            log(f"round {r}: fitting {nxt} from {model} on {len(shards)} shards of its own play")
-            fit(shards, nxt, epochs=epochs, lr=own_lr, seed=seed, log=log, init=model, own_discards=True)
-        model = nxt
-    assert model is not None
-    return model
+    games: int = 100  # games each worker plays in a round
+    rollouts: int = 6  # rollouts per upcard candidate
+    discard_games: int = 150  # games per worker of the planner's discards, before the first round
+    hidden: tuple[int, ...] = (128, 128)  # the network's hidden layers (with --init: that scorer's)
+    epochs: int = 30  # epochs of each round's fit (own play made shanghai with 10)
+    lr: float = 1e-3  # the fits' learning rate (own play made shanghai with 2e-4)
 
 
-def _evaluation(folder: str | Path) -> tuple[dict[str, Any], list[str], list[float]]:
-    """The first player of the evaluation in ``folder`` (``summary.json``'s entry), every player's
-    name, and the first player's game score minus the mean of the other seats', per game
-    (``games.csv``); ValueError naming the file when the folder holds no whole evaluation."""
-    from shanghai_env.agents.arena.report import INCOMPLETE_FILE, is_complete
+def _quiet(text: str) -> None:
+    """The stages' messages inside the loop, which reports the rounds itself."""
 
-    folder = Path(folder)
-    summary_path, games_path = folder / "summary.json", folder / "games.csv"
-    if not is_complete(str(folder)) or not games_path.is_file():
-        if (folder / INCOMPLETE_FILE).exists():
+
+class Scorer:
+    """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round.
+
+    Without ``--init`` (from the planner): first a shard of the planner's discards; then each
+    round the latest scorer (the planner in round 0) plays ``games`` games per worker, its
+    upcard decisions valued by rollouts in which the planner plays on, and the next scorer is
+    fitted on every shard so far. With ``--init SCORER`` (own play, no teacher): the latest
+    scorer plays every role (behaviour, rollouts, opponents) and is fine-tuned on every round's
+    shard with its own discards as targets (docs/training.md, "Rounds of its own play"). The
+    shards and each round's scorer stay in the run folder's ``rounds/``; a round's env steps are
+    the moves of its games. The round's seeds are those of the run's seed (``seed + 1 + round``),
+    so a resumed run plays the games it would have played."""
+
+    Options = ScorerOptions
+    player_file = "model.zip"
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        if config.facts:
+            raise ValueError("--facts: the scorer describes each move by features of its own; leave it out")
+        if tuple(config.opponents) != ("self",):
             raise ValueError(
-                f"{str(folder)!r} holds an evaluation that did not finish writing ({INCOMPLETE_FILE})"
+                "--opponents: the scorer's tables draw greedy or planner bots per game (with --init, "
+                "itself); leave it out"
             )
-        raise ValueError(f"{str(folder)!r} holds no evaluation (summary.json and games.csv)")
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        players = summary["players"]
-        names = [str(p["name"]) for p in players]
-        first = dict(players[0])
-        if not isinstance(first["spec"], str):
-            raise ValueError(f"the first player's spec is {first['spec']!r}")
-        if len(names) < 2:
-            raise ValueError("fewer than two players")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as err:
-        why = f"{type(err).__name__}: {err}" if isinstance(err, KeyError) else str(err)
-        raise ValueError(f"{str(summary_path)!r} is not an evaluation summary ({why})") from None
-    import csv
+        self.config = config
+        self.opt = ScorerOptions(**config.method_options)
+        self.own_play = bool(config.init)
+        # before its first fit the player is the planner: a scorer with no layers
+        self.net = ScorerNet([], [], {})
+        if config.init:
+            try:
+                self.net = ScorerNet.load(config.init)
+            except ValueError as err:
+                raise ValueError(f"argument --init: {err}") from None
+        self.folder = Path(config.out) / "rounds"
+        self.round = 0
+        self.shards: list[str] = []  # file names in ``folder``, in the order they are fitted
 
-    try:
-        with open(games_path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
-        diffs = [
-            float(r[f"score_{names[0]}"]) - sum(float(r[f"score_{n}"]) for n in names[1:]) / (len(names) - 1)
-            for r in rows
-        ]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, csv.Error) as err:
-        why = f"no column {err}" if isinstance(err, KeyError) else str(err)
-        raise ValueError(f"{str(games_path)!r} is not the games of {str(summary_path)!r} ({why})") from None
-    if len(diffs) < 2:
-        raise ValueError(f"{str(games_path)!r} holds {len(diffs)} games; a curve point needs two or more")
-    return first, names, diffs
+    def _gen(self, name: str, seed: int, games: int, **options: Any) -> int:
+        """A shard ``name`` in the rounds' folder; the moves of its games."""
+        c, o = self.config, self.opt
+        table = {"num_players": c.players, "contracts": c.contracts, "log": _quiet}
+        gen(self.folder / name, seed, c.env_workers, games=games, rollouts=o.rollouts, **table, **options)
+        self.shards.append(name)
+        with np.load(self.folder / name) as z:
+            return int(z["stats"][1])
 
+    def step(self) -> dict[str, float]:
+        c, o, r = self.config, self.opt, self.round
+        moves = 0
+        if not self.own_play and not self.shards:
+            moves += self._gen("discards.npz", c.seed, o.discard_games, discard_keep=0.5, label_upcards=False)
+        latest = self.folder / f"scorer{r}.zip"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.net.save(latest)  # the workers read the player from a file
+        model = str(latest) if self.net.weights else None
+        if self.own_play:
+            mine = {"rollout_model": model, "opponent_model": model}
+            moves += self._gen(
+                f"round{r}.npz", c.seed + 1 + r, o.games, model=model, discard_keep=0.3, **mine
+            )
+        else:
+            moves += self._gen(f"round{r}.npz", c.seed + 1 + r, o.games, model=model, discard_keep=0.1)
+        shards = [self.folder / s for s in self.shards]
+        fitted = self.folder / f"scorer{r + 1}.zip"
+        own = {"init": latest, "own_discards": True} if self.own_play else {}
+        metrics = fit(shards, fitted, o.hidden, o.epochs, o.lr, c.seed, log=_quiet, **own)  # type: ignore[arg-type]
+        self.net = ScorerNet.load(fitted)
+        self.round += 1
+        counts = {k: float(self.net.config[k]) for k in ("pairs", "discards")}
+        return {"env_steps": moves, "round": float(self.round), **counts, **metrics}
 
-def curve_points(folders: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """One point per evaluation folder (``evaluate.py --out``, first player the model): upcard
-    decisions it was fitted to (0 for a bot), and its game score minus the mean of the other
-    seats', per game, with a 95% t interval over the duplicate games. ValueError (naming the file)
-    for a folder that holds no whole evaluation, or a model that cannot be read."""
-    from shanghai_env.agents.arena.stats import t_interval
+    def state_dict(self) -> dict[str, Any]:
+        """Tensors and plain values only (a checkpoint loads without unpickling code)."""
+        return {
+            "round": self.round,
+            "shards": list(self.shards),
+            "weights": [torch.from_numpy(w) for w in self.net.weights],
+            "biases": [torch.from_numpy(b) for b in self.net.biases],
+            "config": json.dumps(self.net.config),
+        }
 
-    points = []
-    for folder in folders:
-        first, names, diffs = _evaluation(folder)
-        mean, ci = t_interval(diffs)
-        spec = first["spec"]
-        pairs = 0
-        if spec.endswith(".zip"):
-            pairs = int(ScorerNet.load(spec).config.get("pairs", 0))
-        opponents = sorted({n.split("#")[0] for n in names[1:]})
-        points.append(
-            {
-                "name": first["name"],
-                "pairs": pairs,
-                "opponents": ",".join(opponents),
-                "mean": mean,
-                "ci95": ci,
-            }
-        )
-    return points
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.round, self.shards = int(state["round"]), [str(s) for s in state["shards"]]
+        weights = [w.numpy() for w in state["weights"]]
+        self.net = ScorerNet(weights, [b.numpy() for b in state["biases"]], json.loads(state["config"]))
 
-
-def plot_curve(
-    folders: Sequence[str | Path], out: str | Path, points: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """Draw :func:`curve_points` (``points``, if already read) against the labelled upcard
-    decisions, one line per opponent."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    points = curve_points(folders) if points is None else points
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for opp in sorted({p["opponents"] for p in points}):
-        line = sorted((p for p in points if p["opponents"] == opp), key=lambda p: p["pairs"])
-        x = [p["pairs"] / 1000 for p in line]
-        y = [p["mean"] for p in line]
-        err = [[p["mean"] - p["ci95"][0] for p in line], [p["ci95"][1] - p["mean"] for p in line]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=f"against 3 {opp}")
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("upcard decisions valued by rollouts (thousands); 0 = the planner")
-    ax.set_ylabel("game score minus the others' mean (lower is better)")
-    ax.set_title("The move scorer, full 4-player games (duplicate, 95% CI)")
-    ax.legend()
-    fig.tight_layout()
-    from shanghai_env.agents.arena.report import replace_atomically
-
-    kind = Path(out).suffix.lstrip(".").lower() or "png"
-    try:  # a picture cut off half-way never stands where the last one was
-        replace_atomically(str(out), lambda tmp: fig.savefig(tmp, dpi=110, format=kind))
-    finally:
-        plt.close(fig)
-    return points
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        ScorerNet(self.net.weights, self.net.biases, {**self.net.config, **meta}).save(path)
 
 
-def picture_formats() -> set[str]:
-    """The file name endings :func:`plot_curve` can write (matplotlib's formats)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-    from matplotlib.figure import Figure
+# --- the stages one at a time: shanghai-train scorer gen|fit|labels|probe ------------------------
 
-    return set(FigureCanvasBase(Figure()).get_supported_filetypes())
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shanghai-train-scorer", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,gen,fit,labels,plot,probe}")
-    count = int_in(1)
-    seed = int_in(0, 2**31 - 1)
-    r = sub.add_parser("run", help="rounds of gen and fit in one folder, resuming from the files there")
-    options_once(r)
-    r.add_argument("--out", required=True, help="the run's folder")
-    r.add_argument("--rounds", type=count, default=2)
-    r.add_argument("--games", type=count, default=None, help="games per worker and round (default 100)")
-    r.add_argument(
-        "--seconds", type=number_in(1.0), default=None, help="... or seconds of play per worker and round"
-    )
-    r.add_argument("--workers", type=count, default=2)
-    r.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
-    r.add_argument("--discard-games", type=count, default=150, help="games per worker of planner discards")
-    r.add_argument("--seed", type=seed, default=0)
-    r.add_argument("--hidden", type=_widths, default=(128, 128))
-    r.add_argument(
-        "--epochs",
-        type=count,
-        default=None,
-        help=f"epochs per fit (default {RUN_EPOCHS}; {OWN_PLAY_EPOCHS} with --own-play)",
-    )
-    r.add_argument(
-        "--own-play",
-        default=None,
-        metavar="MODEL",
-        help="rounds of this saved scorer's (.zip) own play, no planner label: each round's latest scorer "
-        "plays every role and is fine-tuned with its own discards as targets",
-    )
-    r.add_argument(
-        "--lr",
-        type=number_in(0.0, None, low_open=True),
-        default=None,
-        help=f"the fits' learning rate with --own-play (default {OWN_PLAY_LR:g})",
-    )
-    g = sub.add_parser("gen", help="play games and label their decisions (one shard)")
-    options_once(g)
-    g.add_argument("--out", required=True, help="the shard to write (.npz)")
-    g.add_argument("--seed", type=seed, default=0)
-    g.add_argument("--workers", type=count, default=2)
-    g.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
-    g.add_argument("--seconds", type=number_in(1.0), default=None, help="play per worker")
-    g.add_argument("--games", type=count, default=None, help="... or this many games each")
-    g.add_argument("--rollouts", type=count, default=6, help="rollouts per upcard candidate")
-    g.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
-    g.add_argument("--no-upcards", action="store_true", help="no upcard decisions valued")
-    g.add_argument(
-        "--value-discards",
-        type=int_in(0),
-        default=0,
-        metavar="K",
-        help="also value the behaviour player's K best discards by rollouts (0: off; 2 or more)",
-    )
-    g.add_argument(
-        "--rollout-model",
-        default=None,
-        help="a scorer (.zip) playing the behaviour seats in rollouts (default: the planner)",
-    )
-    g.add_argument(
-        "--opponent-model", default=None, help="a scorer (.zip) that also sits as the opponents of some games"
-    )
-    f = sub.add_parser("fit", help="fit a scorer to shards")
-    options_once(f)
-    f.add_argument("shards", nargs="+")
-    f.add_argument("--out", required=True, help="the scorer to write (.zip)")
-    f.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
-    f.add_argument("--epochs", type=count, default=30)
-    f.add_argument("--lr", type=number_in(0.0, None, low_open=True), default=1e-3)
-    f.add_argument("--seed", type=seed, default=0)
-    f.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
-    f.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
-    f.add_argument("--init", default=None, help="start from this saved scorer's weights (.zip)")
-    f.add_argument(
-        "--own-discards",
-        action="store_true",
-        help="the discards' targets are the --init scorer's own choices, not the planner's (no teacher)",
-    )
-    f.add_argument(
-        "--no-valued-discards",
-        action="store_true",
-        help="leave out the valued discard pairs of shards made with gen --value-discards",
-    )
-    q = sub.add_parser("probe", help="what a fixed rule (going down, laying off) costs, by rollouts")
-    options_once(q)
-    q.add_argument(
-        "--rule",
-        choices=("down", "layoff"),
-        default="down",
-        help="down: going down at once against waiting a turn; layoff: laying off against holding",
-    )
-    q.add_argument("--model", default=None, help="the behaviour scorer (.zip); the planner if omitted")
-    q.add_argument("--games", type=count, default=20, help="games per worker")
-    q.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
-    q.add_argument("--seed", type=seed, default=0)
-    q.add_argument("--workers", type=count, default=2)
-    lab = sub.add_parser(
-        "labels", help="how much of the shards' upcard labels is noise; scorers' choices against them"
-    )
-    options_once(lab)
-    lab.add_argument("shards", nargs="+")
-    lab.add_argument("--model", action="append", default=[], help="a scorer (.zip) to compare; repeatable")
-    c = sub.add_parser("plot", help="the learning curve from evaluation folders (evaluate.py --out)")
-    options_once(c)
-    c.add_argument("folders", nargs="+")
-    c.add_argument("--out", required=True, help="the picture to write (.png)")
-    return parser
+TOOLS = ("gen", "fit", "labels", "probe")
 
 
 def _widths(text: str) -> tuple[int, ...]:
@@ -765,153 +597,181 @@ def _widths(text: str) -> tuple[int, ...]:
     return widths
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command == "run":
-        if args.lr is not None and args.own_play is None:
-            parser.error(
-                "argument --lr: only with --own-play (the expert-iteration fits use the fit default)"
-            )
-        if args.own_play is not None:
-            try:
-                ScorerNet.load(args.own_play)
-            except ValueError as err:
-                parser.error(f"argument --own-play: {err}")
-        problem = prepare_output(args.out)
+def _scorer_file(text: str) -> str:
+    """An argparse ``type``: a saved scorer (.zip), read to check it."""
+    try:
+        ScorerNet.load(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def _shard_problem(path: str) -> str | None:
+    """Why ``path`` is no shard written by gen (None when it is one)."""
+    if not Path(path).is_file():
+        return f"no shard at {path!r}"
+    try:
+        load_shards([path])
+    except (OSError, ValueError, KeyError, EOFError) as err:
+        return f"{path!r} is not a shard written by gen ({err})"
+    return None
+
+
+def _gen_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="the shard to write (.npz)")
+    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    p.add_argument("--workers", type=int_in(1), default=2)
+    p.add_argument(
+        "--model", type=_scorer_file, default=None, help="the behaviour scorer; the planner if omitted"
+    )
+    p.add_argument("--seconds", type=number_in(1.0), default=None, help="play per worker")
+    p.add_argument("--games", type=int_in(1), default=None, help="... or this many games each")
+    p.add_argument("--rollouts", type=int_in(1), default=6, help="rollouts per upcard candidate")
+    p.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
+    p.add_argument("--no-upcards", action="store_true", help="no upcard decisions valued")
+    p.add_argument(
+        "--value-discards",
+        type=int_in(0),
+        default=0,
+        metavar="K",
+        help="also value the behaviour player's K best discards by rollouts (0: off; 2 or more)",
+    )
+    p.add_argument(
+        "--rollout-model",
+        type=_scorer_file,
+        default=None,
+        help="a scorer playing the behaviour seats in rollouts (default: the planner)",
+    )
+    p.add_argument(
+        "--opponent-model",
+        type=_scorer_file,
+        default=None,
+        help="a scorer that also sits as some games' opponents",
+    )
+
+
+def _fit_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
+    p.add_argument("--out", required=True, help="the scorer to write (.zip)")
+    p.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
+    p.add_argument("--epochs", type=int_in(1), default=30)
+    p.add_argument("--lr", type=number_in(0.0, None, low_open=True), default=1e-3)
+    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    p.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
+    p.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
+    p.add_argument("--init", type=_scorer_file, default=None, help="start from this saved scorer's weights")
+    p.add_argument(
+        "--own-discards",
+        action="store_true",
+        help="the discards' targets are the --init scorer's own choices, not the planner's (no teacher)",
+    )
+    p.add_argument(
+        "--no-valued-discards",
+        action="store_true",
+        help="leave out the valued discard pairs of shards made with gen --value-discards",
+    )
+
+
+def _probe_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rule",
+        choices=("down", "layoff"),
+        default="down",
+        help="down: going down at once against waiting a turn; layoff: laying off against holding",
+    )
+    p.add_argument(
+        "--model", type=_scorer_file, default=None, help="the behaviour scorer; the planner if omitted"
+    )
+    p.add_argument("--games", type=int_in(1), default=20, help="games per worker")
+    p.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
+    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
+    p.add_argument("--workers", type=int_in(1), default=2)
+
+
+def _labels_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
+    p.add_argument(
+        "--model", type=_scorer_file, action="append", default=[], help="a scorer to compare; repeatable"
+    )
+
+
+_TOOL_HELP = {
+    "gen": ("play games and label their decisions (one shard)", _gen_parser),
+    "fit": ("fit a scorer to shards", _fit_parser),
+    "labels": (
+        "how much of the shards' upcard labels is noise; scorers' choices against them",
+        _labels_parser,
+    ),
+    "probe": ("what a fixed rule (going down, laying off) costs, by rollouts", _probe_parser),
+}
+
+
+def tool_parser(name: str) -> argparse.ArgumentParser:
+    """The command line of ``shanghai-train scorer NAME`` (one of :data:`TOOLS`)."""
+    text, add = _TOOL_HELP[name]
+    p = argparse.ArgumentParser(prog=f"shanghai-train scorer {name}", description=text)
+    options_once(p)
+    add(p)
+    return p
+
+
+def tool_main(argv: Sequence[str]) -> int:
+    """``shanghai-train scorer gen|fit|labels|probe ...``: one stage of expert iteration."""
+    name = argv[0]
+    parser = tool_parser(name)
+    args = parser.parse_args(argv[1:])
+    if name in ("gen", "fit"):
+        problem = output_file_problem(args.out)
         if problem:
             parser.error(f"argument --out: {problem}")
-        if args.seconds is not None and args.games is not None:
-            parser.error("give one of --seconds and --games")
-        games = args.games if args.games is not None or args.seconds is not None else 100
-        epochs = args.epochs
-        if epochs is None:
-            epochs = RUN_EPOCHS if args.own_play is None else OWN_PLAY_EPOCHS
-        run_rounds(
-            args.out,
-            args.rounds,
-            args.seconds,
-            args.workers,
-            args.rollouts,
-            args.discard_games,
-            args.seed,
-            args.hidden,
-            epochs,
-            games=games,
-            own_play=args.own_play,
-            lr=args.lr,
-        )
-        return 0
-    if args.command == "probe":
-        if args.model is not None:
-            try:
-                ScorerNet.load(args.model)
-            except ValueError as err:
-                parser.error(f"argument --model: {err}")
-        print(probe(args.seed, args.workers, args.games, args.rollouts, args.model, args.rule))
-        return 0
-    if args.command == "labels":
-        for path in args.model:
-            try:
-                ScorerNet.load(path)
-            except ValueError as err:
-                parser.error(f"argument --model: {err}")
-        _check_shards(parser, args.shards)
-        try:
-            stats = label_stats(args.shards, args.model)
-        except ValueError as err:
-            parser.error(str(err))
-        print("\n".join(label_lines(stats)))
-        return 0
-    problem = output_file_problem(args.out)
-    if problem:
-        parser.error(f"argument --out: {problem}")
-    if args.command == "plot":
-        kind = Path(args.out).suffix.lstrip(".").lower()
-        if kind and kind not in picture_formats():
-            parser.error(
-                f"argument --out: cannot draw a .{kind} picture; end the name with one of: "
-                + ", ".join(sorted(picture_formats()))
-            )
-        try:  # every folder read (and every model opened) before the picture is drawn
-            points = curve_points(args.folders)
-        except ValueError as err:
-            parser.error(str(err))
-        for p in plot_curve(args.folders, args.out, points):
-            lo, hi = p["ci95"]
-            print(
-                f"{p['name']}: {p['pairs']} upcard decisions, against {p['opponents']}: "
-                f"{p['mean']:+.1f} [{lo:+.1f}, {hi:+.1f}]"
-            )
-        return 0
-    if args.command == "gen":
-        if (args.seconds is None) == (args.games is None):
-            parser.error("give one of --seconds and --games")
-        if args.value_discards == 1:
-            parser.error("argument --value-discards: 0 (off), or the number of discards valued, 2 or more")
-        for flag, path in (
-            ("--model", args.model),
-            ("--rollout-model", args.rollout_model),
-            ("--opponent-model", args.opponent_model),
-        ):
-            if path is not None:
-                try:
-                    ScorerNet.load(path)
-                except ValueError as err:
-                    parser.error(f"argument {flag}: {err}")
-        gen(
-            args.out,
-            args.seed,
-            args.workers,
-            args.model,
-            args.seconds,
-            args.games,
-            args.rollouts,
-            args.discard_keep,
-            not args.no_upcards,
-            args.rollout_model,
-            args.opponent_model,
-            args.value_discards,
-        )
-        return 0
-    if args.own_discards and args.init is None:
+    if getattr(args, "own_discards", False) and args.init is None:
         parser.error("argument --own-discards: the targets are the --init scorer's own choices; give --init")
-    if args.init is not None:
-        try:
-            ScorerNet.load(args.init)
-        except ValueError as err:
-            parser.error(f"argument --init: {err}")
-    _check_shards(parser, args.shards)
-    fit(
-        args.shards,
-        args.out,
-        args.hidden,
-        args.epochs,
-        args.lr,
-        args.seed,
-        args.huber,
-        args.discard_weight,
-        init=args.init,
-        valued_discards=not args.no_valued_discards,
-        own_discards=args.own_discards,
-    )
+    for shard in getattr(args, "shards", ()):  # every option checked first, then the shards read
+        problem = _shard_problem(shard)
+        if problem:
+            parser.error(problem)
+    try:
+        if name == "gen":
+            _gen_command(parser, args)
+        elif name == "fit":
+            fit(
+                args.shards,
+                args.out,
+                args.hidden,
+                args.epochs,
+                args.lr,
+                args.seed,
+                args.huber,
+                args.discard_weight,
+                init=args.init,
+                valued_discards=not args.no_valued_discards,
+                own_discards=args.own_discards,
+            )
+        elif name == "labels":
+            print("\n".join(label_lines(label_stats(args.shards, args.model))))
+        else:
+            print(probe(args.seed, args.workers, args.games, args.rollouts, args.model, args.rule))
+    except ValueError as err:  # what the data cannot give (too few decisions, ...)
+        parser.error(str(err))
     return 0
 
 
-def _check_shards(parser: argparse.ArgumentParser, shards: Sequence[str]) -> None:
-    for s in shards:
-        if not Path(s).is_file():
-            parser.error(f"no shard at {s!r}")
-        try:
-            load_shards([s])
-        except (OSError, ValueError, KeyError, EOFError) as err:
-            parser.error(f"{s!r} is not a shard written by gen ({err})")
-
-
-def cli() -> None:
-    """The ``shanghai-train-scorer`` command."""
-    run_cli(main)
-
-
-if __name__ == "__main__":
-    cli()
+def _gen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if (args.seconds is None) == (args.games is None):
+        parser.error("give one of --seconds and --games")
+    if args.value_discards == 1:
+        parser.error("argument --value-discards: 0 (off), or the number of discards valued, 2 or more")
+    gen(
+        args.out,
+        args.seed,
+        args.workers,
+        args.model,
+        args.seconds,
+        args.games,
+        args.rollouts,
+        args.discard_keep,
+        not args.no_upcards,
+        args.rollout_model,
+        args.opponent_model,
+        args.value_discards,
+    )

@@ -76,6 +76,9 @@ def test_the_games_pickle_passes_and_code_or_other_players_do_not(tmp_path):
     with pytest.raises(UnsafePickle, match="could run code"):
         check_pickle(pickle.dumps(Marker(str(tmp_path / "m"))), {"greedy"})
     assert not (tmp_path / "m").exists()
+    for damaged in (b"\x80\x04R.", games[: len(games) // 2], b"\x80\x04\x94."):  # no stack, cut short
+        with pytest.raises(UnsafePickle, match="damaged"):
+            check_pickle(damaged, {"greedy"})
 
 
 def _flip(path: str) -> None:

@@ -458,7 +458,7 @@ class _Val:
 
     def __init__(self, kind: str = "any", value: Any = None, items: list[_Val] | None = None) -> None:
         self.kind, self.value, self.items = kind, value, items or []
-        self.factory = kind == "partial" or value == _MAKE_AGENT or any(i.factory for i in self.items)
+        self.factory: bool = kind == "partial" or value == _MAKE_AGENT or any(i.factory for i in self.items)
 
 
 def check_pickle(data: bytes, specs: Collection[str]) -> None:
@@ -466,13 +466,21 @@ def check_pickle(data: bytes, specs: Collection[str]) -> None:
     but their constructors: no global outside :func:`global_allowed`, ``make_agent`` only in a
     ``partial`` of a player ``specs`` names (called when a game needs a bot, never while loading,
     and never handed to a constructor), and the same of every pickle nested in a bytes value."""
+    try:
+        ops: list[tuple[Any, Any, Any]] = list(pickletools.genops(data))
+    except Exception as err:
+        raise UnsafePickle(f"a damaged pickle ({err})") from None
+    try:
+        _simulate(ops, specs)
+    except IndexError:  # an opcode with too little on the stack
+        raise UnsafePickle("a damaged pickle (an empty stack)") from None
+
+
+def _simulate(ops: list[tuple[Any, Any, Any]], specs: Collection[str]) -> None:
+    """Follow the opcodes' stack effects, checking each global and call (no object is made)."""
     stack: list[_Val] = []
     marks: list[int] = []
     memo: dict[int, _Val] = {}
-    try:
-        ops = list(pickletools.genops(data))
-    except Exception as err:
-        raise UnsafePickle(f"a damaged pickle ({err})") from None
     for op, arg, _ in ops:
         name = op.name
         if name in _REFUSED:
@@ -505,10 +513,10 @@ def check_pickle(data: bytes, specs: Collection[str]) -> None:
 def _check_nested(blob: bytes, specs: Collection[str]) -> None:
     """A bytes value that is a whole pickle (a worker's games) is checked like the checkpoint's."""
     try:
-        ops = list(pickletools.genops(blob))
+        ops: list[tuple[Any, Any, Any]] = list(pickletools.genops(blob))
     except Exception:
         return  # not a pickle: plain bytes (an observation)
-    if ops and ops[-1][0].name == "STOP" and ops[-1][2] + 1 == len(blob):
+    if ops and ops[-1][0].name == "STOP" and int(ops[-1][2] or 0) + 1 == len(blob):
         check_pickle(blob, specs)
 
 

@@ -37,7 +37,7 @@ from shanghai_env.actions import action_table
 from shanghai_env.agents.base import decision_for
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import ScorerBot, ScorerNet
-from shanghai_env.agents.learned.scorer_data import _values
+from shanghai_env.agents.learned.scorer_data import rollout_values
 from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW
@@ -72,13 +72,14 @@ def label_pairs(net: ScorerNet, decisions: int, rollouts: int, seed: int) -> np.
                 if agent.asks(view, prior):  # where gen labels a decision
                     cands = agent.candidates(view)
                     costs = net.costs(cands.features)
-                    true = _values(game, 0, cands.moves, bots, rng, rollouts, table, rules)
+                    true = rollout_values(game, 0, cands.moves, bots, rng, rollouts, table, rules)
                     dt = true[:, 0] - true[:, 1]
                     sampler = WorldSampler(view, rules)
                     dw = []
                     for _ in range(rollouts):
-                        world = _values(sampler.sample(rng), 0, cands.moves, bots, rng, 1, table, rules)
-                        dw.append(world[0, 0] - world[0, 1])
+                        world = sampler.sample(rng)
+                        one = rollout_values(world, 0, cands.moves, bots, rng, 1, table, rules)
+                        dw.append(one[0, 0] - one[0, 1])
                     w = np.array(dw)
                     rows.append(
                         [

@@ -31,7 +31,6 @@ from shanghai_env.agents.learned.scorer import (
 )
 from shanghai_env.agents.learned.scorer_data import generate, probe_rule, rollout_values
 from shanghai_env.agents.learned.train import cli as train_cli
-from shanghai_env.agents.learned.train import methods
 from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
@@ -323,19 +322,11 @@ def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
         scorer_train.fit([shard], tmp_path / "x.zip", own_discards=True, log=lambda s: None)
 
 
-@pytest.fixture
-def scorer_method(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``shanghai-train scorer`` as a method of the loop (its entry in the methods' table)."""
-    monkeypatch.setitem(methods.METHODS, "scorer", ("shanghai_env.agents.learned.scorer_train", "Scorer"))
-
-
 TINY = ["--players", "3", "--contracts", "1", "--games", "1", "--discard-games", "1", "--rollouts", "1"]
 TINY += ["--epochs", "1", "--hidden", "8", "--env-workers", "1", "--no-progress"]
 
 
-def test_expert_iteration_runs_on_the_loop_and_resumes_to_the_same_scorer(
-    tmp_path: Path, scorer_method: None
-) -> None:
+def test_expert_iteration_runs_on_the_loop_and_resumes_to_the_same_scorer(tmp_path: Path) -> None:
     """A step is a round; the run folder is every method's (config, checkpoint, logs, model.zip); the
     curve starts at the planner (a scorer with no layers); a run stopped after a round and resumed
     fits the same scorers as one run straight through."""
@@ -404,7 +395,7 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
         ScorerNet.load(folder / "scorer0.zip").weights[0].tobytes()
         == ScorerNet.load(start).weights[0].tobytes()
     )
-    assert method.net.config["own_discards"] is True and method.net.config["init"] == str(first)
+    assert method.scorer.config["own_discards"] is True and method.scorer.config["init"] == str(first)
 
 
 @pytest.mark.parametrize(
@@ -421,7 +412,7 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
     ],
 )
 def test_bad_run_command_lines_exit_2_with_one_line(
-    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], scorer_method: None
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"junk")

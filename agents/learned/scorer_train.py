@@ -514,13 +514,15 @@ class Scorer:
                 "itself); leave it out"
             )
         self.config = config
+        # (named ``scorer``: the loop checks a method's ``net``, a torch module, for finite weights;
+        # a ScorerNet refuses non-finite ones itself)
         self.opt = ScorerOptions(**config.method_options)
         self.own_play = bool(config.init)
         # before its first fit the player is the planner: a scorer with no layers
-        self.net = ScorerNet([], [], {})
+        self.scorer = ScorerNet([], [], {})
         if config.init:
             try:
-                self.net = ScorerNet.load(config.init)
+                self.scorer = ScorerNet.load(config.init)
             except ValueError as err:
                 raise ValueError(f"argument --init: {err}") from None
         self.folder = Path(config.out) / "rounds"
@@ -543,8 +545,8 @@ class Scorer:
             moves += self._gen("discards.npz", c.seed, o.discard_games, discard_keep=0.5, label_upcards=False)
         latest = self.folder / f"scorer{r}.zip"
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.net.save(latest)  # the workers read the player from a file
-        model = str(latest) if self.net.weights else None
+        self.scorer.save(latest)  # the workers read the player from a file
+        model = str(latest) if self.scorer.weights else None
         if self.own_play:
             mine = {"rollout_model": model, "opponent_model": model}
             moves += self._gen(
@@ -556,9 +558,9 @@ class Scorer:
         fitted = self.folder / f"scorer{r + 1}.zip"
         own = {"init": latest, "own_discards": True} if self.own_play else {}
         metrics = fit(shards, fitted, o.hidden, o.epochs, o.lr, c.seed, log=_quiet, **own)  # type: ignore[arg-type]
-        self.net = ScorerNet.load(fitted)
+        self.scorer = ScorerNet.load(fitted)
         self.round += 1
-        counts = {k: float(self.net.config[k]) for k in ("pairs", "discards")}
+        counts = {k: float(self.scorer.config[k]) for k in ("pairs", "discards")}
         return {"env_steps": moves, "round": float(self.round), **counts, **metrics}
 
     def state_dict(self) -> dict[str, Any]:
@@ -566,18 +568,18 @@ class Scorer:
         return {
             "round": self.round,
             "shards": list(self.shards),
-            "weights": [torch.from_numpy(w) for w in self.net.weights],
-            "biases": [torch.from_numpy(b) for b in self.net.biases],
-            "config": json.dumps(self.net.config),
+            "weights": [torch.from_numpy(w) for w in self.scorer.weights],
+            "biases": [torch.from_numpy(b) for b in self.scorer.biases],
+            "config": json.dumps(self.scorer.config),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.round, self.shards = int(state["round"]), [str(s) for s in state["shards"]]
         weights = [w.numpy() for w in state["weights"]]
-        self.net = ScorerNet(weights, [b.numpy() for b in state["biases"]], json.loads(state["config"]))
+        self.scorer = ScorerNet(weights, [b.numpy() for b in state["biases"]], json.loads(state["config"]))
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
-        ScorerNet(self.net.weights, self.net.biases, {**self.net.config, **meta}).save(path)
+        ScorerNet(self.scorer.weights, self.scorer.biases, {**self.scorer.config, **meta}).save(path)
 
 
 # --- the stages one at a time: shanghai-train scorer gen|fit|labels|probe ------------------------

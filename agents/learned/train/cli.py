@@ -7,11 +7,12 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
 - ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets;
 - ``dagger``: behaviour cloning and DAgger of any player (``--teacher planner``, ``shanghai``, a
   saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning);
-- ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player).
+- ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player);
+- ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
+  round a step; ``shanghai-train scorer gen|fit|labels|probe`` run its stages one at a time.
 
 Methods with programs of their own, reached through the same command:
 
-- ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players);
 - ``rllib``: Ray RLlib multi-agent PPO, the route to a cluster.
 
 ``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shanghai_env.cli import (
+    extra_hint,
     int_in,
     number_in,
     options_once,
@@ -42,9 +44,10 @@ from shanghai_env.cli import (
 )
 from shanghai_env.cli import run as run_cli
 
-LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3")
-OTHER_METHODS = ("scorer", "rllib")
+LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer")
+OTHER_METHODS = ("rllib",)
 METHODS = LOOP_METHODS + OTHER_METHODS
+SCORER_TOOLS = ("gen", "fit", "labels", "probe")  # scorer_train.TOOLS, its stages one at a time
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
 # 600,000 decisions ended 23 points a deal behind the bots
@@ -339,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first not in METHODS:
         print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)
         return 2
+    if first == "scorer" and argv[1:2] and argv[1] in SCORER_TOOLS:
+        from shanghai_env.agents.learned import scorer_train
+
+        return scorer_train.tool_main(argv[1:])
     if first in LOOP_METHODS:
         return main_loop(first, argv[1:])
     return _other(first, argv[1:])
@@ -387,13 +394,15 @@ def _tables(runs: Sequence[str]) -> dict[str, str]:
 
 
 def _other(method: str, argv: list[str]) -> int:
-    if method == "scorer":
-        from shanghai_env.agents.learned import scorer_train
-
-        return int(scorer_train.main(argv) or 0)
     require_extra("shanghai-train rllib", "rllib")
-    from shanghai_env.agents.learned.rllib_train import main as rllib_main
-
+    try:  # rllib_train imports Ray RLlib as it loads
+        from shanghai_env.agents.learned.rllib_train import main as rllib_main
+    except ModuleNotFoundError as err:  # Ray without RLlib's own dependencies
+        print(
+            f"shanghai-train rllib needs the 'rllib' extra (importing RLlib: {err}): {extra_hint('rllib')}",
+            file=sys.stderr,
+        )
+        return 2
     result: Any = rllib_main(argv)
     return int(result) if isinstance(result, int) else 0
 

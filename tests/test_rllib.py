@@ -5,6 +5,7 @@ Skipped where Ray RLlib is not installed (``pip install -e '.[rllib,train]'``).
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 
@@ -124,7 +125,7 @@ def test_bad_env_config_is_refused() -> None:
 
 
 def test_the_exported_policy_is_the_module(tmp_path) -> None:
-    config = RLlibConfig(num_players=3, net_arch=(24, 16), eval_games=0)
+    config = RLlibConfig(players=3, net_arch=(24, 16), eval_games=0)
     module = module_spec(config).build()
     with torch.no_grad():  # move off the initialisation, so a wrong copy cannot go unnoticed
         for p in module.parameters():
@@ -183,8 +184,8 @@ def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, tmp_path) -> 
     with pytest.raises(SystemExit) as exc:
         rllib_train.main([*argv, "--out", str(tmp_path / "run")])
     assert exc.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+    err = capsys.readouterr().err.strip()  # shanghai-train's style: the usage, then one line
+    assert message in err.splitlines()[-1] and "Traceback" not in err
 
 
 def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> None:
@@ -216,14 +217,18 @@ def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> N
             ]
         )  # fmt: skip
         assert meta["iterations"] == 2 and meta["env_steps_sampled"] >= 400
-        for name in ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "run.json"):
+        names = ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "config.json")
+        for name in (*names, "run.json"):
             assert (out / name).is_file(), name
         assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")  # the learning curve, from eval.csv
-        assert [row.split(",")[0] for row in (out / "eval.csv").read_text().splitlines()[1:]] == ["0", "2"]
+        with open(out / "eval.csv", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        assert [r["iteration"] for r in rows] == ["0", "2"] and rows[0]["env_steps"] == "0"
+        assert {"random_diff", "random_low", "random_high", "random_score"} <= set(rows[0])  # as the loop
         for it in (1, 2):
             assert (out / "checkpoints" / f"iter_{it:06d}").is_dir()
             assert (out / "checkpoints" / f"iter_{it:06d}.zip").is_file()
-        assert meta["final_eval"]["random/games"] == 6  # one round of seat orders
+        assert meta["final_eval"]["games"] == 6  # one round of seat orders
         # RLlib's checkpoint restores (for resuming) ...
         algo = Algorithm.from_checkpoint(str(out / "checkpoints" / "iter_000002"))
         try:

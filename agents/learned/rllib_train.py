@@ -1,7 +1,7 @@
 """Multi-agent self-play with Ray RLlib's PPO (new API stack), locally or on a Ray cluster.
 
-    python -m shanghai_env.agents.learned.rllib_train --iterations 20 --out runs/rllib
-    python -m shanghai_env.agents.learned.rllib_train --address auto --num-env-runners 16 --iterations 500
+    shanghai-train rllib --iterations 20 --out runs/rllib
+    shanghai-train rllib --address auto --num-env-runners 16 --iterations 500
 
 The environment is
 :class:`shanghai_env.agents.learned.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
@@ -21,57 +21,47 @@ the throughput measurements are in docs/rllib.md.
   float minimum before sampling and in the loss).
 - **Evaluation** before training (iteration 0) and every ``eval_every`` iterations: the learner
   is exported as a MaskablePPO ``.zip`` (same network, same weights: see :func:`export_policy`)
-  and plays duplicate deals against each ``eval_opponents`` bot through
-  :func:`shanghai_env.agents.arena.tournament.run_tournament`, the code evaluate.py runs; the
-  mean deal score with its 95% interval and the win rate go to
-  ``eval.csv`` and the terminal, and :func:`plot_curve` draws ``eval.csv`` as ``curve.png``.
+  plays duplicate games against each ``eval_opponents`` bot through shanghai-train's evaluation
+  (:func:`~shanghai_env.agents.learned.train.evaluation.evaluate_all`: the learner's game score
+  minus the bot seats', with its 95% interval, the columns of every method's ``eval.csv``), and
+  the shared ``plot_curve`` draws ``eval.csv`` as ``curve.png``.
 - **Outputs** in ``out``: ``policy.zip`` (the final learner; ``python evaluate.py --players
   runs/rllib/policy.zip,greedy,greedy,greedy --contracts 1``), ``best_policy.zip`` (best
   evaluation against the first bot), ``checkpoints/iter_NNNNNN/`` (RLlib's checkpoint, for
   ``Algorithm.from_checkpoint``) with ``iter_NNNNNN.zip`` beside it (that checkpoint's learner as
-  a player), ``progress.csv`` (per iteration: steps, throughput, returns), ``eval.csv``,
-  ``curve.png`` and ``run.json`` (the configuration and the results). Every ``.zip`` has a ``.json`` beside it
-  naming its table, so evaluate.py checks it against the tournament's table.
+  a player), ``config.json`` (the options), ``progress.csv`` (per iteration: env steps, wall
+  time, throughput, returns), ``eval.csv``, ``curve.png`` and ``run.json`` (the results). Every
+  ``.zip`` has a ``.json`` beside it naming its table, so evaluate.py checks it against the
+  tournament's table.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
 import json
 import os
-import sys
 import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NoReturn
+from typing import Any
 
 from shanghai_env.agents.arena.tournament import ray_address_problem as address_problem
-from shanghai_env.agents.learned.rllib_cli import COMMAND
+from shanghai_env.agents.learned.rllib_env import (
+    LEARNER,
+    SELF,
+    SNAPSHOT,
+    ShanghaiMultiAgentEnv,
+    check_opponents,
+)
+from shanghai_env.agents.learned.train.evaluation import evaluate_all
+from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
 from shanghai_env.agents.registry import check_spec, contracts_arg
-from shanghai_env.cli import EXTRA_MODULES, extra_hint, missing_modules, require_extra
+from shanghai_env.cli import EXTRA_MODULES, extra_hint, int_in, missing_modules, number_in, options_once
 from shanghai_env.rules import Rules
 
-if __name__ == "__main__":  # python -m: say what is missing before importing it
-    require_extra(COMMAND, "rllib")
-try:
-    from shanghai_env.agents.learned.rllib_env import (
-        LEARNER,
-        SELF,
-        SNAPSHOT,
-        ShanghaiMultiAgentEnv,
-        check_opponents,
-    )
-except ModuleNotFoundError as err:
-    if __name__ != "__main__":
-        raise
-    print(
-        f"{COMMAND} needs the 'rllib' extra (importing RLlib: {err}): {extra_hint('rllib')}", file=sys.stderr
-    )
-    sys.exit(2)
-
+COMMAND = "shanghai-train rllib"
 SNAPSHOT_PREFIX = "snapshot_"
 ACTIVATIONS = ("tanh", "relu")
 
@@ -83,7 +73,7 @@ class RLlibConfig:
     iterations: int = 20
     num_env_runners: int = 0  # 0: sample in the driver process
     address: str | None = None  # a Ray cluster ("auto", "host:6379"); None: a local Ray
-    num_players: int = 4
+    players: int = 4
     contracts: tuple[int, ...] = (1,)
     seed: int = 0
     out: str = "runs/rllib"
@@ -116,7 +106,7 @@ class RLlibConfig:
         self.net_arch = tuple(self.net_arch)
         self.opponents = check_opponents(self.opponents)
         self.eval_opponents = tuple(self.eval_opponents)
-        Rules(num_players=self.num_players, contracts=self.contracts)  # raises on a bad table
+        Rules(num_players=self.players, contracts=self.contracts)  # raises on a bad table
         for name in ("iterations", "train_batch", "minibatch", "epochs", "pool_size", "snapshot_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -132,7 +122,7 @@ class RLlibConfig:
 
     @property
     def rules(self) -> Rules:
-        return Rules(num_players=self.num_players, contracts=self.contracts)
+        return Rules(num_players=self.players, contracts=self.contracts)
 
     @property
     def snapshots(self) -> list[str]:
@@ -142,7 +132,7 @@ class RLlibConfig:
     @property
     def env_config(self) -> dict[str, Any]:
         return {
-            "num_players": self.num_players,
+            "num_players": self.players,
             "contracts": self.contracts,
             "reward": self.reward,
             "opponents": self.opponents,
@@ -265,7 +255,7 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
 
     module = module_spec(config).build()
     module.set_state(state)
-    env = SingleAgentEnv(None, num_players=config.num_players, contracts=config.contracts)
+    env = SingleAgentEnv(None, num_players=config.players, contracts=config.contracts)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
     model = MaskablePPO(
         "MlpPolicy",
@@ -298,7 +288,7 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     save_for_play(model, path)
     meta = {
-        "config": {"num_players": config.num_players, "contracts": list(config.contracts)},
+        "config": {"num_players": config.players, "contracts": list(config.contracts)},
         "exported_from": "rllib",
     }
     with open(os.path.splitext(path)[0] + ".json", "w", encoding="utf-8") as f:
@@ -311,56 +301,6 @@ def _linears(*parts: Any) -> list[Any]:
     import torch
 
     return [m for part in parts for m in part.modules() if isinstance(m, torch.nn.Linear)]
-
-
-def evaluate(config: RLlibConfig, path: str) -> dict[str, float]:
-    """Duplicate deals ``policy, bot x (n-1)`` for each evaluation bot, through the tournament code."""
-    from shanghai_env.agents.learned.training import TrainConfig, evaluate_model
-
-    tconfig = TrainConfig(
-        num_players=config.num_players, contracts=config.contracts, eval_seed=config.eval_seed
-    )
-    row: dict[str, float] = {}
-    for bot in config.eval_opponents:
-        result = evaluate_model(path, tconfig, bot, games=config.eval_games, workers=1)
-        row.update({f"{bot}/{k}": v for k, v in result.items()})
-    return row
-
-
-def plot_curve(csv_path: str, png_path: str, title: str = "") -> str:
-    """The learning curve from ``eval.csv``: the learner's mean deal score against each evaluation
-    bot (95% interval shaded) over env steps, with the bots' own mean in those games dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with open(csv_path, encoding="utf-8") as f:
-        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
-    if not rows:
-        raise ValueError(f"{csv_path} has no evaluations")
-    bots = [k.split("/")[0] for k in rows[0] if k.endswith("/mean_deal_score")]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    x = [r["env_steps"] for r in rows]
-    for bot in bots:
-        (line,) = ax.plot(
-            x, [r[f"{bot}/mean_deal_score"] for r in rows], marker="o", label=f"learner vs {bot}"
-        )
-        color = line.get_color()
-        low, high = [r[f"{bot}/ci_low"] for r in rows], [r[f"{bot}/ci_high"] for r in rows]
-        ax.fill_between(x, low, high, alpha=0.2, color=color)
-        own = sum(r[f"{bot}/opponent_mean_deal_score"] for r in rows) / len(rows)
-        ax.axhline(own, ls="--", lw=1, color=color, label=f"the {bot} bots' own mean in those games")
-    ax.set_xlabel("env steps sampled (decisions of the seats RLlib plays)")
-    ax.set_ylabel("mean deal score, 95% interval (lower is better)")
-    ax.set_title(title or "RLlib PPO: the learner in duplicate games against the bots", fontsize=10)
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
-    return png_path
 
 
 # --- the training loop ---------------------------------------------------------------------------
@@ -396,15 +336,6 @@ class _LearnTimer:
         group.update = timed
 
 
-def _append_csv(path: str, row: dict[str, Any]) -> None:
-    new = not os.path.exists(path)
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(row))
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
-
-
 def start_ray(config: RLlibConfig) -> bool:
     """Connect to ``config.address``, or start a local Ray; True if this call started it."""
     import ray
@@ -419,6 +350,122 @@ def start_ray(config: RLlibConfig) -> bool:
     return True
 
 
+def run_config(config: RLlibConfig) -> RunConfig:
+    """The options an RLlib run shares with every method of shanghai-train: its table, folder and
+    evaluation (the same statistic and ``eval.csv`` columns as the loop's, and shanghai-evaluate's)."""
+    return RunConfig(
+        method="rllib",
+        players=config.players,
+        contracts=config.contracts,
+        seed=config.seed,
+        out=config.out,
+        opponents=config.opponents,
+        eval_games=config.eval_games,
+        eval_opponents=config.eval_opponents,
+        eval_seed=config.eval_seed,
+        progress=config.verbose,
+    )
+
+
+class _Session:
+    """A run in progress: the algorithm, the run folder, the env steps sampled, the evaluations."""
+
+    def __init__(self, config: RLlibConfig, algo: Any) -> None:
+        self.config, self.algo = config, algo
+        self.shared = run_config(config)
+        self.run = Run(self.shared)
+        self.timer = _LearnTimer(algo)
+        self.sampled = 0.0
+        self.evals: list[dict[str, Any]] = []
+        self.best: dict[str, Any] = {}
+        self.slot = 0  # the snapshot overwritten next
+
+    def say(self, text: str) -> None:
+        if self.config.verbose:
+            print(text, flush=True)
+
+    def export(self, path: str) -> str:
+        return export_policy(self.config, learner_state(self.algo), path)
+
+    def evaluate(self, it: int) -> None:
+        """The learner against each evaluation bot: a row of eval.csv, the curve, the best player."""
+        out = self.config.out
+        path = self.export(os.path.join(out, "policy.zip"))
+        row = {"env_steps": int(self.sampled), "wall_seconds": round(self.run.wall(), 1), "iteration": it}
+        row.update(evaluate_all(path, self.shared))
+        self.evals.append(row)
+        self.run.log("eval.csv", row)
+        plot_curve([self.run.path("eval.csv")], self.run.path("curve.png"), f"rllib: {out}")
+        bots = self.config.eval_opponents
+        shown = ", ".join(
+            f"{b} {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]" for b in bots
+        )
+        self.say(f"eval {it}: game score minus each bot seat (below 0: ahead of it): {shown}")
+        key = f"{bots[0]}_diff"
+        if not self.best or row[key] < self.best[key]:
+            self.best = row
+            self.export(os.path.join(out, "best_policy.zip"))
+
+    def iterate(self, it: int) -> None:
+        """One PPO iteration, its progress row and, when due, a snapshot of the learner."""
+        t0 = time.perf_counter()
+        result = self.algo.train()
+        seconds = time.perf_counter() - t0
+        now_sampled = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
+        steps, self.sampled = now_sampled - self.sampled, now_sampled
+        learn_s, self.timer.seconds = self.timer.seconds, 0.0
+        sample_s = seconds - learn_s  # sampling, plus the (small) weight sync
+        row = {
+            "env_steps": int(self.sampled),
+            "wall_seconds": round(self.run.wall(), 2),
+            "iteration": it,
+            "steps": steps,
+            "seconds": round(seconds, 3),
+            "sample_seconds": round(sample_s, 3),
+            "learn_seconds": round(learn_s, 3),
+            "steps_per_second": round(steps / seconds, 1),
+            "sampled_per_s": round(steps / sample_s, 1) if sample_s > 0 else float("nan"),
+            "trained_per_s": round(steps / learn_s, 1) if learn_s > 0 else float("nan"),
+            "learner_steps": _metric(result, "env_runners", "num_module_steps_sampled", LEARNER),
+            "learner_return_mean": _metric(result, "env_runners", "agent_episode_returns_mean", LEARNER),
+            "episodes": _metric(result, "env_runners", "num_episodes"),
+        }
+        self.run.log("progress.csv", row)
+        self.say(
+            f"iter {it}: {steps:.0f} env steps in {seconds:.1f} s ({row['sampled_per_s']:.0f}/s "
+            f"sampling, {row['trained_per_s']:.0f}/s learning), "
+            f"learner return {row['learner_return_mean']:.3f}"
+        )
+        snapshots = self.config.snapshots
+        if snapshots and it % self.config.snapshot_every == 0:
+            copy_to_snapshots(self.algo, [snapshots[self.slot]])
+            self.slot = (self.slot + 1) % len(snapshots)
+
+    def checkpoint(self, it: int) -> None:
+        """RLlib's checkpoint (``Algorithm.from_checkpoint``) and its learner as a player beside it."""
+        ckpt = os.path.join(os.path.abspath(self.config.out), "checkpoints", f"iter_{it:06d}")
+        self.algo.save_to_path(ckpt)
+        self.export(ckpt + ".zip")
+
+    def finish(self, seconds: float, ray_version: str) -> dict[str, Any]:
+        """The final player and run.json (the configuration and the results)."""
+        config = self.config
+        self.export(os.path.join(config.out, "policy.zip"))
+        meta = {
+            "config": asdict(config),
+            "iterations": config.iterations,
+            "env_steps_sampled": self.sampled,
+            "seconds": seconds,
+            "env_steps_per_s": self.sampled / seconds if seconds > 0 else 0.0,  # evaluations included
+            "final_eval": self.evals[-1] if self.evals else {},
+            "best_eval_vs_first_bot": self.best,
+            "ray": ray_version,
+        }
+        with open(os.path.join(config.out, "run.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2, default=str)
+        return meta
+
+
 def train(config: RLlibConfig) -> dict[str, Any]:
     """Train for ``config.iterations`` iterations, write the outputs (module docstring), return run.json."""
     import ray
@@ -428,99 +475,27 @@ def train(config: RLlibConfig) -> dict[str, Any]:
         raise ImportError(f"training with RLlib needs {', '.join(missing)}: {extra_hint('rllib')}")
     out = config.out
     os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
-    for name in ("progress.csv", "eval.csv"):
+    for name in ("progress.csv", "eval.csv"):  # a run starts afresh (RLlib's checkpoints resume it)
         if os.path.exists(os.path.join(out, name)):
             os.remove(os.path.join(out, name))
     started = start_ray(config)
-    say = print if config.verbose else (lambda *a, **k: None)
     algo = None
     try:
         algo = build_algorithm(config)
-        learn_timer = _LearnTimer(algo)
-        rows: list[dict[str, Any]] = []
-        evals: list[dict[str, Any]] = []
-        best: dict[str, Any] = {}
-        snapshot_slot = 0
+        session = _Session(config, algo)
+        with open(session.run.path("config.json"), "w", encoding="utf-8") as f:
+            json.dump(asdict(config), f, indent=2, default=str)
         start = time.perf_counter()
-        sampled = 0.0
-
-        def evaluate_now(it: int) -> None:
-            nonlocal best
-            path = export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
-            ev = {"iteration": it, "env_steps": sampled, **evaluate(config, path)}
-            evals.append(ev)
-            _append_csv(os.path.join(out, "eval.csv"), ev)
-            plot_curve(os.path.join(out, "eval.csv"), os.path.join(out, "curve.png"))
-            first = config.eval_opponents[0]
-            score = ev[f"{first}/mean_deal_score"]
-            say(
-                f"eval {it}: "
-                + ", ".join(
-                    f"vs {b} {ev[f'{b}/mean_deal_score']:.1f} "
-                    f"[{ev[f'{b}/ci_low']:.1f}, {ev[f'{b}/ci_high']:.1f}] a deal"
-                    for b in config.eval_opponents
-                )
-            )
-            if not best or score < best[f"{first}/mean_deal_score"]:
-                best = ev
-                export_policy(config, learner_state(algo), os.path.join(out, "best_policy.zip"))
-
         if config.eval_games and config.eval_every:
-            evaluate_now(0)  # the untrained policy: where the curve starts
+            session.evaluate(0)  # the untrained policy: where the curve starts
         for it in range(1, config.iterations + 1):
-            t0 = time.perf_counter()
-            result = algo.train()
-            seconds = time.perf_counter() - t0
-            now_sampled = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
-            steps = now_sampled - sampled
-            sampled = now_sampled
-            learn_s, learn_timer.seconds = learn_timer.seconds, 0.0
-            sample_s = seconds - learn_s  # sampling, plus the (small) weight sync
-            row = {
-                "iteration": it,
-                "env_steps": steps,
-                "seconds": round(seconds, 3),
-                "sample_seconds": round(sample_s, 3),
-                "learn_seconds": round(learn_s, 3),
-                "env_steps_per_s": round(steps / seconds, 1),
-                "sampled_per_s": round(steps / sample_s, 1) if sample_s > 0 else float("nan"),
-                "trained_per_s": round(steps / learn_s, 1) if learn_s > 0 else float("nan"),
-                "learner_steps": _metric(result, "env_runners", "num_module_steps_sampled", LEARNER),
-                "learner_return_mean": _metric(result, "env_runners", "agent_episode_returns_mean", LEARNER),
-                "episodes": _metric(result, "env_runners", "num_episodes"),
-            }
-            rows.append(row)
-            _append_csv(os.path.join(out, "progress.csv"), row)
-            say(
-                f"iter {it}: {steps:.0f} env steps in {seconds:.1f} s ({row['sampled_per_s']:.0f}/s "
-                f"sampling, {row['trained_per_s']:.0f}/s learning), "
-                f"learner return {row['learner_return_mean']:.3f}"
-            )
-            if config.snapshots and it % config.snapshot_every == 0:
-                copy_to_snapshots(algo, [config.snapshots[snapshot_slot]])
-                snapshot_slot = (snapshot_slot + 1) % len(config.snapshots)
+            session.iterate(it)
             last = it == config.iterations
             if (config.checkpoint_every and it % config.checkpoint_every == 0) or last:
-                ckpt = os.path.join(os.path.abspath(out), "checkpoints", f"iter_{it:06d}")
-                algo.save_to_path(ckpt)
-                export_policy(config, learner_state(algo), ckpt + ".zip")
+                session.checkpoint(it)
             if config.eval_games and ((config.eval_every and it % config.eval_every == 0) or last):
-                evaluate_now(it)
-        total = time.perf_counter() - start
-        export_policy(config, learner_state(algo), os.path.join(out, "policy.zip"))
-        meta = {
-            "config": asdict(config),
-            "iterations": config.iterations,
-            "env_steps_sampled": sampled,
-            "seconds": total,
-            "env_steps_per_s": sampled / total if total > 0 else 0.0,  # evaluations included
-            "final_eval": evals[-1] if evals else {},
-            "best_eval_vs_first_bot": best,
-            "ray": ray.__version__,
-        }
-        with open(os.path.join(out, "run.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2, default=str)
-        return meta
+                session.evaluate(it)
+        return session.finish(time.perf_counter() - start, ray.__version__)
     finally:
         if algo is not None:
             algo.stop()
@@ -529,37 +504,6 @@ def train(config: RLlibConfig) -> dict[str, Any]:
 
 
 # --- the command line ----------------------------------------------------------------------------
-
-
-class _Parser(argparse.ArgumentParser):
-    """A bad command line ends with one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def _int_at_least(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return value
-
-    return parse
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -583,16 +527,6 @@ def _bots(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _players(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 3 <= value <= 8:
-        raise argparse.ArgumentTypeError(f"a table seats 3 to 8 players, got {text!r}")
-    return value
-
-
 def _sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(s) for s in text.split(","))
@@ -603,10 +537,11 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-# (option, RLlibConfig field, type, help); defaults come from RLlibConfig
+# (option, RLlibConfig field, type, help); defaults come from RLlibConfig; the names of the options
+# every method of shanghai-train has are theirs
 _OPTIONS: list[tuple[str, str, Any, str]] = [
-    ("--iterations", "iterations", _int_at_least(1), "PPO iterations"),
-    ("--num-env-runners", "num_env_runners", _int_at_least(0), "sampling processes (0: the driver samples)"),
+    ("--iterations", "iterations", int_in(1), "PPO iterations"),
+    ("--num-env-runners", "num_env_runners", int_in(0), "sampling processes (0: the driver samples)"),
     (
         "--address",
         "address",
@@ -614,8 +549,8 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
         "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379; default: a local Ray",
     ),
     ("--contracts", "contracts", contracts_arg, "contracts of one game, e.g. 1 or 1,2,3"),
-    ("--players", "num_players", _players, "seats at the table (3-8)"),
-    ("--seed", "seed", _int_at_least(0), "seeds RLlib, the envs and the evaluation"),
+    ("--players", "players", int_in(3, 8), "seats at the table (3-8)"),
+    ("--seed", "seed", int_in(0), "seeds RLlib, the envs and the evaluation"),
     ("--out", "out", str, "output folder (created if missing)"),
     (
         "--opponents",
@@ -624,33 +559,30 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
         "what an opponent seat may be, one drawn per seat and episode: self (the learner), snapshot "
         "(a frozen copy), or a player as evaluate.py names them (random, greedy, planner, a model .zip)",
     ),
-    ("--pool-size", "pool_size", _int_at_least(1), "frozen snapshots"),
-    ("--snapshot-every", "snapshot_every", _int_at_least(1), "iterations between snapshots"),
-    ("--train-batch", "train_batch", _int_at_least(1), "env steps sampled per iteration"),
-    ("--minibatch", "minibatch", _int_at_least(1), "SGD minibatch"),
-    ("--epochs", "epochs", _int_at_least(1), "SGD epochs per iteration"),
-    ("--lr", "lr", _positive_float, "learning rate"),
+    ("--pool-size", "pool_size", int_in(1), "frozen snapshots"),
+    ("--snapshot-every", "snapshot_every", int_in(1), "iterations between snapshots"),
+    ("--train-batch", "train_batch", int_in(1), "env steps sampled per iteration"),
+    ("--minibatch", "minibatch", int_in(1), "SGD minibatch"),
+    ("--epochs", "epochs", int_in(1), "SGD epochs per iteration"),
+    ("--lr", "lr", number_in(0.0, low_open=True), "learning rate"),
     ("--net-arch", "net_arch", _sizes, "hidden layers of the actor and of the critic, e.g. 256,256"),
-    ("--eval-every", "eval_every", _int_at_least(0), "iterations between evaluations (0: at the end only)"),
-    ("--eval-games", "eval_games", _int_at_least(0), "games per evaluation bot (0: no evaluation)"),
+    ("--eval-every", "eval_every", int_in(0), "iterations between evaluations (0: at the end only)"),
+    ("--eval-games", "eval_games", int_in(0), "duplicate games per evaluation bot (0: no evaluation)"),
     ("--eval-opponents", "eval_opponents", _bots, "bots to evaluate against, e.g. greedy,random"),
-    (
-        "--checkpoint-every",
-        "checkpoint_every",
-        _int_at_least(0),
-        "iterations between checkpoints (0: at the end)",
-    ),
-    ("--max-moves-per-deal", "max_moves_per_deal", _int_at_least(1), "step cap per deal (truncation)"),
+    ("--eval-seed", "eval_seed", int_in(0), "the evaluation's decks"),
+    ("--checkpoint-every", "checkpoint_every", int_in(0), "iterations between checkpoints (0: at the end)"),
+    ("--max-moves-per-deal", "max_moves_per_deal", int_in(1), "step cap per deal (truncation)"),
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m shanghai_env.agents.learned.rllib_train``."""
+    """The command line of ``shanghai-train rllib``."""
     defaults = RLlibConfig()
-    p = _Parser(
-        prog="shanghai-train-rllib",
+    p = argparse.ArgumentParser(
+        prog=COMMAND,
         description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
     )
+    options_once(p)
     for flag, dest, kind, text in _OPTIONS:
         default = getattr(defaults, dest)
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
@@ -660,8 +592,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _connect(parser: argparse.ArgumentParser, config: RLlibConfig) -> bool:
+    """Start or reach Ray (a usage error when it cannot); True if this call started it."""
+    problem = address_problem(config.address)
+    if problem:
+        parser.error(f"argument --address: {problem}")
+    try:
+        return start_ray(config)
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        hint = (
+            ""
+            if os.environ.get("RAY_AUTH_MODE")
+            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
+        )
+        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}{hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Train from command-line arguments; a bad argument exits with status 2 and one line."""
+    """``shanghai-train rllib [options]``: train; a bad argument exits with status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -680,30 +629,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
     import ray
 
-    problem = address_problem(config.address)
-    if problem:
-        parser.error(f"argument --address: {problem}")
-    try:
-        started = start_ray(config)
-    except (ConnectionError, ValueError, RuntimeError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        hint = (
-            ""
-            if os.environ.get("RAY_AUTH_MODE")
-            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
-        )
-        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}{hint}")
+    started = _connect(parser, config)
     try:
         return train(config)
     finally:
         if started:
             ray.shutdown()
-
-
-def cli() -> None:
-    """The ``shanghai-train-rllib`` command."""
-    main()
-
-
-if __name__ == "__main__":
-    cli()

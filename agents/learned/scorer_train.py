@@ -532,8 +532,8 @@ class Scorer:
     def _gen(self, name: str, seed: int, games: int, **options: Any) -> int:
         """A shard ``name`` in the rounds' folder; the moves of its games."""
         c, o = self.config, self.opt
-        table = {"num_players": c.players, "contracts": c.contracts, "log": _quiet}
-        gen(self.folder / name, seed, c.env_workers, games=games, rollouts=o.rollouts, **table, **options)
+        out, table = self.folder / name, {"num_players": c.players, "contracts": c.contracts}
+        gen(out, seed, c.env_workers, games=games, rollouts=o.rollouts, log=_quiet, **table, **options)  # type: ignore[arg-type]
         self.shards.append(name)
         with np.load(self.folder / name) as z:
             return int(z["stats"][1])

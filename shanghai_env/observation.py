@@ -20,8 +20,9 @@ generated from :func:`layout_markdown`.
 
 from __future__ import annotations
 
+import copy
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +39,8 @@ PER_MELD = 2 * NUM_PLACES  # natural cards per place, then jokers per declared p
 SCORE_SCALE = 10
 INT8_MAX = 127
 INT8 = np.dtype(np.int8)  # passing the dtype itself saves numpy a lookup per array
+
+_E = TypeVar("_E", bound="_PublicEncoder")
 
 # (name, length, low, high, description)
 _Entry = tuple[str, int, int, int, str]
@@ -199,6 +202,17 @@ class _PublicEncoder:
         self._scores: dict[int, tuple[list[int], bytes]] = {}
         self._deal_pieces: dict[int, tuple[tuple[int, int, int], bytes]] = {}
         self._asked: dict[tuple[int, ...], bytes] = {}  # (base, *offer) -> to_be_asked row
+
+    def fork(self: _E) -> _E:
+        """A copy for one game of its own: the layout and the fixed pieces shared, the per-state
+        caches (rotated table, scores, per-deal slices, kept per observing seat) empty. One
+        encoder serving many games (a batch's rows) would evict one game's pieces with another's
+        at every step; one fork per game keeps them, for the same bytes."""
+        other = copy.copy(self)
+        other._rotated_tables = {}
+        other._scores = {}
+        other._deal_pieces = {}
+        return other
 
     def table_bytes(self, game: Game) -> bytes:
         """The ``table`` slice with absolute seats (seat ``i``'s melds first at ``i``), as bytes.

@@ -76,10 +76,14 @@ from .aec import REWARD_MODES, step_rewards
 from .checks import action_id, choice_arg, int_arg, is_int
 from .decision import Agent, BatchAgent, apply_action, decision_for
 from .engine import Game
+from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .observation import INT8, ObservationEncoder
 from .rules import Rules
 
 PlayerEntry = BatchAgent | Callable[[], Agent] | None
+# the AEC env's reward modes, and "relative": each seat's "deal" reward minus the table's mean
+VECTOR_REWARD_MODES = (*REWARD_MODES, "relative")
+MASK_DTYPES = ("int8", "bool")
 SEED_LIMIT = 2**63
 SHARED_ROW = 2**32  # the row number in the seeds of players that play every game
 # games in one env: a dealt game holds about 110 to 370 KiB (3 to 8 players), so this many take
@@ -178,6 +182,8 @@ class VectorEnv:
         first_row: int = 0,
         features: Callable[[Game, int], np.ndarray] | None = None,
         features_size: int = 0,
+        mask_dtype: Any = np.int8,
+        copy: bool = False,
         **rule_options: Any,
     ) -> None:
         self.num_envs = env_count(num_envs)
@@ -185,7 +191,11 @@ class VectorEnv:
         # larger batch deals the very games those rows deal in one process
         self.first_row = int_arg("first_row", first_row, low=0)
         self.rules = Rules.from_options(rule_options)
-        self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
+        self.reward_mode = choice_arg("reward", reward, VECTOR_REWARD_MODES)
+        mask_type = mask_dtype_arg(mask_dtype)
+        if not isinstance(copy, (bool, np.bool_)):
+            raise TypeError(f"copy must be True or False, got {copy!r} ({type(copy).__name__})")
+        self.copy = bool(copy)
         n = self.num_players = self.rules.num_players
         if players is not None and not isinstance(players, (list, tuple)):
             raise TypeError(
@@ -231,6 +241,7 @@ class VectorEnv:
                 f"it must be 0, got {features_size!r}"
             )
         self._inside = [entries[s] is not None for s in range(n)]
+        self._any_inside = any(self._inside)
         self.table = action_table(self.rules)
         self.encoder = ObservationEncoder(self.rules)
         self.num_actions = self.table.size
@@ -251,15 +262,16 @@ class VectorEnv:
         self.features = features
         self.extra = np.zeros((num, width), np.float32)
         self.obs = np.zeros((num, self.observation_length), INT8)
-        self.mask = np.zeros((num, self.num_actions), INT8)
+        self.mask = np.zeros((num, self.num_actions), mask_type)
         self.seat = np.zeros(num, np.int64)
         self.final_scores = np.zeros((num, n), np.int64)
+        self.deal_ended = np.zeros(num, bool)  # a deal ended in the row on the last step
         self.game_seeds = [0] * num
         self.games_played = [0] * num  # games started per row since reset
-        self.legal_actions: list[list[int]] = [[] for _ in range(num)]
         # each row's legal ids as read from its game: what step checks actions against (the
         # caller's legal_actions and mask may be edited; these are never handed out)
         self._legal: list[tuple[int, ...]] = [() for _ in range(num)]
+        self._legal_lists: list[list[int]] | None = None  # legal_actions, built when first read
         self._acc = np.zeros((num, n), np.float32)
         self._deals_seen = [0] * num
         self._deal_start = [0] * num  # the game's move count when its current deal began
@@ -269,6 +281,24 @@ class VectorEnv:
         self._seed: int | None = None
         self._row_seeds: list[int] | None = None  # one seed per row (reset with a list)
         self._broken: str | None = None  # why the games stand part-way through a step
+        self._fast_paths()
+
+    def _fast_paths(self) -> None:
+        """What the per-row writes use, rebuilt after unpickling (views and caches do not pickle).
+
+        Each row has an encoder of its own (:meth:`ObservationEncoder.fork`), so that its cached
+        pieces (rotated table, scores, the deal's slices) are not evicted by the other rows', and
+        its table's bytes are kept until the engine's ``table_version`` moves (or a new deal or
+        game brings another table). The batch arrays are written through flat byte views, with
+        no numpy call per row; the draw and buy phases' ids are shared tuples."""
+        num = self.num_envs
+        self._encoders = [self.encoder.fork() for _ in range(num)]
+        self._tables: list[tuple[Any, int, bytes]] = [(None, -1, b"")] * num
+        self._obs_bytes = memoryview(self.obs.reshape(-1)).cast("B")
+        self._mask_bytes = memoryview(self.mask.reshape(-1)).cast("B")
+        action_of = self.table.action_of
+        self._draw_ids = tuple(sorted(action_of[m] for m in DRAW_PHASE_MOVES))
+        self._buy_ids = tuple(sorted(action_of[m] for m in BUY_PHASE_MOVES))
 
     # --- public ----------------------------------------------------------------------------
 
@@ -286,35 +316,72 @@ class VectorEnv:
         self, seed: int | Sequence[int | None] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Deal a fresh game in every row; returns ``(obs, mask, seat)`` (see the module docstring).
-        ``seed``: one int, one per game (a list), or None (drawn at random)."""
+        ``seed``: one int, one per game (a list), or None (drawn at random).
+
+        The arrays are the env's own buffers (``venv.obs``, ``venv.mask``, ``venv.seat``), rewritten
+        in place by every later ``step`` and ``reset``: copy what you keep (or make the env with
+        ``copy=True``, which returns copies).
+        """
         self._reset(*reset_seeds(seed, self.num_envs))
+        if self.copy:
+            return self.obs.copy(), self.mask.copy(), self.seat.copy()
         return self.obs, self.mask, self.seat
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Play one action in every game; returns ``(obs, mask, seat, rewards, done)``.
 
-        The arrays are the env's own and change at the next ``step``: copy what you keep.
+        ``obs``, ``mask`` and ``seat`` are the env's own buffers, rewritten in place by the next
+        ``step`` or ``reset`` (an array kept from this step then shows the next one's values):
+        copy what you keep, or make the env with ``copy=True`` to get copies. ``rewards`` and
+        ``done`` are new arrays at every step, and so is :attr:`deal_ended`.
         """
         self._usable("step()")
         acts = checked_actions(actions, self._legal, self.num_actions, self.table.name)
-        done = np.zeros(self.num_envs, bool)
-        moves, games = self.table.moves, self._games
+        num = self.num_envs
+        done = np.zeros(num, bool)
+        self.deal_ended = np.zeros(num, bool)
+        moves, games, seen = self.table.moves, self._games, self._deals_seen
         try:
             for i, a in enumerate(acts.tolist()):
-                games[i].apply(moves[a])
-                self._settle(i, done)
-            self._advance(list(range(self.num_envs)), done)
+                game = games[i]
+                game.apply(moves[a])
+                if len(game.deal_results) != seen[i]:
+                    self._settle(i, done)
+            if self._any_inside:
+                self._advance(range(num), done)
+            else:
+                self._write_rows()
         except BaseException as err:
             self._break(err, "step")
             raise
-        rewards = self._acc.copy()
-        self._acc[:] = 0.0
+        rewards = self._acc
+        self._acc = np.zeros_like(rewards)
         # a game that ended returns its own rewards; any after its restart wait for the next step
         for i, r in self._ended.items():
             self._acc[i] = rewards[i]
             rewards[i] = r
         self._ended.clear()
+        if self.reward_mode == "relative":
+            # the very float32 operation the trainer's --reward relative applies to "deal" rewards
+            rewards -= rewards.mean(1, keepdims=True)
+        if self.copy:
+            return self.obs.copy(), self.mask.copy(), self.seat.copy(), rewards, done
         return self.obs, self.mask, self.seat, rewards, done
+
+    @property
+    def legal_actions(self) -> list[list[int]]:
+        """Each row's legal action ids, ascending: lists of the caller's own, new after every
+        ``step`` and ``reset`` (built when first read in a step; editing them changes nothing
+        but what the caller reads: legality is checked against the games)."""
+        if self._legal_lists is None:
+            self._legal_lists = [list(ids) for ids in self._legal]
+        return self._legal_lists
+
+    @property
+    def bool_mask(self) -> np.ndarray:
+        """:attr:`mask` seen as bool (a view of the same buffer, no copy; ``mask_dtype=bool``
+        makes the mask itself bool)."""
+        return self.mask.view(np.bool_)
 
     def observe(self, row: int, seat: int) -> np.ndarray:
         """The observation of any seat in game ``row`` now (e.g. to bootstrap a value for a seat
@@ -334,14 +401,30 @@ class VectorEnv:
     def __setstate__(self, state: dict[str, Any]) -> None:
         """A copy (a checkpoint) from before the extra inputs existed gets none; one from before
         the env kept its own legal ids gets them from the arrays it saved."""
+        old_lists = state.pop("legal_actions", None)  # an attribute before it became a property
         self.__dict__.update(state)
         if "features" not in state:
             self.features = None
             self.extra = np.zeros((self.num_envs, 0), np.float32)
         if "_legal" not in state:
-            self._legal = [tuple(ids) for ids in self.legal_actions]
+            self._legal = [tuple(ids) for ids in old_lists or [[] for _ in range(self.num_envs)]]
             self._row_seeds = None
             self._broken = None
+        if "_inside" in state and "_any_inside" not in state:
+            self._any_inside = any(self._inside)
+        if "deal_ended" not in state:
+            self.deal_ended = np.zeros(self.num_envs, bool)
+        if "copy" not in state:
+            self.copy = False
+        self._legal_lists = None
+        self._fast_paths()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but what :meth:`_fast_paths` rebuilds (views, per-row encoders and caches)."""
+        state = self.__dict__.copy()
+        for key in _REBUILT:
+            state.pop(key, None)
+        return state
 
     def _usable(self, call: str) -> None:
         if self._broken is not None:
@@ -376,10 +459,11 @@ class VectorEnv:
                     shared.reset(game_seed(seed, SHARED_ROW, 0, s))
             self._acc[:] = 0.0
             self.final_scores[:] = 0
+            self.deal_ended = np.zeros(self.num_envs, bool)
             for i in range(self.num_envs):
                 self.games_played[i] = 0
                 self._new_game(i)
-            self._advance(list(range(self.num_envs)), np.zeros(self.num_envs, bool))
+            self._advance(range(self.num_envs), np.zeros(self.num_envs, bool))
         except BaseException as err:
             self._break(err, "reset")
             raise
@@ -395,6 +479,7 @@ class VectorEnv:
             base, row = self._row_seeds[i], 0
         self.game_seeds[i] = seed = game_seed(base, row, k)
         self._games[i].reset(seed)
+        self._tables[i] = (None, -1, b"")  # a game's first table; a new Game list anyway
         self._deals_seen[i] = 0
         self._deal_start[i] = 0
         self.games_played[i] = k + 1
@@ -413,7 +498,9 @@ class VectorEnv:
             counts["went_out"] += sum(r.out_player >= 0 for r in new)
             counts["moves"] += game.move_count - self._deal_start[i]
             self._deal_start[i] = game.move_count
-            self._acc[i] += step_rewards(game, new, self.reward_mode)
+            self.deal_ended[i] = True
+            mode = "deal" if self.reward_mode == "relative" else self.reward_mode
+            self._acc[i] += step_rewards(game, new, mode)
             if game.game_over:
                 self.final_scores[i] = game.scores
                 done[i] = True
@@ -422,9 +509,9 @@ class VectorEnv:
                 self._acc[i] = 0.0
                 self._new_game(i)
 
-    def _advance(self, rows: list[int], done: np.ndarray) -> None:
-        """Play the inside seats of ``rows`` until each awaits a caller's seat; then write each
-        row's observation, mask and seat."""
+    def _advance(self, rows: Sequence[int], done: np.ndarray) -> None:
+        """Play the inside seats of ``rows`` (every row) until each awaits a caller's seat; then
+        write every row's observation, mask and seat."""
         pending = [i for i in rows if self._inside[self._games[i].to_act]]
         table, encoder = self.table, self.encoder
         while pending:
@@ -437,7 +524,7 @@ class VectorEnv:
                 if agent is None:
                     batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
-                    decision = decision_for(game, s, table, encoder)
+                    decision = decision_for(game, s, table, self._encoders[i])
                     apply_action(game, decision, agent.act(decision), _who(agent, s, i))
                     self._settle(i, done)
             for group in batched.values():
@@ -452,15 +539,38 @@ class VectorEnv:
                     apply_action(self._games[i], d, a, _who(shared, s, i))
                     self._settle(i, done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
-        for i in rows:
-            self._write(i)
+        self._write_rows()
+
+    def _table_of(self, i: int, game: Game) -> bytes:
+        """Row ``i``'s table bytes, kept while its game's table (the list and its version) stands."""
+        kept = self._tables[i]
+        table = game.table
+        if kept[0] is table and kept[1] == game.table_version:
+            return kept[2]
+        data = self.encoder.table_bytes(game)
+        self._tables[i] = (table, game.table_version, data)
+        return data
+
+    def _ids(self, game: Game) -> tuple[int, ...]:
+        """The legal action ids of ``game``, ascending (the draw and buy phases' shared)."""
+        legal = game.legal_moves()
+        if legal is DRAW_PHASE_MOVES:
+            return self._draw_ids
+        if legal is BUY_PHASE_MOVES:
+            return self._buy_ids
+        return tuple(sorted(map(self.table.action_of.__getitem__, legal)))
 
     def _act_arrays(self, agent: Any, group: list[tuple[int, int]], done: np.ndarray) -> None:
         """A network that reads only the observation and the legal ids (``act_arrays(obs, legal)``,
         e.g. a ``shanghai-train`` player) decides from arrays, without building a view per game."""
-        action_of, moves, encode = self.table.action_of, self.table.moves, self.encoder.encode_bytes
-        legal = [sorted(action_of[m] for m in self._games[i].legal_moves()) for i, _ in group]
-        obs = np.stack([np.frombuffer(encode(self._games[i], s), INT8) for i, s in group])
+        moves, games, encoders = self.table.moves, self._games, self._encoders
+        legal = [list(self._ids(games[i])) for i, _ in group]
+        obs = np.frombuffer(
+            b"".join(
+                encoders[i].encode_bytes(games[i], s, table=self._table_of(i, games[i])) for i, s in group
+            ),
+            INT8,
+        ).reshape(len(group), self.observation_length)
         chosen = _answers(agent, "act_arrays", agent.act_arrays(obs, legal), group)
         size = self.num_actions
         # every answer of the batch is checked before any is played
@@ -488,24 +598,73 @@ class VectorEnv:
             )
         return x
 
-    def _write(self, i: int) -> None:
-        game = self._games[i]
-        s = game.to_act
-        self.seat[i] = s
-        self.obs[i] = np.frombuffer(self.encoder.encode_bytes(game, s), INT8)
-        if self.features is not None:
-            x = self._features_of(game, s)
-            try:
-                self.extra[i] = x
-            except (TypeError, ValueError):
-                raise TypeError(f"features(game, seat) must return numbers, got {x!r}") from None
-        action_of = self.table.action_of
-        ids = sorted(action_of[m] for m in game.legal_moves())
-        row = self.mask[i]
-        row.fill(0)  # the whole row: nothing a caller wrote into it outlives the step
-        row[ids] = 1
-        self.legal_actions[i] = ids
-        self._legal[i] = tuple(ids)
+    def _write_rows(self) -> None:
+        """Write every row's seat, observation, extra inputs, mask and legal ids into the batch
+        arrays, in place: the mask zeroed whole first (nothing a caller wrote into it outlives
+        the step), then a 1 at each legal id; the observations' bytes joined and copied in once."""
+        games, encoders, tables, legal = self._games, self._encoders, self._tables, self._legal
+        mask_out, size = self._mask_bytes, self.num_actions
+        draw_ids, buy_ids = self._draw_ids, self._buy_ids
+        action_of = self.table.action_of.__getitem__
+        table_bytes = self.encoder.table_bytes
+        features = self.features
+        seats = [game.to_act for game in games]
+        self.seat[:] = seats
+        self.mask.fill(0)
+        pieces = []
+        for i, game in enumerate(games):
+            s = seats[i]
+            kept, table = tables[i], game.table
+            if kept[0] is table and kept[1] == game.table_version:
+                data = kept[2]
+            else:
+                data = table_bytes(game)
+                tables[i] = (table, game.table_version, data)
+            pieces.append(encoders[i].encode_bytes(game, s, table=data))
+            if features is not None:
+                x = self._features_of(game, s)
+                try:
+                    self.extra[i] = x
+                except (TypeError, ValueError):
+                    raise TypeError(f"features(game, seat) must return numbers, got {x!r}") from None
+            moves = game.legal_moves()
+            if moves is DRAW_PHASE_MOVES:
+                ids = draw_ids
+            elif moves is BUY_PHASE_MOVES:
+                ids = buy_ids
+            else:
+                ids = tuple(sorted(map(action_of, moves)))
+            legal[i] = ids
+            start = i * size
+            for a in ids:
+                mask_out[start + a] = 1
+        self._obs_bytes[:] = b"".join(pieces)
+        self._legal_lists = None
+
+
+# what __getstate__ leaves out and _fast_paths rebuilds
+_REBUILT = (
+    "_encoders",
+    "_tables",
+    "_obs_bytes",
+    "_mask_bytes",
+    "_draw_ids",
+    "_buy_ids",
+    "_legal_lists",
+)
+
+
+def mask_dtype_arg(value: Any) -> np.dtype[Any]:
+    """``mask_dtype`` checked: int8 (the default: 0/1 as the AEC env's masks) or bool."""
+    allowed = "np.int8 or 'int8' (the default), or bool, np.bool_ or 'bool'"
+    try:
+        dtype = np.dtype(value)
+    except TypeError:  # not a dtype at all ('foo', 3, a list)
+        kind = ValueError if isinstance(value, str) else TypeError
+        raise kind(f"mask_dtype must be {allowed}, got {value!r}") from None
+    if value is None or dtype.name not in MASK_DTYPES:
+        raise ValueError(f"mask_dtype must be {allowed}, got {value!r}")
+    return dtype
 
 
 def _who(agent: Agent, seat: int, row: int) -> str:

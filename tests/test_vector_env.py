@@ -245,7 +245,7 @@ def test_a_copy_from_before_the_extra_inputs_goes_on():
 
     venv = vector_env(2, contracts=(1,))
     venv.reset(seed=1)
-    old = dict(venv.__dict__)
+    old = venv.__getstate__()
     del old["features"], old["extra"]  # as pickled before the option existed
     copy = VectorEnv.__new__(VectorEnv)
     copy.__setstate__(pickle.loads(pickle.dumps(old)))

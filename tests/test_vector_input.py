@@ -438,7 +438,8 @@ def test_an_interrupted_step_keeps_the_pipes_in_step(workers_env):
 def test_a_copy_from_before_the_env_kept_its_own_legal_ids_checks_against_its_games():
     venv = vector_env(2, contracts=(1,))
     venv.reset(seed=3)
-    old = dict(venv.__dict__)
+    old = venv.__getstate__()
+    old["legal_actions"] = [list(ids) for ids in venv.legal_actions]  # then an attribute
     del old["_legal"], old["_row_seeds"], old["_broken"]  # as pickled before they existed
     copy = VectorEnv.__new__(VectorEnv)
     copy.__setstate__(pickle.loads(pickle.dumps(old)))

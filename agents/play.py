@@ -21,7 +21,6 @@ import contextlib
 import secrets
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import IO, NamedTuple
 
@@ -116,7 +115,7 @@ class PlaySession:
         self._others_moved = True
         self.log = MoveLog()  # every move by name, for the game record
         self._start: tuple[list[str] | None, int] = (None, 0)  # the first deal's stacked deck and dealer
-        self._recent: deque[Text] = deque(maxlen=12)  # the last lines, shown again after a clear
+        self._recent: list[Text] = []  # the story since the last clear, shown again after it
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -205,18 +204,32 @@ class PlaySession:
         self._recent.append(line)
         self.console.print(line)
 
+    def _show_recent(self, free_rows: int) -> None:
+        """The story since the last screen, in the rows left under the table (at least 6; the
+        menu and the prompt keep theirs); what does not fit is said to be cut, never dropped
+        silently."""
+        if not self._recent:
+            return
+        room = max(6, free_rows - 4 - (len(self.game.legal_moves()) + 1 if self.show_menu else 0))
+        said, self._recent = self._recent, []
+        self.console.print(Text("Last moves:", style="dim"))
+        if len(said) > room:
+            cut = len(said) - room + 1
+            self.console.print(Text(f"… {cut} earlier move{'s' * (cut != 1)} not shown", style="dim"))
+            said = said[cut:]
+        for line in said:
+            self.console.print(line)
+
     # --- the person's decisions ---------------------------------------------------------------
 
     def _human_decision(self) -> bool:
         """Show the table, read one line, play what it says; False if the person quits."""
-        if self.interactive:  # a fresh screen: the table, then the last moves
+        if self.interactive:  # a fresh screen: the table, then as many of the last moves as fit
             self.console.clear()
-            self.draw_table()
-            if self._recent:
-                self.console.print(Text("Last moves:", style="dim"))
-                for said in self._recent:
-                    self.console.print(said)
-                self._recent.clear()
+            with self.console.capture() as table:
+                self.draw_table()
+            self.console.print(table.get(), end="")
+            self._show_recent(self.console.height - table.get().count("\n"))
         else:
             self.draw_table(full=self._others_moved)
         self._others_moved = False
@@ -286,7 +299,13 @@ class PlaySession:
         try:
             moves = [m for part in text.split(";") if part.strip() for m in parse_moves(part)]
         except ValueError as err:
-            self._error(f"{err}. Type 'help' for move names or a number from 'moves'.")
+            alone = any(part.strip().isdigit() for part in text.split(";")) and ";" in text
+            hint = (
+                "a number from 'moves' goes on a line of its own, not after ';'"
+                if alone
+                else "type 'help' for move names, or a number from 'moves' on a line of its own"
+            )
+            self._error(f"{err}; {hint}.")
             return "again"
         played = False
         for move in moves:

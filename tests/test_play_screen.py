@@ -18,6 +18,7 @@ from shanghai_env.engine import Game
 from shanghai_env.record import load, replay
 
 Console = pytest.importorskip("rich.console", reason="the terminal game needs rich (the play extra)").Console
+Text = pytest.importorskip("rich.text").Text
 ARGV = ["--opponents", "greedy,planner,greedy", "--contracts", "2", "--seed", "3"]
 
 
@@ -122,3 +123,26 @@ def test_an_interactive_screen_is_cleared_before_each_decision() -> None:
     _, text = session(["take", "discard KH", "q"], interactive=True)
     assert text.count("\x1b[2J") == 3  # one fresh screen per decision
     assert "Last moves:" in text
+
+
+def test_a_long_story_uses_the_free_rows_and_says_where_it_was_cut() -> None:
+    screen = io.StringIO()
+    out = Console(file=screen, width=80, height=30, highlight=False, force_terminal=True)
+    answers = iter(["draw", "discard KH", "q"])
+    game = Game(num_players=3, contracts=(1,))
+    s = PlaySession(game, 0, {1: GreedyBot(), 2: GreedyBot()}, out, lambda _: next(answers), interactive=True)
+    s._recent = [Text(f"story line {i}") for i in range(40)]  # more than any screen holds
+    s._show_recent(free_rows=22)
+    text = screen.getvalue()
+    shown = re.findall(r"story line (\d+)", text)
+    cut = re.search(r"… (\d+) earlier moves not shown", text)
+    assert cut is not None and int(cut.group(1)) + len(shown) == 40  # nothing dropped silently
+    assert shown[-1] == "39" and len(shown) >= 12  # the newest lines, more than the old 12
+    assert s._recent == []
+
+
+def test_a_number_after_a_semicolon_is_refused_with_what_is_allowed() -> None:
+    _, text = session(["take", "discard KH; 2", "q"])
+    text = " ".join(text.split())  # the console wraps long lines
+    assert "a number from 'moves' goes on a line of its own, not after ';'" in text
+    assert "or a number from 'moves'." not in text  # the old message said numbers work there

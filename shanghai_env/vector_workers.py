@@ -4,7 +4,8 @@
 contiguous blocks, each a :class:`~shanghai_env.vector.VectorEnv` in a process of its own (its
 rows keep their numbers in the seeds: ``first_row``), steps them all at once and gathers their
 arrays. It has the batched env's interface (``reset``, ``step``, ``obs``, ``mask``, ``seat``,
-``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``, ``deal_counts``, ``broken``) and plays
+``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``, ``deal_counts``, ``deal_ended``,
+``bool_mask``, ``broken``; the options ``reward``, ``mask_dtype`` and ``copy``) and plays
 exactly the same games, observations and rewards for the same seed and actions, whatever
 ``W`` (tested). Players played inside are copied into each worker (its bots are made by their
 factories in this process and pickled with its games, and so is a network), so they must
@@ -63,7 +64,7 @@ def _answer(venv: VectorEnv, cmd: str, arg: Any) -> tuple[Any, ...]:
         return _arrays(venv, None)
     if cmd == "step":
         out = venv.step(arg)
-        return _arrays(venv, out[3:])
+        return _arrays(venv, (*out[3:], venv.deal_ended))
     if cmd == "observe":
         return ("ok", venv.observe(*arg))
     if cmd == "observe_extra":
@@ -117,11 +118,13 @@ class WorkerVectorEnv:
         self.observation_length, self.caller_seats = first.observation_length, first.caller_seats
         self._bounds = [(b.first_row - blocks[0].first_row, b.num_envs) for b in blocks]
         n = self.num_envs
+        self.reward_mode, self.copy = first.reward_mode, first.copy
         self.extra = np.zeros((n, first.extra.shape[1]), np.float32)
         self.obs = np.zeros((n, self.observation_length), np.int8)
-        self.mask = np.zeros((n, self.num_actions), np.int8)
+        self.mask = np.zeros((n, self.num_actions), first.mask.dtype)  # int8, or bool (mask_dtype)
         self.seat = np.zeros(n, np.int64)
         self.final_scores = np.zeros((n, self.num_players), np.int64)
+        self.deal_ended = np.zeros(n, bool)
         self.game_seeds = [0] * n
         self.legal_actions: list[list[int]] = [[] for _ in range(n)]
         self._legal: list[tuple[int, ...]] = [() for _ in range(n)]  # what step checks against
@@ -256,6 +259,9 @@ class WorkerVectorEnv:
             self._fill(start, n, replies[k])
         self._sum_counts([r[7] for r in replies.values()])
         self._started = True
+        self.deal_ended = np.zeros(self.num_envs, bool)
+        if self.copy:
+            return self.obs.copy(), self.mask.copy(), self.seat.copy()
         return self.obs, self.mask, self.seat
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -271,7 +277,15 @@ class WorkerVectorEnv:
         tails = [replies[k][8] for k in range(len(self._bounds))]
         rewards = np.concatenate([t[0] for t in tails])
         done = np.concatenate([t[1] for t in tails])
+        self.deal_ended = np.concatenate([t[2] for t in tails])
+        if self.copy:
+            return self.obs.copy(), self.mask.copy(), self.seat.copy(), rewards, done
         return self.obs, self.mask, self.seat, rewards, done
+
+    @property
+    def bool_mask(self) -> np.ndarray:
+        """:attr:`mask` seen as bool (a view, no copy), as the batched env's."""
+        return self.mask.view(np.bool_)
 
     def observe(self, row: int, seat: int) -> np.ndarray:
         return self._ask("observe", row, seat)

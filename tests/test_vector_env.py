@@ -8,6 +8,7 @@ import pytest
 import shanghai_env
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.vector import VectorEnv, game_seed, vector_env
+from shanghai_env.vector_workers import WorkerVectorEnv
 
 
 def _random_actions(venv: VectorEnv, rng: np.random.Generator) -> np.ndarray:
@@ -251,3 +252,121 @@ def test_a_copy_from_before_the_extra_inputs_goes_on():
     copy.__setstate__(pickle.loads(pickle.dumps(old)))
     assert copy.extra.shape == (2, 0) and copy.features is None
     copy.step([ids[0] for ids in copy.legal_actions])
+
+
+def _play(venv: VectorEnv, steps: int, seed: int = 0) -> list[tuple[np.ndarray, ...]]:
+    """Copies of every step's arrays (obs, mask, seat, rewards, done, deal_ended) under random play."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        obs, mask, seat, rewards, done = venv.step(_random_actions(venv, rng))
+        out.append((obs.copy(), mask.copy(), seat.copy(), rewards, done, venv.deal_ended.copy()))
+    return out
+
+
+def test_relative_rewards_are_the_trainers_deal_rewards_minus_the_tables_mean():
+    """reward="relative" returns, bit for bit, what shanghai-train's default --reward relative
+    computes from the "deal" rewards (rew - rew.mean(1, keepdims=True), float32); the games and
+    everything else are the same."""
+    deal, rel = vector_env(4, contracts=(1, 2)), vector_env(4, contracts=(1, 2), reward="relative")
+    deal.reset(seed=7)
+    rel.reset(seed=7)
+    paid = 0
+    for a, b in zip(_play(deal, 1500), _play(rel, 1500)):
+        for x, y in zip(a[:3] + a[4:], b[:3] + b[4:]):
+            np.testing.assert_array_equal(x, y)
+        expected = a[3] - a[3].mean(1, keepdims=True)
+        assert b[3].dtype == np.float32 and np.array_equal(b[3], expected)
+        np.testing.assert_allclose(b[3].sum(1), 0.0, atol=1e-5)
+        paid += int(b[3].any())
+    assert paid >= 5  # deals ended and paid relative rewards
+
+
+@pytest.mark.parametrize("reward", ["deal", "win", "relative"])
+def test_deal_ended_marks_every_deals_end_in_every_reward_mode(reward):
+    """deal_ended[i] is True exactly on the steps where a deal of row i ended (the game's last deal
+    included, so done implies it); with "win" the rewards alone say nothing of deals."""
+    venv = vector_env(3, contracts=(1, 2), reward=reward)
+    venv.reset(seed=2)
+    assert venv.deal_ended.shape == (3,) and not venv.deal_ended.any()
+    rng = np.random.default_rng(2)
+    ended = 0
+    for _ in range(2500):
+        before = [len(g.deal_results) + 2 * g_played for g, g_played in zip(venv.games, venv.games_played)]
+        _, _, _, rewards, done = venv.step(_random_actions(venv, rng))
+        after = [len(g.deal_results) + 2 * g_played for g, g_played in zip(venv.games, venv.games_played)]
+        expected = np.array(after) != np.array(before)  # a deal result more, or a game restarted
+        np.testing.assert_array_equal(venv.deal_ended, expected)
+        assert not (done & ~venv.deal_ended).any()
+        if reward != "win":
+            np.testing.assert_array_equal(rewards.any(1), venv.deal_ended)
+        ended += int(venv.deal_ended.sum())
+    assert ended >= 6
+
+
+def test_bool_masks_and_copies_give_the_same_values():
+    """mask_dtype=bool gives a bool mask of the same legal moves (bool_mask views the int8 one
+    without a copy); copy=True returns copies of the same values."""
+    plain = vector_env(3, num_players=4, contracts=(1,))
+    flags = vector_env(3, num_players=4, contracts=(1,), mask_dtype=bool)
+    copies = vector_env(3, num_players=4, contracts=(1,), copy=True)
+    first = [v.reset(seed=4) for v in (plain, flags, copies)]
+    assert flags.mask.dtype == np.bool_ and np.array_equal(first[1][1], first[0][1].astype(bool))
+    assert plain.bool_mask.dtype == np.bool_ and np.shares_memory(plain.bool_mask, plain.mask)
+    for a, b, c in zip(_play(plain, 300), _play(flags, 300), _play(copies, 300)):
+        np.testing.assert_array_equal(a[1].astype(bool), b[1])
+        for x, y, z in zip(a, b, c):
+            np.testing.assert_array_equal(x, z)
+            if x.dtype != np.int8 or x.ndim != 2 or x.shape[1] != plain.num_actions:
+                np.testing.assert_array_equal(x, y)
+    for bad, kind in [("float32", ValueError), (np.int64, ValueError), (None, ValueError), ([1], TypeError)]:
+        with pytest.raises(kind, match="mask_dtype must be"):
+            vector_env(2, mask_dtype=bad)
+    with pytest.raises(TypeError, match="copy must be True or False"):
+        vector_env(2, copy="yes")
+    with pytest.raises(ValueError, match="reward must be one of"):
+        vector_env(2, reward="mean")
+
+
+def test_the_returned_arrays_are_the_envs_buffers_rewritten_in_place_unless_copy():
+    """The buffer contract: reset/step return venv.obs, venv.mask and venv.seat themselves, and
+    the next step rewrites them (an array kept from a step shows the next step's values);
+    copy=True returns arrays no later step touches. rewards and done are new at every step."""
+    venv = vector_env(2, contracts=(1,))
+    obs, mask, seat = venv.reset(seed=9)
+    assert obs is venv.obs and mask is venv.mask and seat is venv.seat
+    kept = obs.copy()
+    rng = np.random.default_rng(9)
+    obs2, mask2, seat2, rewards, done = venv.step(_random_actions(venv, rng))
+    assert obs2 is obs and mask2 is mask and seat2 is seat
+    assert not np.array_equal(obs, kept)  # the array from reset now shows this step
+    _, _, _, rewards3, done3 = venv.step(_random_actions(venv, rng))
+    assert rewards3 is not rewards and done3 is not done
+    copying = vector_env(2, contracts=(1,), copy=True)
+    obs, mask, seat = copying.reset(seed=9)
+    assert obs is not copying.obs and mask is not copying.mask and seat is not copying.seat
+    snapshot = obs.copy(), mask.copy(), seat.copy()
+    copying.step(_random_actions(copying, np.random.default_rng(9)))
+    for x, y in zip((obs, mask, seat), snapshot):
+        np.testing.assert_array_equal(x, y)  # untouched by the step
+
+
+def test_games_in_worker_processes_take_the_researchers_options_alike():
+    """WorkerVectorEnv passes reward="relative", mask_dtype=bool and copy=True on and gathers
+    deal_ended: the same arrays, step for step, as the batched env in one process."""
+    options = {"num_players": 3, "contracts": (1,), "reward": "relative", "mask_dtype": bool, "copy": True}
+    one = vector_env(4, **options)
+    split = WorkerVectorEnv(4, workers=2, **options)
+    try:
+        a, b = one.reset(seed=6), split.reset(seed=6)
+        assert b[1].dtype == np.bool_ and b[0] is not split.obs
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+        ends = 0
+        for x, y in zip(_play(one, 800, 6), _play(split, 800, 6)):
+            for u, v in zip(x, y):
+                np.testing.assert_array_equal(u, v)
+            ends += int(y[5].sum())
+        assert ends >= 2 and ends == one.deal_counts["deals"]
+    finally:
+        split.close()

@@ -13,11 +13,31 @@ Row ``i`` is game ``i``: the observation and the action mask are those of the se
 it, exactly what ``env().observe(f"player_{seat}")`` gives in the same state (the same
 :class:`~shanghai_env.observation.ObservationEncoder`, the same action table: docs/actions.md and
 docs/observation.md); ``actions[i]`` is that seat's action. ``rewards[i]`` holds every seat's
-rewards (the AEC env's ``reward`` mode, :func:`shanghai_env.aec.step_rewards`: ``"deal"`` gives
-``-deal score / 100`` to each seat when a deal ends, docs/rules.md section 6) since the previous
-step of game ``i``; ``done[i]`` says that the game ended on this step. A finished game restarts
-on its own: its row then shows the first decision of the next game, and ``final_scores[i]`` the
-finished game's totals.
+rewards since the previous step of game ``i``; ``done[i]`` says that the game ended on this
+step, and ``deal_ended[i]`` (an attribute, ``(N,)`` bool, in every reward mode) that a deal
+ended (the game's last deal included). A finished game restarts on its own: its row then shows
+the first decision of the next game, and ``final_scores[i]`` the finished game's totals.
+
+## Options
+
+- ``reward``: ``"deal"`` (default: ``-deal score / 100`` to each seat when a deal ends,
+  docs/rules.md section 6), ``"win"`` (+1 to the lowest totals, -1 to the others, at the game's
+  end): the AEC env's modes, :func:`shanghai_env.aec.step_rewards`; or ``"relative"``: each
+  seat's ``"deal"`` reward minus the table's mean on that step (``rewards - rewards.mean(1,
+  keepdims=True)`` in float32, what ``shanghai-train``'s default ``--reward relative`` computes).
+- ``mask_dtype``: ``np.int8`` (default, 0/1 as the AEC env's masks) or ``bool``;
+  ``venv.bool_mask`` is a bool view of an int8 mask (no copy).
+- ``copy``: ``False`` (default) or ``True``; see the buffer contract below.
+
+## The buffer contract
+
+``reset`` and ``step`` return the env's own arrays ``venv.obs``, ``venv.mask`` and ``venv.seat``
+(``venv.extra`` too, for ``features``), and every later ``step`` or ``reset`` rewrites them in
+place: an array kept from one step shows the next step's values. Copy what you keep (a replay
+buffer's ``buffer[t] = obs`` copies), or make the env with ``copy=True``: ``reset`` and ``step``
+then return fresh copies (the env's own arrays still hold the same values), at the price of
+those copies (docs/performance.md). ``rewards``, ``done`` and ``deal_ended`` are new arrays at
+every step, safe to keep; so are the lists of ``legal_actions``.
 
 ## Seats played inside
 
@@ -51,9 +71,10 @@ seated inside (one object for every game) is then seeded from the whole list.
 ``actions`` must be ``num_envs`` integers, each legal in its game (its mask entry 1); anything
 else is a TypeError or ValueError naming the row and what is allowed, raised before any game
 changes: the whole batch is checked before any row is played. ``legal_actions`` lists each
-row's legal action ids (ascending), for samplers that draw from the legal moves only. ``mask``
-and ``legal_actions`` are the caller's copies, rewritten at every step: legality is checked
-against the games' own legal moves, so editing them changes nothing but what the caller reads.
+row's legal action ids (ascending), for samplers that draw from the legal moves only (built when
+first read after a step). ``mask`` and ``legal_actions`` are the caller's, rewritten (the mask)
+or replaced (the lists) at every step: legality is checked against the games' own legal moves,
+so editing them changes nothing but what the caller reads.
 Every argument of every call (``observe``'s row and seat, the seeds, ``players``, ``features``)
 is checked the same way, and ``num_envs`` is at most :data:`MAX_ENVS`.
 

@@ -434,7 +434,6 @@ def apply_coupled(game: Game, move: Move, draws: np.ndarray | None, counters: li
 
 
 _DRAWING = (MoveKind.DRAW, MoveKind.PASS, MoveKind.BUY)
-_apply = apply_coupled  # the former name, still imported by agents/learned/scorer_data.py
 
 
 # --- named budgets (for the command line: ``shanghai_env.agents.search:search_w16`` etc.) -----------------

@@ -23,8 +23,6 @@ import shanghai_env
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {
     "shanghai-train",
-    "shanghai-train-rllib",
-    "shanghai-train-scorer",
     "shanghai-evaluate",
     "shanghai-ladder",
     "shanghai-play",
@@ -101,12 +99,6 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
     assert Path(models) == checkout / "models" / "__init__.py"
     assert names == str(
         [
-            "ppo_contract1",
-            "ppo_full_3p",
-            "ppo_full_4p",
-            "ppo_full_5p",
-            "ppo_full_6p",
-            "ppo_full_7p",
             "scratch_4p",
             "scratch_contract1",
             "shanghai",

@@ -144,8 +144,8 @@ def test_a_two_node_cluster_evaluates_like_a_local_run_and_trains(two_nodes: str
     out = tmp_path / "train"
     _run(
         [
-            "-m",
-            "shanghai_env.agents.learned.rllib_train",
+            str(ROOT / "train.py"),
+            "rllib",
             "--address",
             two_nodes,
             "--iterations",

@@ -38,7 +38,7 @@ from shanghai_env.cli import extra_hint, missing_modules
 
 SAVED_PLAYER = (
     "a saved player is a .zip written by shanghai-train (a MaskablePPO model) "
-    "or by shanghai-train-scorer (a scorer)"
+    "or by shanghai-train scorer (a scorer)"
 )
 # what playing a MaskablePPO model imports (the 'train' extra; a scorer needs only numpy)
 PLAY_MODULES = ("torch", "sb3_contrib")

@@ -34,7 +34,7 @@ from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Candidates, ScorerBot, ScorerNet
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, _apply, play_out
+from shanghai_env.agents.search import DRAWS_PER_PLAYER, apply_coupled, play_out
 from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind
@@ -334,11 +334,8 @@ def rollout_values(
             g = game.clone()
             counters = [0] * n
             if move is not None:
-                _apply(g, move, draws, counters)
+                apply_coupled(g, move, draws, counters)
             scores, _ = play_out(g, bots, seeds, rules, table, deal, draws, counters)
             values.append(scores[me] - (sum(scores) - scores[me]) / (n - 1))
         rows.append(values)
     return np.array(rows, dtype=np.float64)
-
-
-_values = rollout_values  # the name benchmarks/label_noise.py imports

@@ -95,7 +95,10 @@ def records_folder(out_dir: str) -> str:
     there (kept: a run deletes nothing it did not write), the first ``OUT/records-N/`` (N = 2, 3,
     ...) that does not exist yet."""
     base = os.path.join(out_dir, RECORDS_FOLDER)
-    if not (os.path.isdir(base) and any(_RECORD_NAME.fullmatch(n) for n in os.listdir(base))):
+    earlier = os.path.isdir(base) and any(
+        _RECORD_NAME.fullmatch(n) and os.path.isfile(os.path.join(base, n)) for n in os.listdir(base)
+    )
+    if not earlier:
         return base
     n = 2
     while os.path.lexists(f"{base}-{n}"):

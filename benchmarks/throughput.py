@@ -4,16 +4,26 @@
     python benchmarks/throughput.py --players 4          # one table size
     python benchmarks/throughput.py --quick              # a few seconds a figure (CI)
     python benchmarks/throughput.py --json out.json --markdown out.md
+    python benchmarks/throughput.py --no-slices --no-extras   # whole games only
 
 Every loop reads the acting player's observation and action mask at every step, as a learner
-would. Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Python bindings,
-``observation_tensor()`` every step) and RLCard ``gin-rummy``. Ratios are ours / peer, all
-measured in this process with the loops of one table size and the peers interleaved: each
-figure is the sum of ``--rounds`` slices taken in turn (engine, raw_env, env(), OpenSpiel,
-RLCard, engine, ...), so a load that comes and goes on the machine hits every loop alike.
-Each ratio is printed with its range over the rounds. Time is this process's CPU time
-(``--clock wall`` for wall time): on a shared machine other programs' work does not count,
-and on an idle one the two agree. Nothing here asserts on time.
+would, and draws its action among the legal ids (``random.Random.choice``). Two groups per table
+size:
+
+- **slices**: the engine alone, the engine with the observation and mask, ``raw_env`` and
+  ``env()``, each reset every ``--cap`` (2,000) steps, so the early deals weigh most;
+- **whole games**: ``env()`` and the batched env (``vector_env(N)`` for each ``--vector-envs``,
+  its rows restarting on their own) play whole games, reset only when a game ends, so the long
+  late deals (contracts 7-10, the most melds on the table) count as often as they come.
+
+Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Python bindings,
+``observation_tensor()`` every step; its episodes are whole games) and RLCard ``gin-rummy``.
+Ratios (ours / peer, and the batched env / ``env()``) are all measured in this process with the
+loops of one group and the peers interleaved: each figure is the sum of ``--rounds`` slices taken
+in turn (engine, raw_env, env(), OpenSpiel, RLCard, engine, ...), so a load that comes and goes
+on the machine hits every loop alike. Each ratio is printed with its range over the rounds. Time
+is this process's CPU time (``--clock wall`` for wall time): on a shared machine other programs'
+work does not count, and on an idle one the two agree. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import gc
 import json
 import os
 import random
+import re
 import sys
 import time
 import tracemalloc
@@ -33,6 +44,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import shanghai_env
 from shanghai_env import Game
 from shanghai_env.actions import ActionTable
 from shanghai_env.observation import ObservationEncoder
@@ -69,6 +81,15 @@ class Slices:
         return self.steps / self.elapsed
 
 
+def ratio(results: dict[str, Any], ours: Slices, theirs: Slices) -> None:
+    """Record and print ``ours / theirs`` with its range over the rounds."""
+    key = f"{ours.label} / {theirs.label}"
+    per_round = [a / b for a, b in zip(ours.rates, theirs.rates)]
+    results["ratios"][key] = ours.rate / theirs.rate
+    results["ratio_ranges"][key] = (min(per_round), max(per_round))
+    print(f"{key:<58} {results['ratios'][key]:5.2f}x  (rounds {min(per_round):.2f}-{max(per_round):.2f})")
+
+
 def interleaved(group: list[Slices], seconds: float, rounds: int) -> None:
     """Measure every loop of ``group`` for ``seconds`` in all, in ``rounds`` slices taken in turn."""
     for s in group:
@@ -102,9 +123,8 @@ def engine_loop(num_players: int, with_obs: bool, cap: int) -> Callable[[], int]
     return episode
 
 
-def aec_loop(num_players: int, wrapped: bool, cap: int) -> Callable[[], int]:
-    import shanghai_env
-
+def aec_loop(num_players: int, wrapped: bool, cap: int | None) -> Callable[[], int]:
+    """One episode per call: ``cap`` steps (truncated), or with ``cap`` None a whole game."""
     make = shanghai_env.env if wrapped else shanghai_env.raw_env
     env = make(num_players=num_players, max_steps=cap)
     rng = random.Random(0)
@@ -124,6 +144,22 @@ def aec_loop(num_players: int, wrapped: bool, cap: int) -> Callable[[], int]:
         return steps
 
     return episode
+
+
+def vector_loop(num_players: int, num_envs: int, copy: bool = False, steps: int = 20) -> Callable[[], int]:
+    """``steps`` steps of every game of ``vector_env(num_envs)`` per call (games played whole:
+    a row restarts only when its game ends), the actions drawn among each row's legal ids;
+    ``copy``: the env made with ``copy=True`` (its arrays returned as copies)."""
+    venv = shanghai_env.vector_env(num_envs, num_players=num_players, copy=copy)
+    venv.reset(seed=0)
+    rng = random.Random(0)
+
+    def chunk() -> int:
+        for _ in range(steps):
+            venv.step([rng.choice(ids) for ids in venv.legal_actions])
+        return steps * num_envs
+
+    return chunk
 
 
 def openspiel_loop() -> Callable[[], int] | None:
@@ -212,7 +248,6 @@ def cost_along_a_deal(windows: int, window: int = 2000) -> list[float]:
     again), so one deal of contract 7 runs for the whole measurement; a per-step cost that grew
     with the game's length would show as rising figures.
     """
-    import shanghai_env
 
     env = shanghai_env.raw_env(num_players=4, contracts=(7,), max_steps=10**9)
     env.reset(seed=0)
@@ -232,8 +267,6 @@ def cost_along_a_deal(windows: int, window: int = 2000) -> list[float]:
 
 def memory_per_env(num_players: int, count: int = 20, steps: int = 300) -> float:
     """KiB each env instance holds after a reset and some play (tracemalloc, beyond imports)."""
-    import shanghai_env
-
     rng = random.Random(0)
     gc.collect()
     tracemalloc.start()
@@ -263,6 +296,8 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
         "|---:|---:|---:|---:|---:|",
     ]
     for n in players:
+        if f"env {n}p" not in sps:  # --no-slices
+            continue
         row = [
             sps.get(f"{label} {n}p", float("nan"))
             for label in ("engine moves only", "engine + obs + mask", "raw_env", "env")
@@ -283,6 +318,7 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
                     lo, hi = ranges[key]
                     cells.append(f"{ratios[key]:.2f}x ({lo:.2f}-{hi:.2f})")
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines += whole_games_table(results, players)
     if "memory_kib_per_env" in results:
         lines += ["", "| players | memory per env (KiB) |", "|---:|---:|"]
         lines += [f"| {n} | {kib:,.0f} |" for n, kib in results["memory_kib_per_env"].items()]
@@ -308,6 +344,31 @@ def markdown(results: dict[str, Any], players: list[int]) -> str:
 PEERS = ("openspiel gin_rummy", "rlcard gin-rummy")
 
 
+def whole_games_table(results: dict[str, Any], players: list[int]) -> list[str]:
+    """The whole-games group as a Markdown table (empty if it was not measured)."""
+    sps, ratios, ranges = results["steps_per_second"], results["ratios"], results["ratio_ranges"]
+    rows = [n for n in players if f"env whole games {n}p" in sps]
+    if not rows:
+        return []
+    counts = sorted({int(m.group(1)) for k in sps if (m := re.match(r"vector_env\((\d+)\) ", k))})
+    peer = "openspiel gin_rummy whole games"
+    head = "| players | env() | " + " | ".join(f"vector_env({k}) | / env()" for k in counts)
+    head += " | OpenSpiel | env() / OpenSpiel |" if peer in sps else " |"
+    lines = ["", head, "|---:|---:|" + "---:|---:|" * len(counts) + ("---:|---:|" if peer in sps else "")]
+    for n in rows:
+        env = f"env whole games {n}p"
+        cells = [f"{sps[env]:,.0f}"]
+        for k in counts:
+            key = f"vector_env({k}) {n}p"
+            lo, hi = ranges[f"{key} / {env}"]
+            cells += [f"{sps[key]:,.0f}", f"{ratios[f'{key} / {env}']:.2f}x ({lo:.2f}-{hi:.2f})"]
+        if peer in sps:
+            lo, hi = ranges[f"{env} / {peer}"]
+            cells += [f"{sps[peer][f'{n}p']:,.0f}", f"{ratios[f'{env} / {peer}']:.2f}x ({lo:.2f}-{hi:.2f})"]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -324,12 +385,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="cpu: this process's CPU time (other programs on the machine do not count); wall: wall time",
     )
     parser.add_argument("--no-extras", action="store_true", help="only the step rates and ratios")
+    parser.add_argument("--no-slices", action="store_true", help="skip the 2,000-step slices")
+    parser.add_argument("--no-whole", action="store_true", help="skip the whole games")
+    parser.add_argument(
+        "--copy", action="store_true", help="whole games: also the first batched env made with copy=True"
+    )
+    parser.add_argument(
+        "--vector-envs", default="16,64", help="games of the batched env in the whole-games group, e.g. 16,64"
+    )
     parser.add_argument("--json", default=None, help="write the figures to this file")
     parser.add_argument("--markdown", default=None, help="write the figures as Markdown tables to this file")
     args = parser.parse_args(argv)
     seconds = args.seconds or (0.5 if args.quick else 6.0)
     rounds = args.rounds or (1 if args.quick else 6)
     players = [int(p) for p in args.players.split(",")]
+    vector_envs = [int(k) for k in args.vector_envs.split(",") if k]
     Slices.clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
     results: dict[str, Any] = {
@@ -347,30 +417,44 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"{peer:<34} (not installed: pip install -e '.[bench]')")
 
     for n in players:
-        group = [
-            Slices(f"engine moves only {n}p", engine_loop(n, False, args.cap)),
-            Slices(f"engine + obs + mask {n}p", engine_loop(n, True, args.cap)),
-            Slices(f"raw_env {n}p", aec_loop(n, False, args.cap)),
-            Slices(f"env {n}p", aec_loop(n, True, args.cap)),
-        ]
-        ours = {s.label: s for s in group}
         theirs = {peer: Slices(peer, loop) for peer, loop in peers.items() if loop is not None}
-        interleaved(group + list(theirs.values()), seconds, rounds)
-        for s in group:
-            sps[s.label] = s.rate
-            print(f"{s.label:<34} {s.rate:>10,.0f} steps/s")
-        for peer, s in theirs.items():
-            sps.setdefault(peer, {})[f"{n}p"] = s.rate
-            print(f"{peer + f' (with {n}p)':<34} {s.rate:>10,.0f} steps/s")
-            for label in (f"env {n}p", f"raw_env {n}p"):
-                key = f"{label} / {peer}"
-                per_round = [a / b for a, b in zip(ours[label].rates, s.rates)]
-                results["ratios"][key] = ours[label].rate / s.rate
-                results["ratio_ranges"][key] = (min(per_round), max(per_round))
-                print(
-                    f"{key:<44} {results['ratios'][key]:5.2f}x  "
-                    f"(rounds {min(per_round):.2f}-{max(per_round):.2f})"
-                )
+        if not args.no_slices:
+            group = [
+                Slices(f"engine moves only {n}p", engine_loop(n, False, args.cap)),
+                Slices(f"engine + obs + mask {n}p", engine_loop(n, True, args.cap)),
+                Slices(f"raw_env {n}p", aec_loop(n, False, args.cap)),
+                Slices(f"env {n}p", aec_loop(n, True, args.cap)),
+            ]
+            interleaved(group + list(theirs.values()), seconds, rounds)
+            for s in group:
+                sps[s.label] = s.rate
+                print(f"{s.label:<34} {s.rate:>10,.0f} steps/s")
+            ours = {s.label: s for s in group}
+            for peer, s in theirs.items():
+                sps.setdefault(peer, {})[f"{n}p"] = s.rate
+                print(f"{peer + f' (with {n}p)':<34} {s.rate:>10,.0f} steps/s")
+                for label in (f"env {n}p", f"raw_env {n}p"):
+                    ratio(results, ours[label], s)
+        if not args.no_whole:
+            whole = [Slices(f"env whole games {n}p", aec_loop(n, True, None))]
+            whole += [Slices(f"vector_env({k}) {n}p", vector_loop(n, k)) for k in vector_envs]
+            if args.copy and vector_envs:
+                k = vector_envs[0]
+                whole.append(Slices(f"vector_env({k}, copy=True) {n}p", vector_loop(n, k, copy=True)))
+            # one peer is enough here (RLCard is the slower one)
+            peer_whole = [
+                Slices(f"{p} whole games", loop) for p, loop in peers.items() if loop and "rlcard" not in p
+            ]
+            interleaved(whole + peer_whole, seconds, rounds)
+            for s in whole:
+                sps[s.label] = s.rate
+                print(f"{s.label:<34} {s.rate:>10,.0f} steps/s")
+            for s in whole[1:]:
+                ratio(results, s, whole[0])
+            for s in peer_whole:
+                sps.setdefault(s.label, {})[f"{n}p"] = s.rate
+                print(f"{s.label + f' (with {n}p)':<34} {s.rate:>10,.0f} steps/s")
+                ratio(results, whole[0], s)
 
     if not args.no_extras:
         extras(results, players, seconds, args.quick)

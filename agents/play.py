@@ -27,7 +27,7 @@ from typing import IO, NamedTuple
 from shanghai_env.actions import action_table
 from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
-from shanghai_env.cli import int_in, number_in, options_once, output_file_problem, run
+from shanghai_env.cli import Parser, int_in, number_in, output_file_problem, run
 from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, Game, Phase, PlayerView
 from shanghai_env.melds import RUN, describe_contract
@@ -477,12 +477,11 @@ def _int_list(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="shanghai-play",
         description="Play Shanghai Rummy in the terminal against bots or a saved model.",
         epilog="Bots: random, greedy, planner; or the path of a saved model (.zip); or module:factory.",
     )
-    options_once(parser)  # an option given twice is an error, not a silent override
     add = parser.add_argument
     add("--opponents", help="the other players, clockwise from you, e.g. greedy,planner,random")
     add("--players", type=int, help="number of players 3..8 (default 4)")

@@ -89,10 +89,18 @@ class StoreOnce(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def options_once(parser: argparse.ArgumentParser) -> None:
-    """Make the options added to ``parser`` after this call (plain ``store`` ones) :class:`StoreOnce`."""
-    parser.register("action", None, StoreOnce)
-    parser.register("action", "store", StoreOnce)
+class Parser(argparse.ArgumentParser):
+    """Every command's argument parser: a plain option given twice is an error (:class:`StoreOnce`),
+    and a usage error is one line, ``PROG: error: WHAT (see PROG --help)``, then exit status 2
+    (argparse would print the whole usage first). Sub-commands' parsers are Parsers too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def given(args: argparse.Namespace) -> set[str]:

@@ -322,3 +322,23 @@ def test_ctrl_c_ends_a_tournament_quietly(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train.py", "ppo", "--bogus"],
+        ["train.py", "dmc", "--seed", "1", "--seed", "2"],
+        ["train.py", "scorer", "fit", "--bogus"],
+        ["train.py", "plot", "--bogus"],
+        ["evaluate.py", "--bogus"],
+        ["-m", "shanghai_env.agents.arena.ladder", "--bogus"],
+        ["-m", "shanghai_env.draw", "--bogus"],
+    ],
+)
+def test_every_parser_answers_a_usage_error_in_one_line_without_the_usage(args: list[str]) -> None:
+    """One parser class for every command: stderr is the error line alone, not argparse's usage."""
+    done = _python(args, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and "--help" in lines[0], done.stderr

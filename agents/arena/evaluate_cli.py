@@ -46,7 +46,7 @@ from shanghai_env.agents.registry import (
     describe_allowed,
     player_pin,
 )
-from shanghai_env.cli import given, options_once, prepare_output, require_extra, run
+from shanghai_env.cli import Parser, given, prepare_output, require_extra, run
 
 
 def _players(text: str) -> list[str]:
@@ -93,11 +93,10 @@ def _record(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``evaluate.py``."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="shanghai-evaluate",
         description="Play a Shanghai Rummy tournament between bots and trained models.",
     )
-    options_once(p)  # an option given twice is an error, not a silent override
     p.add_argument(
         "--players", type=_players, required=True, help=f"3-8 comma-separated players: {describe_allowed()}"
     )

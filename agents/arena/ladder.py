@@ -70,7 +70,7 @@ from shanghai_env.agents.registry import (
     player_labels,
     spec_stem,
 )
-from shanghai_env.cli import int_in, options_once, prepare_output, require_extra, run
+from shanghai_env.cli import Parser, int_in, prepare_output, require_extra, run
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 CONFIG_FILE = "ladder_config.json"
@@ -483,11 +483,10 @@ def markdown(entries: Sequence[LadderEntry], contracts: Sequence[int]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ladder's command line."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="shanghai-ladder",
         description="Round-robin of tables among players: ratings, game scores, scores per contract.",
     )
-    options_once(p)  # an option given twice is an error, not a silent override
     p.add_argument("--players", required=True, help=f"comma-separated distinct players: {describe_allowed()}")
     p.add_argument("--table-size", type=int_in(3, 8), default=4, help="players per table (3-8)")
     p.add_argument(

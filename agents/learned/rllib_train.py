@@ -58,7 +58,7 @@ from shanghai_env.agents.learned.rllib_env import (
 from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
 from shanghai_env.agents.registry import check_spec, contracts_arg
-from shanghai_env.cli import EXTRA_MODULES, extra_hint, int_in, missing_modules, number_in, options_once
+from shanghai_env.cli import EXTRA_MODULES, Parser, extra_hint, int_in, missing_modules, number_in
 from shanghai_env.rules import Rules
 
 COMMAND = "shanghai-train rllib"
@@ -578,11 +578,10 @@ _OPTIONS: list[tuple[str, str, Any, str]] = [
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``shanghai-train rllib``."""
     defaults = RLlibConfig()
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=COMMAND,
         description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
     )
-    options_once(p)
     for flag, dest, kind, text in _OPTIONS:
         default = getattr(defaults, dest)
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, KIND_AT, ScorerNet
-from shanghai_env.cli import int_in, number_in, options_once, output_file_problem
+from shanghai_env.cli import Parser, int_in, number_in, output_file_problem
 from shanghai_env.rules import ALL_CONTRACTS
 
 if TYPE_CHECKING:
@@ -711,8 +711,7 @@ _TOOL_HELP = {
 def tool_parser(name: str) -> argparse.ArgumentParser:
     """The command line of ``shanghai-train scorer NAME`` (one of :data:`TOOLS`)."""
     text, add = _TOOL_HELP[name]
-    p = argparse.ArgumentParser(prog=f"shanghai-train scorer {name}", description=text)
-    options_once(p)
+    p = Parser(prog=f"shanghai-train scorer {name}", description=text)
     add(p)
     return p
 

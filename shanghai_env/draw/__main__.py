@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from gymnasium.error import DependencyNotInstalled
 
-from ..cli import number_in, options_once, output_file_problem, run, write_atomically, writes_over
+from ..cli import Parser, number_in, output_file_problem, run, write_atomically, writes_over
 from ..record import load
 from .replay import main as replay_main
 from .replay import replay_frames
@@ -43,11 +43,10 @@ def _scale(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     # the docstring's first line, without its reStructuredText quotes: a terminal shows plain text
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""))
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""))
     sub = parser.add_subparsers(dest="command", required=True)
     for name, what in (("svg", "an SVG file"), ("png", "a PNG file (needs Pillow, the draw extra)")):
         p = sub.add_parser(name, help=f"the table at one frame of a record as {what}")
-        options_once(p)  # an option given twice is an error, not a silent override
         p.add_argument("record", help="a game record (JSON)")
         p.add_argument(
             "--frame", type=int, default=-1, help="the frame (default: the last; negative counts back)"

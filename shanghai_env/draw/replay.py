@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..cli import options_once, output_file_problem, run, write_atomically, writes_over
+from ..cli import Parser, output_file_problem, run, write_atomically, writes_over
 from ..engine import NO_PLAYER, Phase
 from ..melds import describe_contract
 from ..moves import MoveKind
@@ -213,11 +213,10 @@ def write_replay(record: Mapping[str, Any] | str | Path, path: str | Path, title
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog or "python -m shanghai_env.draw.replay",
         description="Turn a game record (JSON) into one self-contained HTML page that replays the game.",
     )
-    options_once(parser)  # an option given twice is an error, not a silent override
     parser.add_argument("record", help="a game record, as written by evaluate.py --record or play --record")
     parser.add_argument(
         "-o", "--output", help="the HTML file to write (default: the record's name with .html)"

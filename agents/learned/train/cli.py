@@ -34,10 +34,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from shanghai_env.cli import (
+    Parser,
     extra_hint,
     int_in,
     number_in,
-    options_once,
     output_file_problem,
     prepare_output,
     require_extra,
@@ -126,11 +126,10 @@ def _init_arg(text: str) -> str:
 def build_parser(method: str) -> argparse.ArgumentParser:
     from .methods import method_class
 
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog=f"shanghai-train {method}",
         description=f"Train a Shanghai Rummy player with {method} on batched games (docs/training.md).",
     )
-    options_once(p)  # before the options: an option given twice is refused, not silently the last
     _run_options(p.add_argument_group("the run (every method)"), method)
     _method_options(p.add_argument_group(f"{method} options"), method_class(method).Options)
     return p
@@ -355,7 +354,7 @@ def plot_runs(argv: Sequence[str]) -> int:
     """``shanghai-train plot RUN... --out PNG``: the learning curves of several runs in one picture."""
     from .run import plot_curve
 
-    p = argparse.ArgumentParser(prog="shanghai-train plot", description=plot_runs.__doc__)
+    p = Parser(prog="shanghai-train plot", description=plot_runs.__doc__)
     p.add_argument("runs", nargs="+", help="run folders (each with its eval.csv)")
     p.add_argument("--out", required=True, help="the picture to write (.png)")
     p.add_argument("--title", default="", help="the picture's title")

@@ -3,18 +3,18 @@
 ``make_agent(spec, seed)`` resolves one name:
 
 - ``random``, ``greedy``, ``planner``, ``search``: the built-in bots (:data:`BOTS`); other
-  search budgets are factories of :mod:`shanghai_env.agents.search`, e.g.
-  ``shanghai_env.agents.search:search_w16``;
+  search budgets are factories of :mod:`shanghai_env.agents.bots.search`, e.g.
+  ``shanghai_env.agents.bots.search:search_w16``;
 - the name of a model shipped with the package (``scratch_4p``, ``shanghai_4p``, ``shanghai``, ...:
   :func:`shipped_models`), which works from a wheel install as from a clone;
 - a path to a player saved by ``shanghai-train ppo``, ``dmc`` or ``dagger`` (``.pt``:
-  :class:`shanghai_env.agents.learned.train.policy.PolicyAgent`, the most probable legal move;
+  :class:`shanghai_env.agents.learned.players.policy.PolicyAgent`, the most probable legal move;
   one trained with a prior, ``ppo --prior``, asks its prior at every decision:
-  :class:`shanghai_env.agents.learned.train.prior.PriorPolicyAgent`; such a file saved as a
+  :class:`shanghai_env.agents.learned.players.prior.PriorPolicyAgent`; such a file saved as a
   ``.zip``, as the shipped ones were before, loads the same);
 - a path to a saved model (``.zip``): a MaskablePPO policy of ``shanghai-train sb3``
-  (:class:`shanghai_env.agents.learned.model.ModelAgent`, loaded lazily on its first decision) or
-  a move scorer (:func:`shanghai_env.agents.learned.scorer.load_scorer`); any other file is refused
+  (:class:`shanghai_env.agents.learned.players.sb3.ModelAgent`, loaded lazily on its first decision) or
+  a move scorer (:func:`shanghai_env.agents.learned.players.scorer.load_scorer`); any other file is refused
   with a ValueError naming it;
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``); a module in the current folder
@@ -48,7 +48,8 @@ from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.bots.random_agent import RandomAgent
-from shanghai_env.agents.learned.model import (
+from shanghai_env.agents.bots.search import SearchBot
+from shanghai_env.agents.learned.players.sb3 import (
     MISSING_PREFIX,
     PLAY_MODULES,
     SAVED_PLAYER,
@@ -56,8 +57,7 @@ from shanghai_env.agents.learned.model import (
     check_model,
     saved_table,
 )
-from shanghai_env.agents.learned.scorer import ScorerNet, is_scorer_file, load_scorer
-from shanghai_env.agents.search import SearchBot
+from shanghai_env.agents.learned.players.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.cli import extra_hint, missing_modules
 from shanghai_env.melds import CONTRACTS
 from shanghai_env.rules import Rules
@@ -67,7 +67,7 @@ BOTS: dict[str, Callable[[], Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyBot,
     "planner": PlannerBot,
-    "search": SearchBot,  # Monte-Carlo search over sampled worlds (agents/search.py)
+    "search": SearchBot,  # Monte-Carlo search over sampled worlds (agents/bots/search.py)
 }
 
 
@@ -122,13 +122,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         agent = _from_factory(s)
     elif s.endswith(".pt") or _is_policy(s):
         # (a trainer policy needs torch, which the package does not: imported when one is named)
-        from shanghai_env.agents.learned.train.policy import PolicyAgent
+        from shanghai_env.agents.learned.players.policy import PolicyAgent
 
         agent = PolicyAgent(s)
         if agent.meta.get("prior"):  # a network that amends a player (ppo --prior)
-            from shanghai_env.agents.learned.train.prior import PriorPolicyAgent
+            from shanghai_env.agents.learned.players.prior import PriorPolicyAgent
 
-            agent = PriorPolicyAgent(agent)
+            agent = PriorPolicyAgent(agent, make_agent(str(agent.meta["prior"]), seed=0))
     else:
         if is_scorer_file(s):
             agent = load_scorer(s)
@@ -269,7 +269,7 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
         _from_factory(s)
         return s
     if s.endswith(".pt") or _is_policy(s):
-        from shanghai_env.agents.learned.train.policy import check_policy
+        from shanghai_env.agents.learned.players.policy import check_policy
 
         check_policy(s, rules, where)
         return s
@@ -294,7 +294,7 @@ def _is_policy(path: str) -> bool:
     if not path.endswith(".zip"):
         return False
     try:
-        from shanghai_env.agents.learned.train.policy import is_policy_file
+        from shanghai_env.agents.learned.players.policy import is_policy_file
     except ImportError:
         return False
     return is_policy_file(path)

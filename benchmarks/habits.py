@@ -14,7 +14,7 @@ for the player and for the opponents' seats together:
 - **deal score**: its mean (lower is better);
 - **takes an out / takes another card**: in its draw, how often it took the upcard when that
   card would bring its hand closer to the contract (an exact fact of its own hand,
-  ``train/facts.py``), and when it would not; **buys an out / buys another card**: the same
+  ``nets/facts.py``), and when it would not; **buys an out / buys another card**: the same
   for buying out of turn;
 - **down: takes / buys the upcard when the table takes it, and when it does not**: the same once
   the seat is down, where a card some meld takes can be laid off and any other card is dead weight;
@@ -65,8 +65,8 @@ def play(player: str, opponent: str, games: int, players: int, seed: int) -> See
     """Per side (``player``, ``opponents``): every statistic's observations."""
     from shanghai_env.actions import action_table
     from shanghai_env.agents.base import decision_for
-    from shanghai_env.agents.learned.model import observation_encoder
-    from shanghai_env.agents.learned.train.facts import game_facts
+    from shanghai_env.agents.learned.nets.facts import game_facts
+    from shanghai_env.agents.learned.players.sb3 import observation_encoder
     from shanghai_env.agents.registry import make_agent
     from shanghai_env.decision import apply_action
     from shanghai_env.engine import Game

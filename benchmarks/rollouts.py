@@ -5,8 +5,8 @@
     python benchmarks/rollouts.py --json out.json
     python benchmarks/rollouts.py --no-rollouts --worlds 4,8,16,32 --games 2 --contracts 1,2,3,4,5,6,7,8,9,10
 
-A *rollout* is what :class:`shanghai_env.agents.search.SearchBot` runs for every candidate in
-every sampled world: a copy of the world, then :func:`shanghai_env.agents.search.play_out`
+A *rollout* is what :class:`shanghai_env.agents.bots.search.SearchBot` runs for every candidate in
+every sampled world: a copy of the world, then :func:`shanghai_env.agents.bots.search.play_out`
 plays the deal to its end with the rollout policy in every seat (coupled stock draws, as the
 searcher does). The worlds are sampled once, up front, from the views of seeded planner games
 (4 players, contracts 1, 4, 7 and 9: sets, runs, both), so every run and every version of the
@@ -39,7 +39,7 @@ from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.contract import forget_meters
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, ROLLOUT_POLICIES, SearchBot, play_out
+from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, ROLLOUT_POLICIES, SearchBot, play_out
 from shanghai_env.decision import play_turn
 from shanghai_env.engine import Game
 from shanghai_env.worlds import WorldSampler

@@ -78,7 +78,7 @@ def assert_one_line_naming(run: subprocess.CompletedProcess[str], command: str, 
             "shanghai-train-rllib",
             "rllib",
             "import runpy\nsys.argv = ['rllib_train', '--iterations', '1']\n"
-            "runpy.run_module('shanghai_env.agents.learned.rllib_train', run_name='__main__')",
+            "runpy.run_module('shanghai_env.agents.learned.train.methods.rllib', run_name='__main__')",
             ["ray"],
         ),
     ],
@@ -100,7 +100,7 @@ def test_rllib_training_checks_the_export_packages_before_ray_starts(tmp_path: P
         "import ray\n"
         "def no(*a, **k): raise SystemExit('ray.init was called')\n"
         "ray.init = no\n"
-        "from shanghai_env.agents.learned.rllib_train import main\n"
+        "from shanghai_env.agents.learned.train.methods.rllib import main\n"
         "main(['--iterations', '1', '--out', 'out'])\n"
     )
     run = run_without(["sb3_contrib"], call, tmp_path)

@@ -24,7 +24,7 @@ TIMEOUT = 90  # seconds: far above a refusal, far below the ladder or Ray's own 
 
 LADDER = ["-m", "shanghai_env.agents.arena.ladder"]
 EVALUATE = ["evaluate.py"]
-SCORER = ["-m", "shanghai_env.agents.learned.scorer_train"]
+SCORER = ["-m", "shanghai_env.agents.learned.train.methods.scorer"]
 # a small ladder: a case that got past the checks would play quickly, and fail on its status
 L3 = ["--players", "random,greedy,planner", "--table-size", "3", "--games-per-table", "3", "--contracts", "1"]
 L3 += ["--workers", "1", "--no-progress"]

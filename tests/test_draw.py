@@ -311,7 +311,7 @@ def test_the_draw_command_writes_pictures_of_a_frame(tmp_path: Path, record: dic
 
 def test_the_rules_core_does_not_import_the_drawing_package() -> None:
     code = (
-        "import sys, shanghai_env, shanghai_env.record, shanghai_env.agents.play\n"
+        "import sys, shanghai_env, shanghai_env.record, shanghai_env.agents.ui.terminal\n"
         "print(sorted(m for m in sys.modules if 'draw' in m))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

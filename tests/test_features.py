@@ -10,7 +10,7 @@ pytest.importorskip("stable_baselines3")
 import torch
 
 from shanghai_env.actions import action_table
-from shanghai_env.agents.learned.features import CardFeatures, RummyFeatures
+from shanghai_env.agents.learned.nets.features import CardFeatures, RummyFeatures
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import decision_for
 from shanghai_env.engine import Game

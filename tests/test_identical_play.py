@@ -25,7 +25,7 @@ from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.base import Agent, Decision, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, SearchBot, play_out
+from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, SearchBot, play_out
 from shanghai_env.engine import Game
 from shanghai_env.worlds import WorldSampler
 
@@ -119,7 +119,7 @@ def search_games() -> str:
 
 def search_decisions() -> str:
     """One searcher's decisions (every decision kind searched) along a planner game."""
-    from shanghai_env.agents.search import DECISIONS
+    from shanghai_env.agents.bots.search import DECISIONS
 
     game = Game(num_players=4, contracts=(5,))
     table = action_table(game.rules)

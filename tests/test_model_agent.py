@@ -1,6 +1,6 @@
 """ModelAgent's one-pass choice is the choice ``MaskablePPO.predict(..., deterministic=True)``
 makes, at every decision of games played to their end, for a MaskablePPO player as
-``shanghai-train sb3`` makes them (agents/learned/model.py)."""
+``shanghai-train sb3`` makes them (agents/learned/players/sb3.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import torch
 from shanghai_env.actions import action_table
 from shanghai_env.agents.base import decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.learned.model import ModelAgent, observation_encoder
+from shanghai_env.agents.learned.players.sb3 import ModelAgent, observation_encoder
 from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules

@@ -135,7 +135,7 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/scratch_contract1.json",
         "shanghai_env/models/__init__.py",
         "shanghai_env/docs/rules.md",
-        "shanghai_env/agents/learned/scorer.py",
+        "shanghai_env/agents/learned/players/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
         "shanghai_env/agents/learned/train/methods/sb3.py",
@@ -191,7 +191,7 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
         "from shanghai_env.agents.registry import check_player, shipped_models\n"
         "assert all(p.startswith(sys.argv[1]) for p in shipped_models().values()), shipped_models()\n"
         "check_player('shanghai_4p'), check_player('scratch_contract1')\n"
-        "from shanghai_env.agents.play import rule_book\n"
+        "from shanghai_env.agents.ui.terminal import rule_book\n"
         "assert rule_book().startswith(sys.argv[1]) and open(rule_book()).read().startswith('# Shanghai')\n"
         "from shanghai_env.agents.arena.evaluate_cli import main\n"
         "s = main(['--players', 'scratch_contract1,greedy,greedy,greedy', '--contracts', '1',\n"
@@ -213,7 +213,7 @@ def test_the_installed_wheel_plays_a_tournament_with_the_shipped_model(wheel: Pa
 
 
 def test_the_terminal_games_help_names_the_rule_book_of_this_install() -> None:
-    from shanghai_env.agents.play import HELP, rule_book
+    from shanghai_env.agents.ui.terminal import HELP, rule_book
 
     assert Path(rule_book()) == ROOT / "docs" / "rules.md"
     assert str(ROOT / "docs" / "rules.md") in HELP.format(rules=rule_book())

@@ -45,7 +45,7 @@ import pytest
 import shanghai_env
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.scorer import is_scorer_file
+from shanghai_env.agents.learned.players.scorer import is_scorer_file
 from shanghai_env.agents.registry import BOTS, check_player, make_agent, shipped_models
 from shanghai_env.decision import Agent, Decision, chosen_move, decision_for
 from shanghai_env.engine import Game, Phase, PlayerView
@@ -224,7 +224,7 @@ def skip_unless_playable(name: str) -> None:
     if name in BOTS or is_scorer_file(shipped_models()[name]):
         return
     pytest.importorskip("torch")
-    from shanghai_env.agents.learned.train.policy import is_policy_file  # needs torch
+    from shanghai_env.agents.learned.players.policy import is_policy_file  # needs torch
 
     if not is_policy_file(shipped_models()[name]):
         pytest.importorskip("sb3_contrib")

@@ -1,4 +1,4 @@
-"""ppo --prior: a network that amends a player (agents/learned/train/prior.py), the trainer's
+"""ppo --prior: a network that amends a player (agents/learned/players/prior.py), the trainer's
 side and the saved player's."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from shanghai_env.actions import action_table  # noqa: E402
+from shanghai_env.agents.learned.players.prior import PriorPolicyAgent, choices, move_kinds  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.evaluation import evaluate  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
-from shanghai_env.agents.learned.train.prior import PriorPolicyAgent, choices, move_kinds  # noqa: E402
 from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
 from shanghai_env.agents.registry import make_agent  # noqa: E402
 from shanghai_env.moves import MoveKind  # noqa: E402

@@ -20,9 +20,14 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.tournament import TournamentConfig, forget_agents, run_tournament
-from shanghai_env.agents.learned import rllib_train
-from shanghai_env.agents.learned.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
-from shanghai_env.agents.learned.rllib_train import RLlibConfig, export_policy, module_spec, policy_mapping_fn
+from shanghai_env.agents.learned.train.methods import rllib as rllib_train
+from shanghai_env.agents.learned.train.methods.rllib import (
+    RLlibConfig,
+    export_policy,
+    module_spec,
+    policy_mapping_fn,
+)
+from shanghai_env.agents.learned.train.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 

@@ -15,9 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from shanghai_env.agents.learned.players.policy import load_policy  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
-from shanghai_env.agents.learned.train.policy import load_policy  # noqa: E402
 from shanghai_env.agents.learned.train.run import Run, UnsafePickle, check_pickle  # noqa: E402
 from tests.test_trainer import tiny, weights  # noqa: E402
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shanghai_env.agents.learned.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.agents.learned.players.scorer import INPUT_SIZE, ScorerNet
 from shanghai_env.agents.registry import check_player, make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def maskable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An (untrained) MaskablePPO player of 4 players, contract 1, as shanghai-train sb3 saves one."""
     pytest.importorskip("sb3_contrib")
-    from shanghai_env.agents.learned.model import save_maskable
+    from shanghai_env.agents.learned.players.sb3 import save_maskable
     from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model
     from shanghai_env.rules import Rules
     from shanghai_env.single_agent import SingleAgentEnv
@@ -177,8 +177,8 @@ def test_a_model_saved_under_the_old_module_names_still_plays(tmp_path: Path, ma
 
     import cloudpickle
 
-    from shanghai_env.agents.learned import features
-    from shanghai_env.agents.learned.model import old_module_names
+    from shanghai_env.agents.learned.nets import features
+    from shanghai_env.agents.learned.players.sb3 import old_module_names
 
     def old_names(data: dict[str, Any]) -> None:
         kwargs = pickle.loads(base64.b64decode(data["policy_kwargs"][":serialized:"]))
@@ -241,7 +241,7 @@ def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_i
     names its file and that file's SHA-256."""
     import hashlib
 
-    from shanghai_env.agents.learned.scorer import is_scorer_file
+    from shanghai_env.agents.learned.players.scorer import is_scorer_file
     from shanghai_env.agents.registry import shipped_models
 
     assert shipped_models()
@@ -256,7 +256,7 @@ def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_i
 def test_a_trainer_policy_saved_as_a_zip_before_still_plays(tmp_path: Path) -> None:
     """The shipped trainer policies were .zip files up to 0.2.0: a copy under that name loads."""
     pytest.importorskip("torch")
-    from shanghai_env.agents.learned.train.policy import PolicyAgent
+    from shanghai_env.agents.learned.players.policy import PolicyAgent
     from shanghai_env.agents.registry import shipped_models
     from shanghai_env.rules import Rules
 

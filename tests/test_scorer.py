@@ -17,8 +17,7 @@ from shanghai_env.agents.base import Agent, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import hand_kinds
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned import scorer_train
-from shanghai_env.agents.learned.scorer import (
+from shanghai_env.agents.learned.players.scorer import (
     CONTEXT_SIZE,
     DISCARD_Q,
     DRAW_Q,
@@ -29,9 +28,10 @@ from shanghai_env.agents.learned.scorer import (
     is_scorer_file,
     load_scorer,
 )
-from shanghai_env.agents.learned.scorer_data import generate, probe_rule, rollout_values
 from shanghai_env.agents.learned.train import cli as train_cli
+from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.agents.learned.train.scorer_data import generate, probe_rule, rollout_values
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase

@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("torch")
 
 from shanghai_env.agents.arena.runner import play_game
-from shanghai_env.agents.learned.model import observation_encoder
-from shanghai_env.agents.learned.train.policy import is_policy_file, load_policy
+from shanghai_env.agents.learned.players.policy import is_policy_file, load_policy
+from shanghai_env.agents.learned.players.sb3 import observation_encoder
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.engine import Game
 from shanghai_env.rules import ALL_CONTRACTS, Rules

@@ -13,8 +13,14 @@ from shanghai_env.agents.arena.tournament import TournamentConfig, run_tournamen
 from shanghai_env.agents.base import Agent, decision_for
 from shanghai_env.agents.bots.handtools import fits_table
 from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.bots.search import (
+    DECISIONS,
+    DRAWS_PER_PLAYER,
+    SearchBot,
+    SearchParams,
+    apply_coupled,
+)
 from shanghai_env.agents.registry import BOTS, make_agent
-from shanghai_env.agents.search import DECISIONS, DRAWS_PER_PLAYER, SearchBot, SearchParams, apply_coupled
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, MoveKind
 from shanghai_env.worlds import sample_world
@@ -36,11 +42,11 @@ def test_search_is_a_registered_agent() -> None:
 
 
 def test_budgets_are_named_by_factories() -> None:
-    import shanghai_env.agents.search as search
+    import shanghai_env.agents.bots.search as search
 
-    bot = make_agent("shanghai_env.agents.search:search_w16_greedy", seed=1)
+    bot = make_agent("shanghai_env.agents.bots.search:search_w16_greedy", seed=1)
     assert isinstance(bot, SearchBot) and bot.params.worlds == 16 and bot.params.rollout_policy == "greedy"
-    assert make_agent("shanghai_env.agents.search:search_w3").params.worlds == 3  # type: ignore[attr-defined]
+    assert make_agent("shanghai_env.agents.bots.search:search_w3").params.worlds == 3  # type: ignore[attr-defined]
     for bad in ("search_w0", "search_wx", "search_w4_random", "other"):
         with pytest.raises(AttributeError):
             getattr(search, bad)
@@ -83,7 +89,7 @@ def test_search_plays_legal_deterministic_games(policy: str) -> None:
 
 def test_search_seat_in_a_tournament() -> None:
     config = TournamentConfig(
-        players=("shanghai_env.agents.search:tiny", "planner", "planner"), games=3, contracts=(1,)
+        players=("shanghai_env.agents.bots.search:tiny", "planner", "planner"), games=3, contracts=(1,)
     )
     results = run_tournament(config, workers=1)
     assert len(results) == 6 and all(len(r.scores) == 3 for r in results)  # 3 games: one round of 6

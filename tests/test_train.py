@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from shanghai_env.agents.bots.greedy import GreedyBot  # noqa: E402
-from shanghai_env.agents.learned.model import ModelAgent  # noqa: E402
+from shanghai_env.agents.learned.players.sb3 import ModelAgent  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
 from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402

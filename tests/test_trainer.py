@@ -200,7 +200,7 @@ def test_unknown_method_is_one_line(capsys):
 
 def test_the_other_methods_are_reached_through_the_one_command(monkeypatch):
     seen: list[tuple[str, list[str]]] = []
-    from shanghai_env.agents.learned import scorer_train
+    from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 
     monkeypatch.setattr(scorer_train, "main", lambda a: seen.append(("scorer", list(a))) or 0)
     assert cli.main(["scorer", "fit", "x.npz"]) == 0
@@ -247,7 +247,7 @@ def test_games_in_worker_processes_train_the_same_network(tmp_path):
 def test_saved_players_as_opponents_decide_in_one_batch(tmp_path, monkeypatch):
     first = str(tmp_path / "first")
     train(tiny("ppo", first))
-    from shanghai_env.agents.learned.train.policy import PolicyAgent
+    from shanghai_env.agents.learned.players.policy import PolicyAgent
 
     calls: list[int] = []
     act_arrays = PolicyAgent.act_arrays
@@ -295,7 +295,7 @@ def test_facts_runs_resume_and_play(tmp_path, method):
 
 
 def test_the_facts_are_exact_facts_of_the_own_hand():
-    from shanghai_env.agents.learned.train.facts import FACTS_SIZE, hand_facts
+    from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, hand_facts
     from shanghai_env.cards import str_to_card
 
     # contract 1 (two sets of three): 7C 7D 7H and 9C 9D, plus KS: one card short (a third 9)
@@ -319,7 +319,7 @@ def test_once_down_the_outs_are_the_cards_the_table_takes_as_layoffs():
     exactly when the facts (version 2) mark it, on every later turn of a down player."""
     import random
 
-    from shanghai_env.agents.learned.train.facts import game_facts, game_facts_v2
+    from shanghai_env.agents.learned.nets.facts import game_facts, game_facts_v2
     from shanghai_env.engine import Game
     from shanghai_env.moves import MoveKind
 
@@ -365,8 +365,8 @@ def test_a_move_reads_its_own_cards_facts():
     import numpy as np
 
     from shanghai_env.actions import action_table
-    from shanghai_env.agents.learned.train.facts import FACTS_SIZE
-    from shanghai_env.agents.learned.train.policy import build_net
+    from shanghai_env.agents.learned.nets.facts import FACTS_SIZE
+    from shanghai_env.agents.learned.nets.policy import build_net
     from shanghai_env.cards import str_to_card
     from shanghai_env.moves import discard
     from shanghai_env.rules import Rules
@@ -391,8 +391,9 @@ def test_a_move_reads_its_own_cards_facts():
 def test_take_and_buy_read_whether_the_upcard_is_an_out(tmp_path):
 
     from shanghai_env.actions import action_table
-    from shanghai_env.agents.learned.train.facts import FACTS_SIZE
-    from shanghai_env.agents.learned.train.policy import build_net, load_policy, save_policy
+    from shanghai_env.agents.learned.nets.facts import FACTS_SIZE
+    from shanghai_env.agents.learned.nets.policy import build_net
+    from shanghai_env.agents.learned.players.policy import load_policy, save_policy
     from shanghai_env.cards import str_to_card
     from shanghai_env.observation import ObservationEncoder
     from shanghai_env.rules import Rules
@@ -457,8 +458,8 @@ def test_a_stopped_run_keeps_the_recipe_of_its_last_evaluated_player(tmp_path, m
 
 
 def test_a_run_from_before_facts_versions_goes_on_with_the_first_facts(tmp_path):
-    from shanghai_env.agents.learned.train.facts import game_facts
-    from shanghai_env.agents.learned.train.policy import load_policy
+    from shanghai_env.agents.learned.nets.facts import game_facts
+    from shanghai_env.agents.learned.players.policy import load_policy
 
     out = str(tmp_path / "run")
     train(tiny("dmc", out, timesteps=32, facts=True))
@@ -573,7 +574,7 @@ def test_a_dmc_checkpoint_from_before_kept_values_loads():
 
 
 def test_the_move_net_learns_and_its_player_saves_and_loads(tmp_path):
-    from shanghai_env.agents.learned.train.policy import load_policy
+    from shanghai_env.agents.learned.players.policy import load_policy
 
     out = str(tmp_path / "run")
     train(tiny("dmc", out, timesteps=64, facts=True, method_options={**TINY["dmc"], "move_net": (8,)}))
@@ -609,7 +610,7 @@ def test_the_move_nets_blockwise_first_layer_is_the_mlp_on_the_joined_input():
     """The move MLP's first layer is applied to the features, the row and the own facts apart;
     it must give what the MLP gives on their concatenation, in a small batch (rows gathered per
     move) and in a large one (every action's row made once)."""
-    from shanghai_env.agents.learned.train.policy import build_net
+    from shanghai_env.agents.learned.nets.policy import build_net
 
     torch.manual_seed(3)
     net = build_net(Rules(num_players=4), (16,), facts=True, move_net=(8, 4))
@@ -649,7 +650,8 @@ def test_the_move_nets_blockwise_first_layer_is_the_mlp_on_the_joined_input():
 
 
 def test_a_trained_player_ships_as_a_zip_and_plays_by_its_path(tmp_path):
-    from shanghai_env.agents.learned.train.policy import PolicyAgent, build_net, is_policy_file, save_policy
+    from shanghai_env.agents.learned.nets.policy import build_net
+    from shanghai_env.agents.learned.players.policy import PolicyAgent, is_policy_file, save_policy
     from shanghai_env.agents.registry import make_agent, shipped_models
 
     rules = Rules(num_players=4)

@@ -18,14 +18,14 @@ pytest.importorskip("sb3_contrib")
 
 from test_trainer import tiny as trainer_tiny  # noqa: E402
 
-from shanghai_env.agents.learned.model import ModelAgent, save_maskable  # noqa: E402
+from shanghai_env.agents.learned.nets.sb3 import load_sb3  # noqa: E402
+from shanghai_env.agents.learned.players.policy import padded  # noqa: E402
+from shanghai_env.agents.learned.players.sb3 import ModelAgent, save_maskable  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
 from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402
 from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model  # noqa: E402
-from shanghai_env.agents.learned.train.policy import padded  # noqa: E402
 from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
-from shanghai_env.agents.learned.train.sb3_net import load_sb3  # noqa: E402
 from shanghai_env.agents.registry import make_agent  # noqa: E402
 from shanghai_env.decision import decision_for  # noqa: E402
 from shanghai_env.observation import ObservationEncoder  # noqa: E402

@@ -20,9 +20,9 @@ import pytest
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.play import main as play_main
-from shanghai_env.agents.web import GameServer, Table, WebGame, start_server
-from shanghai_env.agents.web.game import HIDDEN
+from shanghai_env.agents.ui.terminal import main as play_main
+from shanghai_env.agents.ui.web import GameServer, Table, WebGame, start_server
+from shanghai_env.agents.ui.web.game import HIDDEN
 from shanghai_env.cards import card_to_str, cards_of, sort_key_by_rank, str_to_card
 from shanghai_env.decision import decision_for
 from shanghai_env.draw.state import hand_text, table_state
@@ -398,7 +398,16 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
     record = tmp_path / "left.json"
     args = ["--web", "--port", "0", "--no-browser", "--players", "3", "--contracts", "1", "--bot", "random"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "shanghai_env.agents.play", *args, "--seed", "4", "--record", str(record)],
+        [
+            sys.executable,
+            "-m",
+            "shanghai_env.agents.ui.terminal",
+            *args,
+            "--seed",
+            "4",
+            "--record",
+            str(record),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

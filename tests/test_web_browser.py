@@ -20,7 +20,7 @@ import pytest
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.web import GameServer, Table, WebGame, start_server
+from shanghai_env.agents.ui.web import GameServer, Table, WebGame, start_server
 from shanghai_env.decision import decision_for
 from shanghai_env.draw.scene import table_scene
 from shanghai_env.draw.state import hand_text

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from shanghai_env.agents.web import GameServer, Table, start_server
-from shanghai_env.agents.web.server import MAX_BODY, MAX_GAMES
+from shanghai_env.agents.ui.web import GameServer, Table, start_server
+from shanghai_env.agents.ui.web.server import MAX_BODY, MAX_GAMES
 from shanghai_env.record import load, replay
 from shanghai_env.rules import Rules
 

@@ -270,7 +270,7 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     if any(getattr(a, "needs_observation", False) for a in agents):
         encoder = _ENCODERS.get(rules)
         if encoder is None:
-            from shanghai_env.agents.learned.model import observation_encoder
+            from shanghai_env.agents.learned.players.sb3 import observation_encoder
 
             encoder = _ENCODERS[rules] = observation_encoder(rules)
     game = Game(rules)

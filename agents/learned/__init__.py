@@ -1,1 +1,2 @@
-"""Trained players and their training: policy features, cloning, MaskablePPO, RLlib (docs/training.md)."""
+"""Trained players: their networks (``nets/``), saved files as players (``players/``) and the one
+trainer (``train/``, ``shanghai-train``; docs/training.md)."""

@@ -142,7 +142,7 @@ def _read(name: str) -> str:
 
 def table_script() -> str:
     """The JavaScript that draws a table (``tableScene``, ``sceneSvg``), as :mod:`.scene` does:
-    one source for the replay and the browser game (:mod:`shanghai_env.agents.web`)."""
+    one source for the replay and the browser game (:mod:`shanghai_env.agents.ui.web`)."""
     return _read("table.js")
 
 

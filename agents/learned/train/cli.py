@@ -124,7 +124,7 @@ def _init_arg(text: str) -> str:
 
 
 def build_parser(method: str) -> argparse.ArgumentParser:
-    from .methods import method_class
+    from shanghai_env.agents.learned.train.methods import method_class
 
     p = Parser(
         prog=f"shanghai-train {method}",
@@ -137,9 +137,8 @@ def build_parser(method: str) -> argparse.ArgumentParser:
 
 def _run_options(g: Any, method: str) -> None:
     """The options of every method's run (:class:`.run.RunConfig`)."""
+    from shanghai_env.agents.learned.train.run import RunConfig
     from shanghai_env.agents.registry import contracts_arg
-
-    from .run import RunConfig
 
     defaults = RunConfig()
     g.add_argument("--players", type=int_in(3, 8), default=defaults.players, help="seats at the table (3-8)")
@@ -241,8 +240,8 @@ def _method_options(h: Any, options: Any) -> None:
 
 
 def main_loop(method: str, argv: Sequence[str]) -> int:
-    from .methods import method_class
-    from .run import RunConfig
+    from shanghai_env.agents.learned.train.methods import method_class
+    from shanghai_env.agents.learned.train.run import RunConfig
 
     parser = build_parser(method)
     args = parser.parse_args(argv)
@@ -274,7 +273,7 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         **{**run_options, "out": os.path.normpath(args.out)},
         method_options={k: getattr(args, k) for k in option_names},
     )
-    from .loop import train
+    from shanghai_env.agents.learned.train.loop import train
 
     try:
         train(config, command="shanghai-train " + " ".join([method, *argv]))
@@ -342,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)
         return 2
     if first == "scorer" and argv[1:2] and argv[1] in SCORER_TOOLS:
-        from shanghai_env.agents.learned import scorer_train
+        from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 
         return scorer_train.tool_main(argv[1:])
     if first in LOOP_METHODS:
@@ -352,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def plot_runs(argv: Sequence[str]) -> int:
     """``shanghai-train plot RUN... --out PNG``: the learning curves of several runs in one picture."""
-    from .run import plot_curve
+    from shanghai_env.agents.learned.train.run import plot_curve
 
     p = Parser(prog="shanghai-train plot", description=plot_runs.__doc__)
     p.add_argument("runs", nargs="+", help="run folders (each with its eval.csv)")
@@ -395,7 +394,7 @@ def _tables(runs: Sequence[str]) -> dict[str, str]:
 def _other(method: str, argv: list[str]) -> int:
     require_extra("shanghai-train rllib", "rllib")
     try:  # rllib_train imports Ray RLlib as it loads
-        from shanghai_env.agents.learned.rllib_train import main as rllib_main
+        from shanghai_env.agents.learned.train.methods.rllib import main as rllib_main
     except ModuleNotFoundError as err:  # Ray without RLlib's own dependencies
         print(
             f"shanghai-train rllib needs the 'rllib' extra (importing RLlib: {err}): {extra_hint('rllib')}",

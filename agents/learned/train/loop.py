@@ -26,17 +26,17 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from typing import Any
 
 import torch
 
+from shanghai_env.agents.learned.nets.facts import describe_facts
+from shanghai_env.agents.learned.players.policy import not_finite
+from shanghai_env.agents.learned.train.evaluation import evaluate_all
+from shanghai_env.agents.learned.train.methods import method_class
+from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve, replaced
 from shanghai_env.cli import write_atomically
-
-from .evaluation import evaluate_all
-from .facts import describe_facts
-from .methods import method_class
-from .policy import not_finite
-from .run import Run, RunConfig, plot_curve, replaced
 
 
 def pick_device(name: str) -> torch.device:
@@ -78,7 +78,8 @@ class Training:
 
     def __init__(self, config: RunConfig, device: torch.device, command: str) -> None:
         self.config, self.device, self.command = config, device, command
-        self.folder = Run(config)  # locked from here on
+        options = asdict(method_class(config.method).Options())
+        self.folder = Run(config, options)  # locked from here on
         self.env_steps, self.train_seconds = 0, 0.0
         self.last_eval: dict[str, Any] = {}
         # the starting player is evaluated first (a schedule due at 0); 0 evaluations: none

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .run import SELF, RunConfig
+from shanghai_env.agents.learned.train.run import SELF, RunConfig
 
 
 def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | None = None) -> Any:
@@ -26,7 +26,7 @@ def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | Non
         "contracts": config.contracts,
     }
     if features is None and config.facts:
-        from .facts import FACTS_SIZE, facts_function
+        from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, facts_function
 
         features = (facts_function(config.facts_version), FACTS_SIZE)
     if features is not None:

@@ -27,16 +27,15 @@ import pickle
 import pickletools
 import secrets
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 
+from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
 from shanghai_env.cli import write_atomically
 from shanghai_env.rules import ALL_CONTRACTS, Rules
-
-from .facts import FACTS_VERSION
 
 try:
     import fcntl
@@ -65,12 +64,12 @@ class RunConfig:
     opponents: tuple[str, ...] = (
         SELF,
     )  # "self": every seat is the learner; else players for the other seats
-    facts: bool = False  # the exact facts of the own hand as extra inputs (train/facts.py)
-    # which facts (train/facts.py FACTS_VERSION): not an option but a record, since a run goes on
+    facts: bool = False  # the exact facts of the own hand as extra inputs (nets/facts.py)
+    # which facts (nets/facts.py FACTS_VERSION): not an option but a record, since a run goes on
     # reading the facts it started with (a folder from before versions read version 1)
     facts_version: int = FACTS_VERSION
     # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
-    # (a .zip such as ppo_full_4p: RL after cloning, train/sb3_net.py; ppo only)
+    # (a .zip such as ppo_full_4p: RL after cloning, nets/sb3.py; ppo only)
     init: str = ""
     reward: str = "relative"  # "deal": -deal score/100; "relative": that minus the table's mean
     eval_every: int = 500_000  # env steps between evaluations; 0: only at the end
@@ -117,8 +116,11 @@ RECORDED = {"facts_version": 1}
 class Run:
     """The run folder: config, logs, checkpoints, the learning curve; held by one trainer at a time."""
 
-    def __init__(self, config: RunConfig) -> None:
+    def __init__(self, config: RunConfig, option_defaults: Mapping[str, Any] | None = None) -> None:
+        """``option_defaults``: the method's options at their defaults (a run made before an
+        option existed ran at its default), given by the trainer that knows the method."""
         self.config = config
+        self.option_defaults = dict(option_defaults or {})
         self.out = config.out
         self.made_folder = not os.path.isdir(self.out)
         os.makedirs(self.out, exist_ok=True)
@@ -180,9 +182,7 @@ class Run:
         defaults = json.loads(json.dumps(RunConfig(method=self.config.method).to_json()))
         theirs = {**{k: defaults[k] for k in mine if k not in theirs}, **RECORDED, **theirs}
         # likewise a method option added since: the run used what is now its default
-        from .methods import method_class
-
-        option_defaults = asdict(method_class(self.config.method).Options())
+        option_defaults = self.option_defaults
         own = mine.get("method_options", {})
         theirs["method_options"] = {
             **{k: option_defaults[k] for k in own if k in option_defaults},
@@ -406,17 +406,16 @@ _SAFE_GLOBALS: dict[str, frozenset[str]] = {
     "numpy.random.bit_generator": frozenset({"__pyx_unpickle_SeedSequence", "SeedSequence"}),
     "numpy.random.mtrand": frozenset({"RandomState"}),
     "shanghai_env.agents.registry": frozenset({"make_agent"}),  # only inside a partial: see _Pickle
-    "shanghai_env.agents.learned.train.sb3_net": frozenset({"game_derived"}),
 }
 # modules whose classes (not functions) a game or a bot is made of, and whose functions are pure
 _CLASS_MODULES = tuple(
     f"shanghai_env.{m}"
     for m in (
         "actions", "cards", "checks", "decision", "engine", "legal", "melds", "moves", "observation",
-        "rules", "vector", "vector_workers", "worlds", "agents.base", "agents.search", "agents.bots",
+        "rules", "vector", "vector_workers", "worlds", "agents.base", "agents.bots",
     )
 )  # fmt: skip
-_FUNCTION_MODULES = ("shanghai_env.agents.learned.train.facts",)
+_FUNCTION_MODULES = ("shanghai_env.agents.learned.nets.facts",)
 _MAKE_AGENT = ("shanghai_env.agents.registry", "make_agent")
 _PARTIAL = ("functools", "partial")
 _STRINGS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE"}

@@ -17,7 +17,10 @@ METHODS = {
     "dmc": (".dmc", "DMC"),
     "dagger": (".dagger", "Dagger"),
     "sb3": (".sb3", "SB3"),
-    "scorer": ("shanghai_env.agents.learned.scorer_train", "Scorer"),  # expert iteration, a round a step
+    "scorer": (
+        "shanghai_env.agents.learned.train.methods.scorer",
+        "Scorer",
+    ),  # expert iteration, a round a step
 }
 
 

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..opponents import make_games
-from ..policy import build_net, load_policy, padded, save_policy
-from ..run import RunConfig
-from ..sb3_net import load_sb3, save_sb3
+from shanghai_env.agents.learned.nets.policy import build_net, padded
+from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
+from shanghai_env.agents.learned.players.policy import load_policy, save_policy
+from shanghai_env.agents.learned.train.opponents import make_games
+from shanghai_env.agents.learned.train.run import RunConfig
 
 
 class NetMethod:

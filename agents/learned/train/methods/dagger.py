@@ -29,13 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
+from shanghai_env.agents.learned.train.methods.chains import SeatChains
+from shanghai_env.agents.learned.train.methods.teachers import Teachers
+from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.engine import Phase
-
-from ..policy import padded
-from ..run import RunConfig
-from .base import NetMethod, deal_stats, training_games
-from .chains import SeatChains
-from .teachers import Teachers
 
 
 @dataclass

@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..policy import padded
-from ..run import safe_loads
-from .base import NetMethod, deal_stats, training_games
+from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
+from shanghai_env.agents.learned.train.run import safe_loads
 
 
 @dataclass

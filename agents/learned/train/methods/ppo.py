@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..policy import padded
-from ..prior import choices, lean, move_kinds
-from ..run import RunConfig, safe_loads
-from .base import NetMethod, deal_stats, training_games
-from .chains import SeatChains
-from .teachers import Teachers
+from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.players.prior import choices, lean, move_kinds
+from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
+from shanghai_env.agents.learned.train.methods.chains import SeatChains
+from shanghai_env.agents.learned.train.methods.teachers import Teachers
+from shanghai_env.agents.learned.train.run import RunConfig, safe_loads
 
 
 @dataclass

@@ -5,14 +5,14 @@ One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``nu
 inside the env), then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does.
 The run folder, config, checkpoints, evaluations and curve are the loop's, as for every method;
 the player is a MaskablePPO ``model.zip`` that every command plays
-(:class:`~shanghai_env.agents.learned.model.ModelAgent`).
+(:class:`~shanghai_env.agents.learned.players.sb3.ModelAgent`).
 
 - Opponents: ``--opponents self`` (the default): every other seat plays the current policy's
   most probable move; otherwise the named players (one name: every other seat).
 - Reward: ``--reward deal`` is the env's (``-deal score / 100``); ``relative`` (the default) that
   minus the table's mean, as the other methods learn it. ``shaping`` adds the env's
   potential-based shaping on the distance of the hand to the contract (0: none).
-- Network: the observation read through :class:`~shanghai_env.agents.learned.features.RummyFeatures`,
+- Network: the observation read through :class:`~shanghai_env.agents.learned.nets.features.RummyFeatures`,
   then ``net_arch`` for the policy and the value; ``--init`` a MaskablePPO ``.zip`` goes on from
   that player's network (its own widths) with this run's settings.
 - A checkpoint holds the network's and the optimiser's tensors and the random streams (no
@@ -40,16 +40,15 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from shanghai_env.agents.bots.contract import shared_meter
+from shanghai_env.agents.learned.nets.features import RummyFeatures
+from shanghai_env.agents.learned.players.sb3 import load_maskable, policy_modes, save_maskable, saved_table
+from shanghai_env.agents.learned.train.methods.base import training_games
+from shanghai_env.agents.learned.train.run import SELF, RunConfig
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Agent, Decision
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
-
-from ...features import RummyFeatures
-from ...model import load_maskable, policy_modes, save_maskable, saved_table
-from ..run import SELF, RunConfig
-from .base import training_games
 
 
 @dataclass

@@ -139,7 +139,7 @@ class SearchBot:
         self.params = replace(params or SearchParams(), **options)
         # The prior (the move kept unless a search beats it) and the rollout policy are the
         # planner's by default; any planner-shaped bot can be either (e.g. a scorer network,
-        # agents/learned/scorer_search.py), in which case it replaces ``rollout_policy``.
+        # agents/learned/players/scorer_search.py), in which case it replaces ``rollout_policy``.
         if prior is not None and not isinstance(prior, PlannerBot):
             raise TypeError(f"prior must be a PlannerBot (or a subclass), got {prior!r}")
         if rollout is not None and not callable(rollout):
@@ -436,7 +436,7 @@ def apply_coupled(game: Game, move: Move, draws: np.ndarray | None, counters: li
 _DRAWING = (MoveKind.DRAW, MoveKind.PASS, MoveKind.BUY)
 
 
-# --- named budgets (for the command line: ``shanghai_env.agents.search:search_w16`` etc.) -----------------
+# --- named budgets (for the command line: ``shanghai_env.agents.bots.search:search_w16`` etc.) ---
 
 
 def tiny() -> SearchBot:
@@ -446,7 +446,7 @@ def tiny() -> SearchBot:
 
 def __getattr__(name: str) -> Any:
     """``search_w<N>`` and ``search_w<N>_greedy``: factories of searchers with N worlds a decision
-    (rollouts by the planner, or by greedy): ``shanghai_env.agents.search:search_w32`` names a player."""
+    (rollouts by the planner, or by greedy): ``shanghai_env.agents.bots.search:search_w32`` names a player."""
     stem, _, policy = name.partition("_w")[2].partition("_")
     if (
         name.startswith("search_w")

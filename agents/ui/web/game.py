@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from shanghai_env.actions import action_table
-from shanghai_env.agents.play_text import menu_order, why_illegal
+from shanghai_env.agents.ui.text import menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
 from shanghai_env.draw.state import hand_text, meld_text, table_header, table_state
@@ -376,7 +376,7 @@ class WebGame:
 
     def record(self) -> dict[str, Any]:
         """The game so far as a game record (:mod:`shanghai_env.record`)."""
-        meta = {"program": "shanghai_env.agents.web", "seed": self.seed, "seat": self.seat}
+        meta = {"program": "shanghai_env.agents.ui.web", "seed": self.seed, "seat": self.seat}
         return make_record(
             self.game, self.moves, deck=None, dealer=self.first_dealer, players=self.names, meta=meta
         )

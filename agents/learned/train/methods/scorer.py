@@ -1,10 +1,10 @@
-"""Training the scorer (:mod:`shanghai_env.agents.learned.scorer`): generate, fit, repeat.
+"""Training the scorer (:mod:`shanghai_env.agents.learned.players.scorer`): generate, fit, repeat.
 
 Expert iteration without search at play time:
 
 1. ``gen``: the behaviour player (the planner at first, then the latest scorer) plays games;
    every upcard decision it meets is valued by coupled rollouts from the true state, every
-   discard is labelled with the planner's choice (:mod:`shanghai_env.agents.learned.scorer_data`).
+   discard is labelled with the planner's choice (:mod:`shanghai_env.agents.learned.train.scorer_data`).
    Workers run in parallel processes, each from its own seed, for a number of seconds or games;
    the shard is written once, as one ``.npz``, so a run cut off loses only the shard in progress.
 2. ``fit``: a network is fitted to every shard given: for upcard pairs, the difference of the
@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from shanghai_env.agents.learned.scorer import DISCARD_Q, DOWN_DISCARD_Q, INPUT_SIZE, KIND_AT, ScorerNet
+from shanghai_env.agents.learned.players.scorer import (
+    DISCARD_Q,
+    DOWN_DISCARD_Q,
+    INPUT_SIZE,
+    KIND_AT,
+    ScorerNet,
+)
 from shanghai_env.cli import Parser, int_in, number_in, output_file_problem
 from shanghai_env.rules import ALL_CONTRACTS
 
@@ -60,7 +66,7 @@ def _in_workers(worker: Callable[[Job], Any], seed: int, workers: int, options: 
 
 
 def _gen_worker(job: Job) -> dict[str, np.ndarray]:
-    from shanghai_env.agents.learned.scorer_data import generate
+    from shanghai_env.agents.learned.train.scorer_data import generate
 
     seed, options = job
     rest = {k: v for k, v in options.items() if k not in _MODELS}
@@ -125,7 +131,7 @@ def gen(
 
 
 def _probe_worker(job: Job) -> np.ndarray:
-    from shanghai_env.agents.learned.scorer_data import probe_rule
+    from shanghai_env.agents.learned.train.scorer_data import probe_rule
 
     seed, options = job
     net = _net(options["model"])
@@ -146,7 +152,7 @@ def probe(
     """:func:`scorer_data.probe_rule` in ``workers`` processes (seeds ``seed * 1000 + i``), the
     network (or the planner) in the behaviour seats, the rollouts and some tables' opponents;
     one line: the mean difference with its 95% interval over decisions."""
-    from shanghai_env.agents.learned.scorer_data import PROBES
+    from shanghai_env.agents.learned.train.scorer_data import PROBES
 
     options = {"model": model, "rule": rule, "games": games, "rollouts": rollouts}
     parts = _in_workers(_probe_worker, seed, workers, options)

@@ -26,14 +26,12 @@ JSON (``Content-Type: application/json``) and, where the browser names the page 
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import secrets
 import sys
 import threading
 import time
-import webbrowser
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,8 +39,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from shanghai_env.agents.web.game import Refused, WebGame
-from shanghai_env.agents.web.page import PAGE, PLAY_SCRIPT
+from shanghai_env.agents.ui.web.game import Refused, WebGame
+from shanghai_env.agents.ui.web.page import PAGE, PLAY_SCRIPT
 from shanghai_env.draw.replay import replay_html, table_script
 from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.record import save
@@ -535,31 +533,3 @@ def start_server(table: Table, host: str = "127.0.0.1", port: int = 0) -> GameSe
     """A server for ``table`` listening on ``host:port`` (0: any free port); call
     ``serve_forever()`` on it (or run that in a thread) and ``shutdown()`` to stop."""
     return GameServer((host, port), Games(table))
-
-
-def web_main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``shanghai-play --web``: check the table, start the server, open the page, serve until
-    Ctrl-C."""
-    from shanghai_env.agents.play import check_table
-
-    for option, given in (("--delay", args.delay != 0.0), ("--no-menu", args.no_menu)):
-        if given:
-            parser.error(f"{option} is for the terminal game, not --web")
-    setup = check_table(parser, args, default_bot="shanghai_4p")
-    table = Table(setup.rules, setup.seat, setup.specs, args.seed, args.max_moves, args.record)
-    port = DEFAULT_PORT if args.port is None else args.port
-    try:
-        server = start_server(table, "127.0.0.1", port)
-    except OSError as err:
-        parser.error(f"argument --port: cannot listen on 127.0.0.1:{port} ({err.strerror}); try --port 0")
-    print(f"Shanghai Rummy in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
-    if not args.no_browser:
-        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print("\nstopped", file=sys.stderr)
-    finally:
-        server.server_close()
-        server.games.save_unfinished()
-    return 0

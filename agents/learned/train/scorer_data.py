@@ -6,7 +6,7 @@ seats and bots in the others. At every decision of a behaviour seat:
 - **take or draw, buy or pass** (when the upcard could matter, the decisions the scorer is
   asked): both candidates are played on from the true state ``rollouts`` times to the end of the
   deal, each time with the same rollout seeds and the same coupled stock draws for both
-  (common random numbers, as in :mod:`shanghai_env.agents.search`), the behaviour seats by the
+  (common random numbers, as in :mod:`shanghai_env.agents.bots.search`), the behaviour seats by the
   planner and every other seat by its own bot. The label is the mean difference of the seat's
   *relative* deal score (its score minus the mean of the others'; lower is better) between
   taking and not taking. Rolling out from the true state rather than from sampled worlds gives,
@@ -33,8 +33,15 @@ from shanghai_env.agents.base import Decision, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.scorer import BUY_Q, DRAW_Q, INPUT_SIZE, Candidates, ScorerBot, ScorerNet
-from shanghai_env.agents.search import DRAWS_PER_PLAYER, apply_coupled, play_out
+from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, apply_coupled, play_out
+from shanghai_env.agents.learned.players.scorer import (
+    BUY_Q,
+    DRAW_Q,
+    INPUT_SIZE,
+    Candidates,
+    ScorerBot,
+    ScorerNet,
+)
 from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind

@@ -17,7 +17,7 @@ from stable_baselines3.common.policies import BaseModel
 from torch import nn
 
 from shanghai_env.actions import action_table
-from shanghai_env.agents.learned.model import load_maskable
+from shanghai_env.agents.learned.players.sb3 import load_maskable
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 

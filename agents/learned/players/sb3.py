@@ -49,9 +49,12 @@ RETIRED_POLICIES = ("shanghai_env.agents.learned.structured",)
 # Models saved before the players moved under shanghai_env.agents name their feature extractor
 # by its old module path (agents.features.RummyFeatures); while a model loads, those names lead
 # to the modules' new homes.
+# 0.2.0 kept the extractor at shanghai_env.agents.learned.features (before the networks moved
+# into learned/nets/).
 _OLD_MODULES = {
     "agents": "shanghai_env.agents",
-    "agents.features": "shanghai_env.agents.learned.features",
+    "agents.features": "shanghai_env.agents.learned.nets.features",
+    "shanghai_env.agents.learned.features": "shanghai_env.agents.learned.nets.features",
 }
 
 

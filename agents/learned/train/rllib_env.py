@@ -10,7 +10,7 @@ float layer. :class:`ShanghaiMultiAgentEnv` gives every agent
 
 with the bounds of :class:`~shanghai_env.observation.ObservationEncoder`, so PPO with that
 module runs as it is. Values are the int8 ones, unscaled, so a policy trained here reads
-exactly what ``ModelAgent`` feeds an SB3 model (``agents/learned/rllib_train.py`` exports to one).
+exactly what ``ModelAgent`` feeds an SB3 model (``agents/learned/train/methods/rllib.py`` exports to one).
 
 **Agents.** Agent ids name roles, counted from the learning seat (the seat is drawn per
 episode):

@@ -4,7 +4,7 @@
     shanghai-train rllib --address auto --num-env-runners 16 --iterations 500
 
 The environment is
-:class:`shanghai_env.agents.learned.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
+:class:`shanghai_env.agents.learned.train.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
 as RLlib's action-masking module wants them). The full description, the cluster recipe and
 the throughput measurements are in docs/rllib.md.
 
@@ -48,14 +48,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from shanghai_env.agents.arena.tournament import ray_address_problem as address_problem
-from shanghai_env.agents.learned.rllib_env import (
+from shanghai_env.agents.learned.train.evaluation import evaluate_all
+from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
     SELF,
     SNAPSHOT,
     ShanghaiMultiAgentEnv,
     check_opponents,
 )
-from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
 from shanghai_env.agents.registry import check_spec, contracts_arg
 from shanghai_env.cli import EXTRA_MODULES, Parser, extra_hint, int_in, missing_modules, number_in
@@ -244,13 +244,13 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
     the raw observation values; SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
     same activation is the same function, so the weights are copied layer by layer (shapes
     checked). The file plays through
-    :class:`shanghai_env.agents.learned.model.ModelAgent` (evaluate.py, train.py's
+    :class:`shanghai_env.agents.learned.players.sb3.ModelAgent` (evaluate.py, train.py's
     opponents) without Ray. A ``.json`` beside it records the table for evaluate.py's checks.
     """
     import torch
     from sb3_contrib import MaskablePPO
 
-    from shanghai_env.agents.learned.training import save_for_play
+    from shanghai_env.agents.learned.players.sb3 import save_maskable
     from shanghai_env.single_agent import SingleAgentEnv
 
     module = module_spec(config).build()
@@ -286,7 +286,7 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
                 t.weight.copy_(s.weight)
                 t.bias.copy_(s.bias)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    save_for_play(model, path)
+    save_maskable(model, path)
     meta = {
         "config": {"num_players": config.players, "contracts": list(config.contracts)},
         "exported_from": "rllib",

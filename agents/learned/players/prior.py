@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from shanghai_env.actions import action_table
+from shanghai_env.agents.learned.nets.facts import view_facts
 from shanghai_env.decision import Decision
 from shanghai_env.moves import MoveKind
 from shanghai_env.rules import Rules
@@ -32,8 +34,6 @@ FREE[list(FREE_KINDS)] = True
 
 def move_kinds(rules: Rules) -> np.ndarray:
     """The kind of every action of ``rules``' table."""
-    from shanghai_env.actions import action_table
-
     return np.array([int(m.kind) for m in action_table(rules).moves], np.int64)
 
 
@@ -61,15 +61,15 @@ class PriorPolicyAgent:
 
     needs_observation = True
 
-    def __init__(self, policy: Any) -> None:
-        from shanghai_env.agents.registry import make_agent
-
-        self.policy = policy  # a PolicyAgent (policy.py) of the saved network
+    def __init__(self, policy: Any, prior: Any) -> None:
+        """``policy``: the PolicyAgent (policy.py) of the saved network; ``prior``: the player its
+        meta names (``meta["prior"]``), made by the registry that names players."""
+        self.policy = policy
         self.rules = policy.rules
         self.name = policy.name
         self.prior_spec = str(policy.meta["prior"])
         self.bonus = float(policy.meta.get("prior_bonus", 0.0))
-        self.prior = make_agent(self.prior_spec, seed=0)
+        self.prior = prior
         self.kinds = move_kinds(policy.rules)
         self.needs_view = True
 
@@ -85,8 +85,6 @@ class PriorPolicyAgent:
         obs = decision.observation[None, :]
         extra = None
         if self.policy.needs_view:
-            from .facts import view_facts
-
             version = self.policy.net.facts_version
             extra = view_facts(decision.view, decision.rules.same_suit_run_gap, version)[None, :]
         with torch.no_grad():

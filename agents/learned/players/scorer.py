@@ -23,7 +23,7 @@ joker swaps are made whenever they can be. These are the planner's rules, in
 :class:`~shanghai_env.agents.bots.planner.PlannerBot`, which this player extends.
 
 The network is a plain multilayer perceptron evaluated with numpy, so playing needs no torch;
-training is :mod:`shanghai_env.agents.learned.scorer_train`. A saved scorer is a ``.zip`` holding
+training is :mod:`shanghai_env.agents.learned.train.methods.scorer`. A saved scorer is a ``.zip`` holding
 ``scorer.json`` (format, sizes, configuration) and ``weights.npz``. A scorer with no layers is the
 planner (expert iteration's player before its first fit, saved so that it can be evaluated).
 """

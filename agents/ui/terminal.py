@@ -1,4 +1,4 @@
-"""The terminal game: ``python -m shanghai_env.agents.play`` seats one person against bots or a saved model.
+"""The terminal game: ``shanghai-play`` seats one person against bots or a saved model.
 
 The person types moves by their engine names (``take``, ``draw``, ``buy``, ``pass``,
 ``discard 7H``, ``meld 0 7H``, ``meld 0 JK=7H``, ``layoff 7H 1.0``, ``swap 7H 1.0``, ``finish``)
@@ -7,7 +7,7 @@ or by their number in the menu of legal moves; ``help`` explains the rest. Table
 anyone is printed as one line, ``player_2: discard 7H``. The table is drawn with ``rich`` (the
 ``play`` extra); input is plain lines, with tab completion when the terminal is interactive.
 
-``--web`` plays the same table in a browser instead (:mod:`shanghai_env.agents.web`, docs/play.md).
+``--web`` plays the same table in a browser instead (:mod:`shanghai_env.agents.ui.web`, docs/play.md).
 
 I/O is injectable for scripted play: ``main(argv, console=Console(file=...), read_line=...)``
 or ``main(argv, stdin=stream)``. :class:`PlaySession` plays a :class:`~shanghai_env.engine.Game`
@@ -20,12 +20,16 @@ import argparse
 import contextlib
 import secrets
 import sys
+import threading
 import time
+import webbrowser
 from collections.abc import Callable, Sequence
 from typing import IO, NamedTuple
 
 from shanghai_env.actions import action_table
-from shanghai_env.agents.play_text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
+from shanghai_env.agents.ui.text import card_text, hand_by_rank, hand_by_suit, menu_order, why_illegal
+from shanghai_env.agents.ui.web.server import DEFAULT_PORT, start_server
+from shanghai_env.agents.ui.web.server import Table as WebTable
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from shanghai_env.cli import Parser, int_in, number_in, output_file_problem, run
 from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
@@ -591,6 +595,32 @@ def _terminal_reader(session: PlaySession) -> ReadLine:
     return input
 
 
+def web_main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``shanghai-play --web``: check the table, start the server, open the page, serve until
+    Ctrl-C."""
+    for option, given in (("--delay", args.delay != 0.0), ("--no-menu", args.no_menu)):
+        if given:
+            parser.error(f"{option} is for the terminal game, not --web")
+    setup = check_table(parser, args, default_bot="shanghai_4p")
+    table = WebTable(setup.rules, setup.seat, setup.specs, args.seed, args.max_moves, args.record)
+    port = DEFAULT_PORT if args.port is None else args.port
+    try:
+        server = start_server(table, "127.0.0.1", port)
+    except OSError as err:
+        parser.error(f"argument --port: cannot listen on 127.0.0.1:{port} ({err.strerror}); try --port 0")
+    print(f"Shanghai Rummy in your browser: {server.url}  (Ctrl-C stops the server)", flush=True)
+    if not args.no_browser:
+        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopped", file=sys.stderr)
+    finally:
+        server.server_close()
+        server.games.save_unfinished()
+    return 0
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -606,8 +636,6 @@ def main(
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.web:  # the browser game needs no rich
-        from shanghai_env.agents.web.server import web_main
-
         return web_main(parser, args)
     if args.port is not None or args.no_browser:
         parser.error("--port and --no-browser are for the browser game: add --web")
@@ -652,7 +680,7 @@ def _save_record(session: PlaySession, path: str, seed: int) -> None:
     if session.game.move_count == 0 and not session.game.deal_results:
         return
     try:
-        save(session.record({"program": "shanghai_env.agents.play", "seed": seed}), path)
+        save(session.record({"program": "shanghai_env.agents.ui.terminal", "seed": seed}), path)
     except OSError as err:
         session.console.print(f"[red]Could not save the game record to {path}: {err.strerror}[/]")
         return

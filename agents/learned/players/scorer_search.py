@@ -1,6 +1,6 @@
 """Search over a scorer network: the network proposes, rollouts by the network judge.
 
-:class:`~shanghai_env.agents.search.SearchBot` keeps its prior's move unless rollouts over sampled
+:class:`~shanghai_env.agents.bots.search.SearchBot` keeps its prior's move unless rollouts over sampled
 worlds show another candidate is better. Here the prior and the rollout policy are a scorer
 network (by default the shipped ``shanghai_4p``), so the search improves on the network's own
 play the way ``search`` improves on the planner's: the step that turns a learned player into a
@@ -8,7 +8,7 @@ teacher for the next one (docs/bots.md, "Search over shanghai_4p").
 
 Named players, for ``evaluate.py`` and the ladder::
 
-    shanghai_env.agents.learned.scorer_search:shanghai_w16   # 16 worlds a searched decision
+    shanghai_env.agents.learned.players.scorer_search:shanghai_w16   # 16 worlds a searched decision
 
 ``shanghai_w<N>`` is a factory for any N >= 1; every other option is ``SearchParams``' default
 (draws and buys searched, relative objective).
@@ -20,8 +20,8 @@ import importlib.resources
 from pathlib import Path
 from typing import Any
 
-from shanghai_env.agents.learned.scorer import ScorerBot, ScorerNet
-from shanghai_env.agents.search import SearchBot
+from shanghai_env.agents.bots.search import SearchBot
+from shanghai_env.agents.learned.players.scorer import ScorerBot, ScorerNet
 
 _NETS: dict[str, ScorerNet] = {}
 
@@ -42,7 +42,7 @@ def _net(path: str | Path) -> ScorerNet:
 
 def scorer_search(path: str | Path | None = None, name: str | None = None, **options: Any) -> SearchBot:
     """A searcher whose prior and rollout policy are the scorer saved at ``path`` (by default
-    ``shanghai_4p``); ``options`` are :class:`~shanghai_env.agents.search.SearchParams` fields."""
+    ``shanghai_4p``); ``options`` are :class:`~shanghai_env.agents.bots.search.SearchParams` fields."""
     net = _net(path if path is not None else shipped_scorer())
     return SearchBot(
         name=name or f"search-{Path(str(path or 'shanghai_4p')).stem}",

@@ -1,0 +1,2 @@
+"""Saved files as players: one loader per kind (a trainer policy ``.pt``, an SB3 ``.zip``, a move
+scorer), and the players that wrap them (a policy amending a prior, search over the scorer)."""

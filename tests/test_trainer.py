@@ -664,3 +664,24 @@ def test_a_trained_player_ships_as_a_zip_and_plays_by_its_path(tmp_path):
         check_player(path, Rules(num_players=5))
     # the other kind of shipped zip is not taken for one
     assert not is_policy_file(shipped_models()["shanghai"])
+
+
+def test_the_demo_prints_the_command_that_goes_on_with_its_run(monkeypatch, tmp_path) -> None:
+    """The demo's last line is a command, not advice: the same run folder and options as the demo,
+    with only --timesteps larger, so that the run resumes instead of being refused."""
+    import shlex
+    from dataclasses import asdict
+
+    from shanghai_env.agents.learned.train import cli
+
+    configs = []
+    monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", lambda c, **k: configs.append(c))
+    out = str(tmp_path / "demo")
+    demo = [out if a == "runs/demo" else a for a in cli.DEMO]
+    longer = [out if a == "runs/demo" else a for a in shlex.split(cli.longer_demo_command())]
+    assert longer[:2] == ["python", "train.py"]
+    cli.main_loop(demo[0], demo[1:])
+    cli.main_loop(longer[2], longer[3:])
+    first, second = (asdict(c) for c in configs)
+    changed = {k for k in first if first[k] != second[k]}
+    assert changed == {"timesteps"} and second["timesteps"] > first["timesteps"]

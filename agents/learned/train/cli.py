@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -297,8 +298,6 @@ def demo() -> int:
         flush=True,
     )
     main_loop("ppo", DEMO[1:])
-    import json
-
     with open(os.path.join("runs", "demo", "model.json"), encoding="utf-8") as f:
         result = json.load(f)["evaluation"]
     diff, low, high = result["greedy_diff"], result["greedy_low"], result["greedy_high"]
@@ -314,10 +313,18 @@ def demo() -> int:
         "The learning curve is runs/demo/curve.png (and eval.csv); the player is runs/demo/model.pt.\n"
         "Play it:\n"
         "  python evaluate.py --players runs/demo/model.pt,greedy,greedy,greedy --contracts 1 --games 96\n"
-        "Train longer with the same command and a larger --timesteps: the run resumes from its checkpoint.",
+        "Train longer: the same run with a larger --timesteps resumes from its checkpoint:\n"
+        f"  {longer_demo_command()}",
         flush=True,
     )
     return 0
+
+
+def longer_demo_command(timesteps: int = 4_000_000) -> str:
+    """The command that goes on with the demo's run folder to ``timesteps`` decisions."""
+    argv = list(DEMO)
+    argv[argv.index("--timesteps") + 1] = str(timesteps)
+    return shlex.join(["python", "train.py", *argv])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

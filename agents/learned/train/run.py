@@ -347,10 +347,10 @@ def _checkpoint_problem(ckpt: Any, config: RunConfig, sidecar: str, path: str) -
     missing = [k for k in ("env_steps", "train_seconds", "wall_seconds", "next_ckpt") if k not in ckpt]
     if missing:
         return f"lacks {', '.join(missing)}"
-    specs = {*config.opponents, *(str(v) for v in config.method_options.values() if isinstance(v, str))}
+    specs = run_specs(config)
     try:
         for blob in _pickles(ckpt["method"]):
-            check_pickle(blob, specs - {SELF, ""})
+            check_pickle(blob, specs)
     except UnsafePickle as err:
         return f"holds {err}, and is not read"
     tensors = _tensors(ckpt["method"])
@@ -604,6 +604,12 @@ def _partial_state(state: _Val, specs: Collection[str]) -> None:
     if len(items) != 4 or items[2].kind != "empty" or items[3].kind != "empty":
         raise UnsafePickle("a player factory with arguments a run never gives")
     _check_partial([items[0], *items[1].items], specs)
+
+
+def run_specs(config: RunConfig) -> set[str]:
+    """The players a run names (opponents, teacher, prior...): the only ones its pickles may make."""
+    named = {*config.opponents, *(str(v) for v in config.method_options.values() if isinstance(v, str))}
+    return named - {SELF, ""}
 
 
 def safe_loads(data: bytes, specs: Collection[str] = ()) -> Any:

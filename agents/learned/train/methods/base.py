@@ -15,7 +15,7 @@ from shanghai_env.agents.learned.nets.policy import build_net, padded
 from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
-from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
 
 
 class NetMethod:
@@ -123,7 +123,7 @@ class NetMethod:
         self.np_rng.bit_generator.state = state["np_rng"]
         self.updates = int(state["updates"])
         if state["venv"] is not None:
-            self.venv = pickle.loads(state["venv"])
+            self.venv = safe_loads(state["venv"], run_specs(self.config))
             self.load_extra(state)
         else:  # games with unpicklable players: new games, seeded by the update count
             self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)

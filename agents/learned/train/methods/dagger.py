@@ -33,7 +33,7 @@ from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
 from shanghai_env.agents.learned.train.methods.teachers import Teachers
-from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
 from shanghai_env.engine import Phase
 
 
@@ -81,7 +81,7 @@ class Dagger(NetMethod):
         return {"dagger": pickle.dumps((seats, games_seen, self.teacher_plays))}
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        seats, games_seen, self.teacher_plays = pickle.loads(state["dagger"])
+        seats, games_seen, self.teacher_plays = safe_loads(state["dagger"], run_specs(self.config))
         self.teachers.load(self.venv, seats, games_seen)
 
     def _labels(self, rows: np.ndarray) -> np.ndarray:

@@ -114,6 +114,10 @@ ended by the move cap, `DealResult.capped`) and `winners` (one 0/1 per seat: 1 f
 total once the game is over, all 0 before). Nothing in an info or an observation reveals a
 hidden card (no seed, no entropy).
 
+Masks, infos and observations are built when first read, not on every step: a step whose
+results nobody reads (an opponent's move in the single-agent view) builds none of them, and
+every read gives what building them on every step would give.
+
 ## Attributes
 
 `raw_env` exposes `game` (the engine's `Game`, for bots and tests: `game.view(p)`,
@@ -357,16 +361,62 @@ class raw_env(AECEnv):
             "capped_deals": 0,
             "winners": (0,) * n,
         }
-        self._mask = self._build_mask()
-        actor = self.possible_agents[self.game.to_act]
-        self.infos = {a: self._info(self._no_actions) for a in self.agents}
-        self.infos[actor] = self._info(self._mask)
-        self.agent_selection = actor
+        # Masks and infos are built when first read (see "infos"): a step whose mask and infos
+        # nobody reads (the single-agent view's opponents' moves) costs neither.
+        self._mask: np.ndarray | None = None  # the mask of _mask_holder, None until first read
+        self._mask_holder: str | None = self.possible_agents[self.game.to_act]
+        self._infos: dict[str, dict[str, Any]] = {}
+        self._shown_holder: str | None = None  # whose info in _infos holds a mask
+        self._infos_renew = True  # every info to be rebuilt, into a new dict
+        self._infos_due = True  # _infos lags behind the state
+        self.agent_selection = self._mask_holder
 
-    def _info(self, mask: np.ndarray) -> dict[str, Any]:
-        info = dict(self._info_base)
-        info["action_mask"] = mask
-        return info
+    # --- infos and masks, built on first read ------------------------------------------------
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]  # AECEnv declares an attribute
+        """Every agent's info (see "Infos"), brought up to date when read.
+
+        At every read, ``infos[a]`` is ``_info_base`` plus ``action_mask``: the mask of the agent
+        to act (the agent selected by the last step, alive then) for that agent, the all-zero
+        mask for every other one; exactly what building them on every step would give.
+        """
+        if self._infos_due:
+            self._refresh_infos()
+        return self._infos
+
+    @infos.setter
+    def infos(self, value: dict[str, dict[str, Any]]) -> None:
+        self._infos = value
+        self._infos_due = self._infos_renew = False
+        self._shown_holder = self._mask_holder  # the dict given stands for the present state
+
+    def _refresh_infos(self) -> None:
+        base, none, holder = self._info_base, self._no_actions, self._mask_holder
+        if self._infos_renew:
+            infos = self._infos = {a: {**base, "action_mask": none} for a in self.agents}
+            self._infos_renew = False
+        else:  # only the mask moved: from the agent shown holding it to the agent to act
+            infos = self._infos
+            shown = self._shown_holder
+            if shown is not None and shown != holder and shown in infos:
+                infos[shown] = {**base, "action_mask": none}
+        if holder is not None:
+            infos[holder] = {**base, "action_mask": self._actor_mask()}
+        self._shown_holder = holder
+        self._infos_due = False
+
+    def _actor_mask(self) -> np.ndarray:
+        """The mask of the agent to act, built on first read."""
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self._build_mask()
+        return mask
+
+    def _all_infos_change(self, holder: str | None) -> None:
+        """The infos' common part changed (a deal or the game ended, or truncation)."""
+        self._mask_holder = holder
+        self._infos_renew = self._infos_due = True
 
     def _build_mask(self) -> np.ndarray:
         legal = self.game.legal_moves()
@@ -409,7 +459,10 @@ class raw_env(AECEnv):
             and not self.terminations.get(agent, True)
             and not self.truncations.get(agent, True)
         )
-        return {"observation": obs, "action_mask": self._mask if acting else self._no_actions}
+        if not acting:
+            return {"observation": obs, "action_mask": self._no_actions}
+        mask = self._mask
+        return {"observation": obs, "action_mask": mask if mask is not None else self._actor_mask()}
 
     def state(self) -> np.ndarray:
         """The omniscient state vector (``StateEncoder``: absolute seats, every hand, the stock)."""
@@ -456,6 +509,17 @@ class raw_env(AECEnv):
             move = table.moves[action]
         else:  # numpy ints, 0-d arrays; anything else raises naming what is allowed
             move = table.moves[action_id(action, table.size)]
+        self._play(move)
+        if self.render_mode == "human":
+            self.render()
+
+    def _play(self, move: Move) -> None:
+        """Play ``move`` (one of the action table's) for ``agent_selection``, which must be alive.
+
+        The one implementation of a move: ``step`` calls it after checking the action, the
+        single-agent view for every seat's move (it checks its seats' answers itself). The engine
+        refuses an illegal move with a ValueError, nothing changed."""
+        agent = self.agent_selection
         game = self.game
         # the table's moves are plain: the engine checks legality only (ValueError if illegal,
         # the game unchanged); it also ends a deal at the rule max_moves_per_deal
@@ -480,18 +544,13 @@ class raw_env(AECEnv):
             self._game_ended()
         elif self.max_steps is not None and self.num_steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)
-            self.infos = {a: self._info(self._no_actions) for a in self.agents}
-        else:
-            self._mask = self._build_mask()
-            actor = self.possible_agents[game.to_act]
-            if actor != agent:
-                self.infos[agent] = self._info(self._no_actions)
-            self.infos[actor] = self._info(self._mask)
-            self.agent_selection = actor
+            self._all_infos_change(None)
+        else:  # the next mask and infos are built when read (see infos)
+            self._mask = None
+            self.agent_selection = self._mask_holder = self.possible_agents[game.to_act]
+            self._infos_due = True
         if self._rewarded:  # adding all-zero rewards would change nothing
             self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
 
     def _deals_ended(self) -> None:
         """A deal ended on this step: fresh table, scores in every info."""
@@ -507,12 +566,12 @@ class raw_env(AECEnv):
             "capped_deals": self._capped,
             "winners": self._info_base["winners"],
         }
-        self.infos = {a: self._info(self._no_actions) for a in self.agents}
+        self._all_infos_change(self._mask_holder)  # the agent to act is set after this
 
     def _game_ended(self) -> None:
         winners = self.game.winners()
         self._info_base["winners"] = tuple(int(i in winners) for i in range(self.rules.num_players))
-        self.infos = {a: self._info(self._no_actions) for a in self.agents}
+        self._all_infos_change(None)
         self.terminations = dict.fromkeys(self.agents, True)
 
     # --- rendering --------------------------------------------------------------------------
@@ -569,9 +628,11 @@ class raw_env(AECEnv):
             return refrozen[id(mask)]
 
         self._no_actions = refreeze(self._no_actions)
-        self._mask = refreeze(self._mask)
-        self.infos = {
-            a: {**info, "action_mask": refreeze(info["action_mask"])} for a, info in self.infos.items()
+        if self._mask is not None:
+            self._mask = refreeze(self._mask)
+        # the infos as they were (one still to be brought up to date stays so: see infos)
+        self._infos = {
+            a: {**info, "action_mask": refreeze(info["action_mask"])} for a, info in self._infos.items()
         }
 
 

@@ -169,12 +169,13 @@ class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
         if not base.agents:
             raise RuntimeError(EPISODE_OVER)
         agent = base.agent_selection
+        infos = base.infos  # a property of raw_env (brought up to date when read): read once
         if observe:
             # what observe(agent) does through the three wrappers for the selected agent
             observation = base.observe(agent)
             inner = self._terminate
             inner._prev_obs = observation
-            inner._prev_info = base.infos.get(agent, {})
+            inner._prev_info = infos.get(agent, {})
         else:
             observation = None
         return (
@@ -182,7 +183,7 @@ class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
             base._cumulative_rewards[agent],
             base.terminations[agent],
             base.truncations[agent],
-            base.infos[agent],
+            infos[agent],
         )
 
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable[Any, Any, Any]:

@@ -7,7 +7,9 @@ moves, buy offers included, are played inside :meth:`SingleAgentEnv.step`, so th
 ever sees its own decisions: in its own turns and whenever it is offered a declined upcard.
 
 It is a view over the AEC env (:class:`shanghai_env.aec.raw_env`, the attribute ``env.aec``):
-every move, the learner's and the opponents', is played by that env's ``step``, and the game,
+every move, the learner's and the opponents', is played by that env's ``step`` (past its checks
+of the action, which the view makes itself; the masks and infos of moves the view does not
+read are never built), and the game,
 its observations, masks, rewards and score infos are that env's, seen from the learner's seat.
 The view adds what only it has: the choice of the learner's seat, the opponents' play, the
 step cap on the learner's actions, shaping and the refusal of an illegal action. Read
@@ -333,14 +335,17 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         :func:`step_envs` can decide many envs' decisions together); the step's result is the
         generator's return value."""
         self._steps += 1
+        move = self.table.moves[action]
         # the engine's own truth, not a mask a caller could write into; the AEC env would raise,
         # the view ends the episode as TerminateIllegalWrapper does
-        if not self.game.is_legal(self.table.moves[action]):
+        if not self.game.is_legal(move):
             self._done = True
             self._mask = self._no_actions
             reward = self.illegal_reward + self._take_pending()
             return self._observe(), reward, True, False, self._info(illegal=True)
-        self.aec.step(action)
+        # the AEC env's step past its checks of the action (_checked_action made them): the same
+        # code plays the move, and the mask and infos nobody reads here are not built
+        self.aec._play(move)
         reward = self._take_pending() + self.aec.rewards[self._me]
         reward += yield from self._others(batch)
         terminated = self.game.game_over
@@ -403,12 +408,13 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                 action = yield agent, decision
             else:
                 action = agent.act(decision)
-            chosen_move(decision, action, self._who[p])  # a ValueError naming the opponent
-            aec.step(int(action))  # a numpy int too: chosen_move accepted it as an id
+            # checked here (a ValueError naming the opponent), then played by the AEC env's step
+            # past its own checks: no mask or info is built for a move whose decision is made
+            aec._play(chosen_move(decision, action, self._who[p]))
             reward += rewards[me]
         # the AEC env's mask of the learner (to act unless the game is over), copied: the AEC env
         # shares one mask among all draw decisions, and a caller may keep every info it is given
-        self._mask = self._no_actions if game.game_over else frozen(aec.infos[me]["action_mask"])
+        self._mask = self._no_actions if game.game_over else frozen(aec._actor_mask())
         return reward
 
     def _take_pending(self) -> float:
@@ -425,7 +431,8 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def _info(self, *, shaping: float = 0.0, illegal: bool = False) -> dict[str, Any]:
         """The AEC env's info of the learner's seat, in the view's keys (see "Infos")."""
-        aec_info = self.aec.infos[self._me]
+        # every AEC info is this common part plus a mask: read it without building the infos
+        aec_info = self.aec._info_base
         scores = aec_info["game_scores"]
         winners = aec_info["winners"]  # all 0 until the game is over
         return {

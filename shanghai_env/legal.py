@@ -43,7 +43,7 @@ class Game(Protocol):
     @property
     def table_version(self) -> int: ...
 
-    table_index: tuple[Any, ...] | None  # this module's cache, rebuilt when table_version moves
+    table_index: tuple[Any, ...] | None  # this module's cache, brought up to date when table_version moves
 
 
 _DISCARDS = tuple(Move(MoveKind.DISCARD, c) for c in range(NUM_NATURALS + 1))
@@ -179,32 +179,52 @@ def placements_by_search(game: Game, hand: list[int], melds: list[Meld]) -> list
 
 # Per table state (Game.table_version), for each owner: the cards each meld accepts. A table
 # changes only on meld, layoff and swap moves, while layoffs are asked for on every turn of a
-# player who is down, so the scan of every meld is done once per table state.
-_Targets = tuple[tuple[tuple[int, int, int, bool], ...], ...]  # [owner] -> (meld, card, place, joker fits)
-_JokerSpots = tuple[tuple[tuple[int, int, int], ...], ...]  # [owner] -> (meld, natural, place)
+# player who is down, so the scan of every meld is done once per table state; and when the table
+# changes, only the owners whose melds changed are scanned again (a layoff or a swap changes one
+# meld of one owner: with eight players down, the other seven owners' entries are kept).
+_Accepts = tuple[tuple[int, int, int, bool], ...]  # one owner's (meld, card, place, joker fits)
+_Spots = tuple[tuple[int, int, int], ...]  # one owner's (meld, natural, place) of its jokers
+_Targets = tuple[_Accepts, ...]  # per owner
+_JokerSpots = tuple[_Spots, ...]  # per owner
+_Owner = tuple[list[Meld], tuple[int, ...], _Accepts, _Spots]  # melds list, a key per meld, targets, spots
 
 
 def _table_index(game: Game) -> tuple[_Targets, _JokerSpots]:
     cached = game.table_index
-    if cached is not None and cached[0] == game.table_version:
+    version = game.table_version
+    if cached is not None and cached[0] == version:
         return cached[1], cached[2]
-    targets: list[tuple[tuple[int, int, int, bool], ...]] = []
-    jokers: list[tuple[tuple[int, int, int], ...]] = []
-    for melds in game.table:
-        accepts: list[tuple[int, int, int, bool]] = []
-        spots: list[tuple[int, int, int]] = []
-        for j, meld in enumerate(melds):
-            joker_fits = meld.jokers < meld.spec.max_jokers
-            if meld.jokers:
-                for card, place in zip(meld.cards, meld.places):
-                    if card == JOKER:
-                        spots.append((j, PLACE_CARD[place], place))
-            accepts.extend((j, c, place, joker_fits) for c, place in meld_accepts(meld))
-        targets.append(tuple(accepts))
-        jokers.append(tuple(spots))
-    index = (tuple(targets), tuple(jokers))
-    game.table_index = (game.table_version, *index)
+    before: tuple[_Owner, ...] | None = cached[3] if cached is not None and len(cached) > 3 else None
+    owners: list[_Owner] = []
+    for q, melds in enumerate(game.table):
+        # A meld's key, its length plus 64 times its jokers, changes with every move that changes
+        # the meld (a layoff adds a card, a swap takes a joker away; a meld holds at most 14
+        # cards) and never comes back to an earlier value along one deal; a new deal, going down
+        # and a copied game bring new lists, and forget_caches drops the index.
+        key = tuple([len(m.places) + 64 * m.jokers for m in melds])
+        if before is not None:
+            kept = before[q]
+            if kept[0] is melds and kept[1] == key:
+                owners.append(kept)
+                continue
+        owners.append((melds, key, *_owner_index(melds)))
+    index = (tuple(o[2] for o in owners), tuple(o[3] for o in owners))
+    game.table_index = (version, *index, tuple(owners))
     return index
+
+
+def _owner_index(melds: list[Meld]) -> tuple[_Accepts, _Spots]:
+    """One owner's layoff targets (meld, card, place, joker fits) and joker spots (meld, natural, place)."""
+    accepts: list[tuple[int, int, int, bool]] = []
+    spots: list[tuple[int, int, int]] = []
+    for j, meld in enumerate(melds):
+        joker_fits = meld.jokers < meld.spec.max_jokers
+        if meld.jokers:
+            for card, place in zip(meld.cards, meld.places):
+                if card == JOKER:
+                    spots.append((j, PLACE_CARD[place], place))
+        accepts.extend((j, c, place, joker_fits) for c, place in meld_accepts(meld))
+    return tuple(accepts), tuple(spots)
 
 
 def meld_accepts(meld: Meld) -> list[tuple[int, int]]:

@@ -3,11 +3,12 @@ documented layout, and the generated docs/actions.md."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
-from shanghai_env import Rules, parse_move
+from shanghai_env import Game, Rules, legal, parse_move
 from shanghai_env.actions import DISCARD_BASE, MELD_BASE, ActionTable
 from shanghai_env.aec import DOCS_MARKER, generated_docs
 from shanghai_env.moves import MoveKind
@@ -64,3 +65,33 @@ def test_docs_actions_md_matches_the_code() -> None:
     assert generated == generated_docs()["docs/actions.md"], (
         "docs/actions.md is out of date: run python -c 'import shanghai_env.aec as m; m.write_docs()'"
     )
+
+
+@pytest.mark.parametrize("players", [4, 8])
+def test_layoffs_and_swaps_from_the_kept_table_index_are_a_fresh_scans(players: int) -> None:
+    """legal.py brings its index of the table up to date owner by owner (only the owners whose
+    melds changed are scanned again); at every decision of random games, with many layoffs and
+    swaps, the legal moves (in order) are those of an index built from nothing, and a copy that
+    shares the index before its own moves keeps its own."""
+    rng = random.Random(players)
+    game = Game(num_players=players, contracts=(1, 2, 7))
+    kinds = {MoveKind.LAYOFF: 0, MoveKind.SWAP: 0}
+    copies = []
+    for seed in range(3):
+        game.reset(seed)
+        while not game.game_over:
+            fresh = game.clone()
+            fresh.table_index = None
+            assert legal.legal_moves(game) == legal.legal_moves(fresh)
+            if rng.random() < 0.01:
+                copies.append(game.clone())
+            move = rng.choice(game.legal_moves())
+            kinds[move.kind] = kinds.get(move.kind, 0) + 1
+            game.apply(move)
+    for copy in copies:
+        while not copy.game_over:
+            fresh = copy.clone()
+            fresh.table_index = None
+            assert legal.legal_moves(copy) == legal.legal_moves(fresh)
+            copy.apply(rng.choice(copy.legal_moves()))
+    assert kinds[MoveKind.LAYOFF] > 50 and kinds[MoveKind.SWAP] > 0, kinds

@@ -137,8 +137,8 @@ class _PublicEncoder:
     """The public slices of a game, seats rotated so that ``base`` is index 0, as bytes.
 
     A vector is put together as one ``b"".join`` of pieces, most of them shared bytes that are
-    looked up rather than built: one-hot rows, the rotated table (kept per observing seat until
-    the table changes), the rotated scores and the per-deal slices (kept until a deal ends).
+    looked up rather than built: one-hot rows, the table (two slices of a view of its bytes),
+    the rotated scores and the per-deal slices (kept until a deal ends).
     Only the lists that change every step (a hand, the discard counts, the seat counts) are
     converted, each with one ``bytearray(list)``.
     """
@@ -197,19 +197,26 @@ class _PublicEncoder:
                 row[3 * j + 2] = spec.size
             self._contract_rows[c] = bytes(row)
         self._deals = s["deal"].stop - s["deal"].start
-        # per observing seat: (table bytes, rotated table); (scores, bytes); (deal key, bytes)
-        self._rotated_tables: dict[int, tuple[bytes, bytes]] = {}
+        self._seat_table = self.max_melds * PER_MELD  # one seat's part of the table slice
+        self._table_view: tuple[bytes | None, memoryview | None] = (None, None)  # the table seen last
+        # per observing seat: (scores, bytes); (deal key, bytes)
         self._scores: dict[int, tuple[list[int], bytes]] = {}
         self._deal_pieces: dict[int, tuple[tuple[int, int, int], bytes]] = {}
         self._asked: dict[tuple[int, ...], bytes] = {}  # (base, *offer) -> to_be_asked row
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (pickle, deepcopy) leaves out the view of the last table (views do not pickle)."""
+        state = self.__dict__.copy()
+        state["_table_view"] = (None, None)
+        return state
+
     def fork(self: _E) -> _E:
         """A copy for one game of its own: the layout and the fixed pieces shared, the per-state
-        caches (rotated table, scores, per-deal slices, kept per observing seat) empty. One
+        caches (the table's view, scores and per-deal slices kept per observing seat) empty. One
         encoder serving many games (a batch's rows) would evict one game's pieces with another's
         at every step; one fork per game keeps them, for the same bytes."""
         other = copy.copy(self)
-        other._rotated_tables = {}
+        other._table_view = (None, None)
         other._scores = {}
         other._deal_pieces = {}
         return other
@@ -239,17 +246,19 @@ class _PublicEncoder:
         """Append the public slices seen from seat ``base``, in layout order, to ``out`` (bytes
         and bytearrays)."""
         n = self.n
-        # table, rotated (kept per seat until the table changes)
+        # table, rotated: two slices of a view of the absolute table's bytes (no copy; the join
+        # copies them once). A rotated copy kept per seat would hold n copies of the table (28
+        # KiB at 8 players), which a batch of games would drag through the CPU's caches.
         if table is None:
             table = self.table_bytes(game)
-        cached = self._rotated_tables.get(base)
-        if cached is not None and (cached[0] is table or cached[0] == table):
-            out.append(cached[1])
+        view = self._table_view
+        if view[0] is not table:
+            view = self._table_view = (table, memoryview(table))
+        if base:
+            split = base * self._seat_table
+            out += (view[1][split:], view[1][:split])
         else:
-            split = base * self.max_melds * PER_MELD
-            rotated = table[split:] + table[:split] if split else table
-            self._rotated_tables[base] = (table, rotated)
-            out.append(rotated)
+            out.append(table)
         # discard_top, upcard_offered, discard_counts
         discard = game.discard
         phase = game.phase
@@ -376,6 +385,13 @@ class ObservationEncoder(_PublicEncoder):
         pieces: list[Any] = [bytearray(game.hands[player])]
         self._public(game, player, table, pieces)
         return b"".join(pieces)
+
+    def append_pieces(self, game: Game, player: int, out: list[Any], *, table: bytes | None = None) -> None:
+        """Append the observation of seat ``player`` to ``out`` as pieces (bytes-like, never
+        changed afterwards) whose ``b"".join`` is :meth:`encode_bytes`: a batch joins every row's
+        pieces once, instead of joining each row and copying it again."""
+        out.append(bytearray(game.hands[player]))
+        self._public(game, player, table, out)
 
 
 class StateEncoder(_PublicEncoder):

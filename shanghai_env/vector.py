@@ -641,7 +641,7 @@ class VectorEnv:
             else:
                 data = table_bytes(game)
                 tables[i] = (table, game.table_version, data)
-            pieces.append(encoders[i].encode_bytes(game, s, table=data))
+            encoders[i].append_pieces(game, s, pieces, table=data)
             if features is not None:
                 x = self._features_of(game, s)
                 try:

@@ -13,8 +13,9 @@ size:
 - **slices**: the engine alone, the engine with the observation and mask, ``raw_env`` and
   ``env()``, each reset every ``--cap`` (2,000) steps, so the early deals weigh most;
 - **whole games**: ``env()`` and the batched env (``vector_env(N)`` for each ``--vector-envs``,
-  its rows restarting on their own) play whole games, reset only when a game ends, so the long
-  late deals (contracts 7-10, the most melds on the table) count as often as they come.
+  stepped from a reset until every row has finished a game) play whole games, reset only when a
+  game ends, so the long late deals (contracts 7-10) count as often as they come. A batch's
+  slice lasts at least one game of its rows (seconds with 64 games of 8 players).
 
 Peers (optional extra ``bench``): OpenSpiel ``gin_rummy`` (C++ behind Python bindings,
 ``observation_tensor()`` every step; its episodes are whole games) and RLCard ``gin-rummy``.
@@ -146,20 +147,29 @@ def aec_loop(num_players: int, wrapped: bool, cap: int | None) -> Callable[[], i
     return episode
 
 
-def vector_loop(num_players: int, num_envs: int, copy: bool = False, steps: int = 20) -> Callable[[], int]:
-    """``steps`` steps of every game of ``vector_env(num_envs)`` per call (games played whole:
-    a row restarts only when its game ends), the actions drawn among each row's legal ids;
-    ``copy``: the env made with ``copy=True`` (its arrays returned as copies)."""
+def vector_loop(num_players: int, num_envs: int, copy: bool = False) -> Callable[[], int]:
+    """One call: ``vector_env(num_envs)`` reset, then stepped until every row has played a whole
+    game (the actions drawn among each row's legal ids); returns the steps of all rows.
+
+    Whole games, as env()'s loop plays them: the rows of a batch start together and random games
+    of one table size differ in length by a few percent, so a batch measured for a fixed time
+    after a reset would see only the early deals (contract 1's sets, its layoffs) of every row.
+    Rows whose game ends first start their next and play on until the last row's ends (a few
+    percent more early-deal steps). ``copy``: the env made with ``copy=True``."""
     venv = shanghai_env.vector_env(num_envs, num_players=num_players, copy=copy)
-    venv.reset(seed=0)
     rng = random.Random(0)
+    seeds = iter(range(10**9))
 
-    def chunk() -> int:
-        for _ in range(steps):
+    def games() -> int:
+        venv.reset(seed=next(seeds))
+        steps = 0
+        played = venv.games_played
+        while min(played) < 2:
             venv.step([rng.choice(ids) for ids in venv.legal_actions])
-        return steps * num_envs
+            steps += num_envs
+        return steps
 
-    return chunk
+    return games
 
 
 def openspiel_loop() -> Callable[[], int] | None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -370,3 +375,15 @@ def test_games_in_worker_processes_take_the_researchers_options_alike():
         assert ends >= 2 and ends == one.deal_counts["deals"]
     finally:
         split.close()
+
+
+def test_the_batched_env_example_of_the_usage_guide_runs():
+    """docs/usage.md's batched-env example runs as written and prints the ends of deals."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text(encoding="utf-8")
+    code = next(b for b in re.findall(r"```python\n(.*?)```", doc, flags=re.S) if "vector_env(" in b)
+    out = io.StringIO()
+    namespace: dict[str, object] = {}
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/usage.md", "exec"), namespace)
+    assert "a deal ended, relative rewards" in out.getvalue()
+    assert len(namespace["kept"]) == 500  # type: ignore[arg-type]

@@ -198,7 +198,7 @@ class _PublicEncoder:
             self._contract_rows[c] = bytes(row)
         self._deals = s["deal"].stop - s["deal"].start
         self._seat_table = self.max_melds * PER_MELD  # one seat's part of the table slice
-        self._table_view: tuple[bytes | None, memoryview | None] = (None, None)  # the table seen last
+        self._table_view: tuple[bytes, memoryview] | None = None  # the table seen last, and a view
         # per observing seat: (scores, bytes); (deal key, bytes)
         self._scores: dict[int, tuple[list[int], bytes]] = {}
         self._deal_pieces: dict[int, tuple[tuple[int, int, int], bytes]] = {}
@@ -207,7 +207,7 @@ class _PublicEncoder:
     def __getstate__(self) -> dict[str, Any]:
         """A copy (pickle, deepcopy) leaves out the view of the last table (views do not pickle)."""
         state = self.__dict__.copy()
-        state["_table_view"] = (None, None)
+        state["_table_view"] = None
         return state
 
     def fork(self: _E) -> _E:
@@ -216,7 +216,7 @@ class _PublicEncoder:
         encoder serving many games (a batch's rows) would evict one game's pieces with another's
         at every step; one fork per game keeps them, for the same bytes."""
         other = copy.copy(self)
-        other._table_view = (None, None)
+        other._table_view = None
         other._scores = {}
         other._deal_pieces = {}
         return other
@@ -252,7 +252,7 @@ class _PublicEncoder:
         if table is None:
             table = self.table_bytes(game)
         view = self._table_view
-        if view[0] is not table:
+        if view is None or view[0] is not table:
             view = self._table_view = (table, memoryview(table))
         if base:
             split = base * self._seat_table

@@ -315,8 +315,8 @@ class VectorEnv:
         num = self.num_envs
         self._encoders = [self.encoder.fork() for _ in range(num)]
         self._tables: list[tuple[Any, int, bytes]] = [(None, -1, b"")] * num
-        self._obs_bytes = memoryview(self.obs.reshape(-1)).cast("B")
-        self._mask_bytes = memoryview(self.mask.reshape(-1)).cast("B")
+        self._obs_bytes = self.obs.reshape(-1).data.cast("B")
+        self._mask_bytes = self.mask.reshape(-1).data.cast("B")
         action_of = self.table.action_of
         self._draw_ids = tuple(sorted(action_of[m] for m in DRAW_PHASE_MOVES))
         self._buy_ids = tuple(sorted(action_of[m] for m in BUY_PHASE_MOVES))
@@ -632,7 +632,7 @@ class VectorEnv:
         seats = [game.to_act for game in games]
         self.seat[:] = seats
         self.mask.fill(0)
-        pieces = []
+        pieces: list[Any] = []
         for i, game in enumerate(games):
             s = seats[i]
             kept, table = tables[i], game.table

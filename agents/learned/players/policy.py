@@ -7,13 +7,23 @@ made for; :class:`PolicyAgent` plays it in tournaments like any bot
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+from torch import nn
 
+from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, describe_facts, facts_function
 from shanghai_env.agents.learned.nets.policy import PolicyNet, build_net, padded
+from shanghai_env.agents.learned.nets.sampling import (
+    greedy_legal,
+    gumbel_argmax,
+    legal_index,
+    legal_log_probs,
+)
 from shanghai_env.decision import Decision
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
@@ -212,8 +222,171 @@ class PolicyAgent:
     ) -> list[int]:
         idx, _ = padded(legal)
         logits = self.logits_of(obs, legal, extra)
-        if not self.greedy:
-            u = torch.rand(logits.shape, generator=self._gen).clamp_(1e-12, 1.0)
-            logits = logits - torch.log(-torch.log(u))
-        k = logits.argmax(1).numpy()
-        return idx[np.arange(len(legal)), k].tolist()
+        k = greedy_legal(logits) if self.greedy else gumbel_argmax(logits, self._gen)
+        return idx[np.arange(len(legal)), k.numpy()].tolist()
+
+
+# --- a saved player as a torch module, for one's own code on a vector batch -----------------------
+
+# what the scores of each method's network are (the ``method`` its file's meta names)
+SCORE_KINDS = {
+    "ppo": "log-probabilities",
+    "dagger": "log-probabilities",
+    "dmc": "action values (Q)",
+}
+UNNAMED_SCORES = "logits (the file names no method)"
+
+
+@dataclass(frozen=True)
+class ScorerInfo:
+    """What a module from :func:`load_scorer_module` reads and what its scores are."""
+
+    path: str
+    method: str  # the trainer's method that made it ("ppo", "dmc", "dagger"; "" when unnamed)
+    scores: str  # "log-probabilities" (ppo, dagger), "action values (Q)" (dmc), or raw logits
+    rules: Rules  # the table it plays (players, contracts)
+    needs_facts: bool  # whether it reads the facts of the own hand (the env's ``extra``)
+    facts_version: int  # which facts (0: none)
+    facts: tuple[str, ...]  # the facts in words, in input order (empty: none)
+    prior: str  # the player it amends ("": none); the module scores without it
+    meta: dict[str, Any]
+
+    @property
+    def env_options(self) -> dict[str, Any]:
+        """The keywords of a :func:`shanghai_env.vector_env` whose arrays it reads: its table and,
+        for a player that reads facts, the ``features`` that fill ``venv.extra`` with them."""
+        options: dict[str, Any] = {
+            "num_players": self.rules.num_players,
+            "contracts": tuple(self.rules.contracts),
+        }
+        if self.needs_facts:
+            options["features"] = facts_function(self.facts_version)
+            options["features_size"] = FACTS_SIZE
+        return options
+
+    @property
+    def greedy_play(self) -> str:
+        """How the saved player itself plays these scores."""
+        if self.prior:
+            return (
+                f"asks its prior {self.prior!r}, then plays the best-scored of the prior's upcard, buy "
+                "and discard moves with the prior's move raised (players/prior.py)"
+            )
+        return "the highest-scored legal move"
+
+
+class ScoredMoves(NamedTuple):
+    """A :class:`ScorerModule`'s answer for a batch: one score per legal move of every row."""
+
+    scores: torch.Tensor  # (B, K) float: the legal moves' scores, -inf in the padding
+    idx: torch.Tensor  # (B, K) int64: the action id of each column (0 in the padding)
+    valid: torch.Tensor  # (B, K) bool: False in the padding
+
+
+class ScorerModule(nn.Module):
+    """A saved trainer player (:class:`~shanghai_env.agents.learned.nets.policy.PolicyNet`) as a
+    module on a vector env's batch; :func:`load_scorer_module` makes it."""
+
+    def __init__(self, net: PolicyNet, kind: str) -> None:
+        super().__init__()
+        self.net = net
+        self.kind = kind  # ScorerInfo.scores
+
+    def forward(self, obs: Any, legal: Any, facts: Any = None) -> ScoredMoves:
+        """Scores of each row's legal moves.
+
+        ``obs``: ``(B, L)`` observations (``venv.obs``, numpy or torch); ``legal``: each row's
+        legal ids (``venv.legal_actions``), an action mask ``(B, A)`` (``venv.mask``) or an
+        ``(idx, valid)`` pair from :func:`~shanghai_env.agents.learned.nets.sampling.legal_index`;
+        ``facts``: ``(B, 107)`` (``venv.extra`` of an env made with ``info.env_options``) for a
+        player that reads them, else None. The inputs go to the module's device; gradients flow
+        (wrap in ``torch.no_grad()`` to act)."""
+        device = self.net.inv_scale.device
+        t_obs = torch.as_tensor(obs, device=device)
+        if t_obs.dim() != 2 or t_obs.shape[1] != self.net.inv_scale.shape[0]:
+            raise ValueError(
+                f"obs must be (B, {self.net.inv_scale.shape[0]}) observations of this player's table, "
+                f"got shape {tuple(t_obs.shape)}"
+            )
+        if isinstance(legal, tuple) and len(legal) == 2 and all(isinstance(x, torch.Tensor) for x in legal):
+            idx, valid = legal[0].to(device), legal[1].to(device)
+        else:
+            idx, valid = legal_index(legal, device)
+        if idx.shape[0] != t_obs.shape[0]:
+            raise ValueError(f"legal has {idx.shape[0]} rows for {t_obs.shape[0]} observations")
+        if idx.numel() and (int(idx.max()) >= self.net.num_actions or int(idx.min()) < 0):
+            raise ValueError(
+                f"legal holds action id {int(idx.max())}; this table's ids are 0..{self.net.num_actions - 1}"
+            )
+        extra = self._facts(facts, t_obs.shape[0], device)
+        logits = self.net.logits(self.net.features(t_obs, extra), idx, valid, extra, t_obs)
+        scores = legal_log_probs(logits) if self.kind == "log-probabilities" else logits
+        return ScoredMoves(scores, idx, valid)
+
+    def _facts(self, facts: Any, rows: int, device: torch.device) -> torch.Tensor | None:
+        width = 0 if facts is None else int(np.shape(facts)[-1]) if np.ndim(facts) == 2 else -1
+        if not self.net.extra_size:
+            if width > 0:
+                raise ValueError("this player reads no facts: pass facts=None (or a zero-width venv.extra)")
+            return None
+        if width != self.net.extra_size or int(np.shape(facts)[0]) != rows:
+            raise ValueError(
+                f"this player reads the facts of its hand: pass facts, ({rows}, {self.net.extra_size}) "
+                "(venv.extra of a vector env made with info.env_options), got "
+                + ("None" if facts is None else f"shape {tuple(np.shape(facts))}")
+            )
+        return torch.as_tensor(facts, device=device)
+
+
+def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
+    """A saved trainer player (a ``.pt`` of ``shanghai-train ppo``, ``dmc`` or ``dagger``, or a
+    shipped one such as ``models/scratch_4p.pt``) as a torch module for one's own code, and what
+    it is::
+
+        module, info = load_scorer_module("models/scratch_4p.pt")
+        venv = shanghai_env.vector_env(64, **info.env_options)  # its table, and its facts if any
+        obs, mask, seat = venv.reset(seed=0)
+        with torch.no_grad():
+            scores, idx, valid = module(obs, venv.legal_actions, venv.extra if info.needs_facts else None)
+        actions, k, logp = sample_legal(scores, idx, greedy=True)   # nets/sampling.py
+
+    ``scores`` holds one score per legal move (``-inf`` in the padding), of the kind
+    ``info.scores`` names: ``"log-probabilities"`` for a policy (ppo, dagger: the log-softmax
+    over the legal moves), ``"action values (Q)"`` for dmc (the deal's expected result of each
+    move; softmax of them is no policy of the player's). The saved player itself plays the
+    highest score (``info.greedy_play``; a ppo player trained with ``--prior`` also asks its
+    prior, which the module does not). ``info.needs_facts`` says whether it reads the facts of
+    the own hand (``info.facts`` in words); ``info.env_options`` makes a vector env whose
+    ``extra`` holds them. The module is in eval mode on the CPU (``module.to(device)`` moves it).
+
+    A MaskablePPO ``.zip`` (``shanghai-train sb3``) is an SB3 policy, not this: load it with
+    sb3-contrib (:func:`shanghai_env.agents.learned.players.sb3.load_maskable`, its ``.policy``
+    an SB3 ``MaskableActorCriticPolicy`` that reads the plain observation and a bool mask).
+    ValueError for any other file, naming it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be the path of a saved player (.pt), got {type(path).__name__}")
+    path = os.fspath(path)
+    if path.endswith(".zip") and not is_policy_file(path):
+        raise ValueError(
+            f"{path!r} is not a saved trainer policy: a MaskablePPO .zip loads with "
+            "shanghai_env.agents.learned.players.sb3.load_maskable (sb3-contrib), a scorer .zip plays "
+            "through make_agent; load_scorer_module takes the .pt of shanghai-train ppo, dmc or dagger"
+        )
+    net, rules, meta = load_policy(path)
+    method = str(meta.get("method", ""))
+    kind = SCORE_KINDS.get(method, UNNAMED_SCORES)
+    version = net.facts_version if net.extra_size else 0
+    info = ScorerInfo(
+        path=path,
+        method=method,
+        scores=kind,
+        rules=rules,
+        needs_facts=bool(net.extra_size),
+        facts_version=version,
+        facts=tuple(describe_facts(version)) if version else (),
+        prior=str(meta.get("prior", "")),
+        meta=meta,
+    )
+    module = ScorerModule(net, kind)
+    module.eval()
+    return module, info

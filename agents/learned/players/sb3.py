@@ -15,6 +15,19 @@ checks the two agree).
 plays a given table: the observation length and the number of actions depend on the player count,
 the number of deals and the most melds of a contract, and the file records the ones it was
 trained on (read from the zip's metadata, without loading the network).
+
+**In one's own code** a ``.zip`` of ``shanghai-train sb3`` is an sb3-contrib model, not a
+:class:`~shanghai_env.agents.learned.nets.policy.PolicyNet` (for those, the ``.pt`` players, see
+:func:`shanghai_env.agents.learned.players.policy.load_scorer_module`). Load it with
+:func:`load_maskable` (``MaskablePPO.load`` that also finds the classes of older files); its
+``.policy`` is a ``MaskableActorCriticPolicy`` reading the plain observation (``venv.obs`` of a
+vector env with the table of :func:`saved_table`), and its masked action distribution gives
+probabilities over every action::
+
+    model = load_maskable("runs/sb3/model.zip", device="cpu")
+    obs_t = model.policy.obs_to_tensor(venv.obs)[0]
+    dist = model.policy.get_distribution(obs_t, action_masks=venv.mask.astype(bool))
+    log_probs = dist.distribution.logits  # (B, A): log-probabilities, -1e8 at illegal actions
 """
 
 from __future__ import annotations
@@ -72,7 +85,8 @@ def old_module_names() -> Iterator[None]:
 
 
 def load_maskable(path: str, **kwargs: Any) -> Any:
-    """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths."""
+    """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths: the
+    way to load a ``.zip`` of ``shanghai-train sb3`` in one's own code (the module docstring)."""
     from sb3_contrib import MaskablePPO
 
     with old_module_names():

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.nets.sampling import greedy_legal
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.run import safe_loads
 
@@ -97,9 +98,9 @@ class DMC(NetMethod):
                 h = net.features(obs, extra)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 q = net.logits(h, *legal, extra, obs)
-                best, k_t = q.max(1)
+                k_t = greedy_legal(q)
                 k = k_t.cpu().numpy()
-                best_value = best.cpu().numpy()
+                best_value = q.gather(1, k_t[:, None]).squeeze(1).cpu().numpy()
             explore = self.np_rng.random(n) < self.opt.epsilon
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.nets.sampling import gumbel_argmax, legal_log_probs
 from shanghai_env.agents.learned.players.prior import choices, lean, move_kinds
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
@@ -129,9 +130,8 @@ class PPO(NetMethod):
                 logits = logits.cpu()
             if self.priors is not None:
                 logits = lean(logits, torch.from_numpy(place[cur]), self.opt.prior_bonus)
-            u = torch.rand(logits.shape, generator=self.gen).clamp_(1e-12, 1.0)
-            k = (logits - torch.log(-torch.log(u))).argmax(1)
-            lp = torch.log_softmax(logits, 1).gather(1, k[:, None]).squeeze(1)
+            k = gumbel_argmax(logits, self.gen)  # a draw among the legal moves only
+            lp = legal_log_probs(logits).gather(1, k[:, None]).squeeze(1)
             k_np = k.numpy()
             if self.priors is not None:
                 top[cur] = logits.argmax(1).numpy()
@@ -180,7 +180,7 @@ class PPO(NetMethod):
                 mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
                 if place_all is not None:
                     logits = lean(logits, place_all[mb_t], opt.prior_bonus)
-                logp_legal = torch.log_softmax(logits, 1)
+                logp_legal = legal_log_probs(logits)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)
                 valid_t = torch.isfinite(logits)

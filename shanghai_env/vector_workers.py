@@ -126,8 +126,9 @@ class WorkerVectorEnv:
         self.final_scores = np.zeros((n, self.num_players), np.int64)
         self.deal_ended = np.zeros(n, bool)
         self.game_seeds = [0] * n
-        self.legal_actions: list[list[int]] = [[] for _ in range(n)]
         self._legal: list[tuple[int, ...]] = [() for _ in range(n)]  # what step checks against
+        self._legal_lists: list[list[int]] | None = None  # legal_actions, built when first read
+        self._mask_bytes = self.mask.reshape(-1).data.cast("B")  # the mask's bytes, row after row
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
         self._broken = next((b._broken for b in blocks if b._broken is not None), None)
         # every block pickled before any process starts: a player that does not pickle starts none
@@ -220,14 +221,23 @@ class WorkerVectorEnv:
         rows = slice(start, start + n)
         self.obs[rows], self.seat[rows], self.final_scores[rows] = obs, seat, final
         self.extra[rows] = extra
+        self.mask[rows] = 0  # the whole rows: nothing a caller wrote into them outlives the step
+        flat, size = self._mask_bytes, self.num_actions
         for i, ids in enumerate(legal, start):
-            public = list(ids)
-            row = self.mask[i]
-            row.fill(0)  # the whole row: nothing a caller wrote into it outlives the step
-            row[public] = 1
-            self.legal_actions[i] = public
+            base = i * size
+            for a in ids:
+                flat[base + a] = 1
             self._legal[i] = tuple(ids)
+        self._legal_lists = None
         self.game_seeds[rows] = seeds
+
+    @property
+    def legal_actions(self) -> list[list[int]]:
+        """Each row's legal action ids, ascending, as the batched env's: the caller's lists, new
+        after every call (built when first read)."""
+        if self._legal_lists is None:
+            self._legal_lists = [list(ids) for ids in self._legal]
+        return self._legal_lists
 
     def _sum_counts(self, counts: list[dict[str, int]]) -> None:
         self.deal_counts = {k: sum(c[k] for c in counts) for k in self.deal_counts}

@@ -4,7 +4,7 @@
 worlds show another candidate is better. Here the prior and the rollout policy are a scorer
 network (by default the shipped ``shanghai_4p``), so the search improves on the network's own
 play the way ``search`` improves on the planner's: the step that turns a learned player into a
-teacher for the next one (docs/bots.md, "Search over shanghai_4p").
+teacher for the next one (docs/bots.md, "`search`: strength against budget").
 
 Named players, for ``evaluate.py`` and the ladder::
 

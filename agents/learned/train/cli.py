@@ -179,8 +179,8 @@ def _run_options(g: Any, method: str) -> None:
         "--init",
         type=_init_arg,
         default=defaults.init,
-        help="start from this player's network: a .pt of shanghai-train, or (ppo) a MaskablePPO player "
-        "such as ppo_full_4p (RL after cloning)",
+        help="start from this player's network: a .pt of shanghai-train, or (ppo, sb3) a MaskablePPO "
+        ".zip of shanghai-train sb3",
     )
     g.add_argument(
         "--reward",

@@ -69,7 +69,7 @@ class RunConfig:
     # reading the facts it started with (a folder from before versions read version 1)
     facts_version: int = FACTS_VERSION
     # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
-    # (a .zip such as ppo_full_4p: RL after cloning, nets/sb3.py; ppo only)
+    # (a MaskablePPO .zip of the sb3 method: nets/sb3.py reads it; ppo and sb3 only)
     init: str = ""
     reward: str = "relative"  # "deal": -deal score/100; "relative": that minus the table's mean
     eval_every: int = 500_000  # env steps between evaluations; 0: only at the end

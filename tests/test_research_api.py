@@ -175,3 +175,93 @@ def test_the_module_says_what_it_needs():
 def test_a_zip_is_sent_to_its_own_loader(name):
     with pytest.raises(ValueError, match="load_maskable"):
         load_scorer_module(shipped_models()[name])
+
+
+# --- an SB3 VecEnv over the batched games -----------------------------------------------------------
+
+sb3_contrib = pytest.importorskip("sb3_contrib")
+
+from shanghai_env.agents.learned.train.sb3_vec import SB3VectorEnv  # noqa: E402
+from shanghai_env.agents.registry import make_agent  # noqa: E402
+from shanghai_env.gym_vector import SingleAgentVectorEnv  # noqa: E402
+from shanghai_env.observation import ObservationEncoder  # noqa: E402
+
+
+def random_bots(n: int) -> list:
+    return [lambda: make_agent("random")] * n
+
+
+def test_the_sb3_view_is_the_gymnasium_views_games_with_sb3s_auto_reset():
+    sb3 = SB3VectorEnv(4, opponents=random_bots(2), num_players=3, contracts=(1,))
+    gym = SingleAgentVectorEnv(4, opponents=random_bots(2), num_players=3, contracts=(1,))
+    assert sb3.seed(7) == [7, 8, 9, 10]  # SB3's seeding: env i gets seed + i
+    obs, (gym_obs, _) = sb3.reset(), gym.reset(seed=[7, 8, 9, 10])
+    assert np.array_equal(obs, gym_obs)
+    scores = ObservationEncoder(sb3.games.rules).slices["scores"]
+    rng, ends = np.random.default_rng(0), 0
+    for _ in range(400):
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in sb3.action_masks()])
+        sb3.step_async(actions)
+        obs, rewards, dones, infos = sb3.step_wait()
+        gym_obs, gym_rewards, terminated, truncated, _ = gym.step(actions)
+        assert np.array_equal(obs, gym_obs) and np.array_equal(rewards, gym_rewards)
+        assert np.array_equal(dones, terminated) and not truncated.any()
+        assert rewards.dtype == np.float32 and dones.dtype == bool
+        for i in range(4):
+            if not dones[i]:
+                assert infos[i] == {}
+                continue
+            ends += 1
+            info = infos[i]
+            assert info["TimeLimit.truncated"] is False and info["episode"]["l"] > 0
+            final = info["final_scores"]
+            # the finished game's last state, seen by the learner: its totals, not the new game's
+            assert info["terminal_observation"][scores].tolist() == [(v + 5) // 10 for v in final]
+            assert not obs[i][scores].any()
+    assert ends >= 8
+
+
+def test_maskable_ppo_learns_on_the_batched_games():
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    env = SB3VectorEnv(8, opponents=random_bots(2), num_players=3, contracts=(1,), reward="relative")
+    env.seed(0)
+    env.reset()
+    assert get_action_masks(env).shape == (8, env.games.num_actions)
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=256, n_epochs=1, seed=0)
+    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    model.learn(2048)
+    assert model.num_timesteps == 2048
+    assert len(model.ep_info_buffer) > 0  # the games' "episode" infos reached SB3's logger
+    changed = [k for k, v in model.policy.state_dict().items() if not torch.equal(v, before[k])]
+    assert changed
+    # what players/sb3.py's docstring says one's own code reads: log-probabilities, legal only
+    obs_t = model.policy.obs_to_tensor(env.games.obs)[0]
+    dist = model.policy.get_distribution(obs_t, action_masks=env.action_masks())
+    probs = dist.distribution.logits.exp()
+    illegal = ~torch.from_numpy(env.action_masks())
+    assert torch.allclose(probs.sum(1), torch.ones(8)) and not probs[illegal].any()
+
+
+def test_the_sb3_view_refuses_bad_arguments():
+    env = SB3VectorEnv(3, opponents=random_bots(2), num_players=3, contracts=(1,))
+    assert env.seed([1, None, 3])[::2] == [1, 3]
+    with pytest.raises(ValueError, match="one seed per env"):
+        env.seed([1, 2])
+    with pytest.raises(ValueError, match=r"seed\[1\]"):
+        env.seed([1, -2, 3])
+    with pytest.raises(ValueError, match="indices"):
+        env.get_attr("num_envs", indices=[5])
+    with pytest.raises(ValueError, match="one object"):
+        env.set_attr("render_mode", None, indices=[0])
+    with pytest.raises(AttributeError):
+        env.get_attr("no_such_attribute")
+    env.set_options({"deck": ["2C"]})
+    with pytest.raises(ValueError, match="not supported"):
+        env.reset()
+    with pytest.raises(RuntimeError, match="step_async"):
+        env.step_wait()
+    with pytest.raises(ValueError, match="every other seat"):
+        SB3VectorEnv(2, opponents=[None, None], num_players=3)
+    assert env.get_attr("num_envs", indices=1) == [3] and env.env_is_wrapped(object) == [False] * 3

@@ -142,6 +142,7 @@ def test_the_relative_reward_is_the_score_against_the_table() -> None:
         (["--init", "shanghai_4p"], "not a saved MaskablePPO model"),
         (["--batch-size", "0"], "--batch-size"),
         (["--shaping", "-1"], "--shaping"),
+        (["--vector-env", "--shaping", "0.5"], "--shaping"),  # the batched games pay no shaping
     ],
 )
 def test_what_sb3_cannot_do_is_one_line_and_exit_2(tmp_path, argv, needle, capsys) -> None:
@@ -151,3 +152,19 @@ def test_what_sb3_cannot_do_is_one_line_and_exit_2(tmp_path, argv, needle, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert needle in err[-1] and "Traceback" not in "\n".join(err)
     assert not os.path.exists(tmp_path / "run" / "checkpoint.pt")
+
+
+@pytest.mark.parametrize("opponents", [("self",), ("greedy",)])
+def test_the_batched_games_train_through_the_loop(tmp_path: Path, opponents: tuple[str, ...]) -> None:
+    """``--vector-env``: MaskablePPO on SB3VectorEnv (the games stepped together), the loop's files
+    and statistics as with a SingleAgentEnv each."""
+    options = {**TINY, "vector_env": True}
+    out = tmp_path / "run"
+    train(tiny(out, timesteps=512, opponents=opponents, method_options=options))
+    with open(out / "progress.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert int(rows[-1]["env_steps"]) == 512
+    assert sum(float(r["games_finished"]) for r in rows) > 0
+    if opponents != ("self",):
+        assert any(r["train_game_diff"] not in ("", "nan") for r in rows)
+    assert weights(out / "model.zip")  # the player loads and plays as any MaskablePPO player

@@ -7,6 +7,10 @@ The run folder, config, checkpoints, evaluations and curve are the loop's, as fo
 the player is a MaskablePPO ``model.zip`` that every command plays
 (:class:`~shanghai_env.agents.learned.players.sb3.ModelAgent`).
 
+- Games: a :class:`~shanghai_env.single_agent.SingleAgentEnv` each in SB3's ``DummyVecEnv``
+  (stepped one by one, the learner's seat drawn per game), or with ``--vector-env`` the
+  ``num_envs`` games stepped together (:class:`~shanghai_env.agents.learned.train.sb3_vec.SB3VectorEnv`:
+  the learner at seat 0, the other seats' network deciding every game in one call).
 - Opponents: ``--opponents self`` (the default): every other seat plays the current policy's
   most probable move; otherwise the named players (one name: every other seat).
 - Reward: ``--reward deal`` is the env's (``-deal score / 100``); ``relative`` (the default) that
@@ -21,7 +25,8 @@ the player is a MaskablePPO ``model.zip`` that every command plays
 
 Options (``shanghai-train sb3 --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
 ``n_steps``, ``gamma``, ``gae_lambda``, ``clip``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
-``norm_adv``, ``shaping``. Cloning a teacher is the ``dagger`` method's; sb3 does not pretrain.
+``norm_adv``, ``shaping``, ``vector_env``. Cloning a teacher is the ``dagger`` method's; sb3 does not
+pretrain.
 """
 
 from __future__ import annotations
@@ -37,13 +42,15 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.nets.features import RummyFeatures
 from shanghai_env.agents.learned.players.sb3 import load_maskable, policy_modes, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
+from shanghai_env.agents.learned.train.opponents import players_for
 from shanghai_env.agents.learned.train.run import SELF, RunConfig
+from shanghai_env.agents.learned.train.sb3_vec import LEARNER, SB3VectorEnv
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Agent, Decision
 from shanghai_env.engine import Game
@@ -66,6 +73,10 @@ class SB3Options:
     max_grad_norm: float = 0.5
     norm_adv: bool = True  # Stable-Baselines3's default
     shaping: float = 0.0  # potential -shaping * distance of the hand to the contract (0: none)
+    # the games stepped together in one batched env (SB3VectorEnv: the learner at seat 0, the other
+    # seats' networks deciding every game in one call) instead of a SingleAgentEnv each in SB3's
+    # DummyVecEnv (the learner's seat drawn per game)
+    vector_env: bool = False
 
 
 class SelfPlayer:
@@ -87,6 +98,14 @@ class SelfPlayer:
         obs = np.stack([d.observation for d in decisions])
         masks = np.stack([d.action_mask for d in decisions]).astype(bool)
         return policy_modes(self.method.model.policy, obs, masks)
+
+    def act_arrays(self, obs: np.ndarray, legal: list[list[int]]) -> list[int]:
+        """The same choices from the batched games' arrays (``--vector-env``: no view built)."""
+        masks = np.zeros((len(legal), int(self.method.model.action_space.n)), bool)
+        for row, ids in enumerate(legal):
+            masks[row, ids] = True
+        # the batched games hand out a read-only view; torch wants a writable array
+        return policy_modes(self.method.model.policy, np.array(obs), masks)
 
 
 class DistancePotential:
@@ -129,6 +148,25 @@ class Scored(gymnasium.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+class ScoredVec(VecEnvWrapper):
+    """Keeps each finished game's learner score minus the others' mean (``--vector-env``; the
+    rewards are the batched env's, ``relative`` or ``deal``)."""
+
+    def __init__(self, venv: SB3VectorEnv) -> None:
+        super().__init__(venv)
+        self.finished: list[float] = []
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        for i in np.flatnonzero(dones):
+            scores = np.asarray(infos[i]["final_scores"], float)
+            self.finished.append(float(scores[LEARNER] - np.delete(scores, LEARNER).mean()))
+        return obs, rewards, dones, infos
+
+
 class SB3:
     name = "sb3"
     Options = SB3Options
@@ -139,8 +177,12 @@ class SB3:
         self.config, self.device = config, device
         self.opt = SB3Options(**config.method_options)
         set_random_seed(config.seed)
-        self.wrapped = [self._env() for _ in range(config.num_envs)]
-        self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
+        self.wrapped: list[Scored] = []
+        if self.opt.vector_env:
+            self.venv: Any = ScoredVec(self._vector_env())
+        else:
+            self.wrapped = [self._env() for _ in range(config.num_envs)]
+            self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
         self.venv.seed(config.seed)
         if config.init:
             self.model = load_init(config, self.venv, device, settings(self.opt))
@@ -160,6 +202,21 @@ class SB3:
         )
         return Scored(env, config.reward == "relative")
 
+    def _vector_env(self) -> SB3VectorEnv:
+        config = self.config
+        if tuple(config.opponents) == (SELF,):  # one object: every game's other seats in one batch
+            opponents: list[Any] = [SelfPlayer(self)] * (config.players - 1)
+        else:
+            opponents = players_for(config)[1:]
+        reward = "relative" if config.reward == "relative" else "deal"
+        return SB3VectorEnv(
+            config.num_envs,
+            opponents=opponents,
+            reward=reward,
+            num_players=config.players,
+            contracts=config.contracts,
+        )
+
     def _opponents(self) -> list[Agent]:
         seats, names = self.config.players - 1, tuple(self.config.opponents)
         if names == (SELF,):
@@ -178,6 +235,9 @@ class SB3:
         finished = [d for env in self.wrapped for d in env.finished]
         for env in self.wrapped:
             env.finished.clear()
+        if isinstance(self.venv, ScoredVec):
+            finished += self.venv.finished
+            self.venv.finished.clear()
         out["games_finished"] = float(len(finished))
         out.update(training_games(self.config, finished))
         out["env_steps"] = float(steps)
@@ -250,6 +310,8 @@ def check_config(config: RunConfig) -> None:
         raise ValueError("--facts: sb3 reads the env's observation through its own features; leave it out")
     if config.env_workers > 1:
         raise ValueError("--env-workers: sb3 steps its games in this process; use 1")
+    if config.method_options.get("vector_env") and config.method_options.get("shaping"):
+        raise ValueError("--shaping: the batched games (--vector-env) pay no shaping; leave one out")
     if config.init and not config.init.endswith(".zip"):
         raise ValueError(f"--init {config.init!r}: sb3 goes on from a MaskablePPO player (.zip)")
 

@@ -1,4 +1,28 @@
-"""Learner steps per second of ``shanghai-train`` against the env's own speed, in one run.
+"""Learner steps per second of ``shanghai-train`` against the env's own speed, in one run; and the
+training benchmark protocol (``protocol``).
+
+**The protocol** (``python benchmarks/training.py protocol --method ppo --players 3``): a fixed
+budget of learner decisions, fixed seeds, three runs, each player evaluated on the table's task,
+so that a method's row compares with another's. Protocol ``budget-v1`` (:data:`PROTOCOLS`):
+
+- ``shanghai-train METHOD`` with its default options (``--opponents self``, ``--reward relative``,
+  64 games, the full ten-deal game at ``--players`` 3, 4 or 6) for 1,000,000 learner decisions
+  (``--timesteps``), no evaluation while training, one run for each seed 1, 2 and 3;
+- each run's player evaluated on the task ``full_{players}p`` (``python evaluate.py --task
+  full_3p --players RUN/model.pt``: duplicate games against planners, agents/arena/tasks.py);
+- the row: each run's score (its mean game-score difference to the reference seats; lower is
+  better) and their mean and range, with the training's wall time. ``--out`` keeps the runs,
+  their evaluations and ``protocol.json``.
+
+``--size smoke`` runs the same steps at a toy size (512 decisions, 4 games, contract 1, six
+evaluation games against planners instead of the task) to check the pipeline in a minute; its
+scores mean nothing. A change to the budget, seeds, options or evaluation is a new version.
+
+    python benchmarks/training.py protocol --method ppo --players 3 --out runs/protocol_ppo_3p
+    python benchmarks/training.py protocol --method dmc --players 4 --workers 2
+    python benchmarks/training.py protocol --method ppo --players 3 --size smoke
+
+The throughput benchmark (the rest of this docstring) is the default command.
 
 Measures, one after another on this machine and in this process (one torch thread):
 
@@ -32,6 +56,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +242,144 @@ def saved_network(folder: str) -> str:
     return os.path.join(folder, "model.pt")
 
 
+# --- the training benchmark protocol ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One version of the training benchmark protocol at one size."""
+
+    name: str
+    decisions: int  # learner decisions of each run (--timesteps)
+    seeds: tuple[int, ...]  # one run each
+    num_envs: int
+    contracts: tuple[int, ...] | None  # None: the full game (the task's contracts)
+    eval_games: int  # 0: the task's own evaluation; else this many games against planners
+
+
+PROTOCOLS = {
+    "full": Protocol("budget-v1", 1_000_000, (1, 2, 3), 64, None, 0),
+    "smoke": Protocol("budget-v1 (smoke size)", 512, (1, 2, 3), 4, (1,), 6),
+}
+PROTOCOL_METHODS = ("ppo", "dmc", "sb3")  # the methods that learn from scratch with no teacher
+PROTOCOL_PLAYERS = (3, 4, 6)  # the tables with a task (full_3p, full_4p, full_6p)
+
+
+def run_protocol(
+    method: str, players: int, size: str = "full", out: str | None = None, workers: int = 1
+) -> dict[str, Any]:
+    """The protocol's runs and evaluations for ``method`` at ``players``; returns its record (also
+    written to ``out/protocol.json`` when ``out`` is given)."""
+    import json
+
+    import torch
+
+    from shanghai_env.agents.arena.evaluate_cli import main as evaluate
+    from shanghai_env.agents.arena.tasks import task_named
+    from shanghai_env.agents.learned.train import loop
+    from shanghai_env.agents.learned.train.run import RunConfig
+
+    if method not in PROTOCOL_METHODS:
+        raise ValueError(f"method must be one of {', '.join(PROTOCOL_METHODS)}, got {method!r}")
+    if players not in PROTOCOL_PLAYERS:
+        raise ValueError(
+            f"players must be one of {', '.join(map(str, PROTOCOL_PLAYERS))} (a task each), got {players!r}"
+        )
+    if size not in PROTOCOLS:
+        raise ValueError(f"size must be one of {', '.join(PROTOCOLS)}, got {size!r}")
+    spec = PROTOCOLS[size]
+    task = task_named(f"full_{players}p")
+    contracts = spec.contracts or task.contracts
+    torch.set_num_threads(1)
+    runs = []
+    with tempfile.TemporaryDirectory() as scratch:
+        base = out or scratch
+        for seed in spec.seeds:
+            folder = os.path.join(base, f"{method}_{players}p_s{seed}")
+            config = RunConfig(
+                method=method,
+                players=players,
+                contracts=tuple(contracts),
+                timesteps=spec.decisions,
+                seed=seed,
+                out=folder,
+                num_envs=spec.num_envs,
+                eval_every=0,
+                eval_games=0,
+                progress=False,
+            )
+            start = time.perf_counter()
+            loop.train(config)
+            seconds = time.perf_counter() - start
+            player = os.path.join(folder, "model.zip" if method == "sb3" else "model.pt")
+            where = ["--workers", str(workers), "--no-progress", "--out", os.path.join(folder, "eval")]
+            if spec.eval_games:
+                table = ",".join([player, *task.reference])
+                argv = ["--players", table, "--games", str(spec.eval_games), "--seed", str(task.seed)]
+                argv += ["--contracts", ",".join(map(str, contracts))]
+            else:
+                argv = ["--task", task.id, "--players", player]
+            summary = evaluate([*argv, *where])
+            tested = summary.players[0].name
+            diffs = [pair.mean_diff for pair in summary.pairs if pair.a == tested]
+            score = float(sum(diffs) / len(diffs))
+            runs.append(
+                {"seed": seed, "score": round(score, 2), "seat_diffs": diffs, "train_seconds": seconds}
+            )
+            print(
+                f"{spec.name} {method} {players}p seed {seed}: {score:+.1f} points a game against the "
+                f"reference seats ({seconds:,.0f} s of training)",
+                flush=True,
+            )
+    scores = [r["score"] for r in runs]
+    record = {
+        "protocol": spec.name,
+        "method": method,
+        "players": players,
+        "task": task.id if not spec.eval_games else f"{spec.eval_games} games against planners",
+        "decisions": spec.decisions,
+        "seeds": list(spec.seeds),
+        "runs": runs,
+        "mean": round(sum(scores) / len(scores), 2),
+        "range": [min(scores), max(scores)],
+    }
+    print(
+        f"| `{method}` | {players} | {spec.decisions:,} | {len(runs)} | {record['mean']:+.1f} "
+        f"[{min(scores):+.1f} .. {max(scores):+.1f}] | "
+        f"{sum(r['train_seconds'] for r in runs) / len(runs):,.0f} s |",
+        flush=True,
+    )
+    if out:
+        with open(os.path.join(out, "protocol.json"), "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
+    return record
+
+
+def protocol_main(argv: list[str]) -> None:
+    from shanghai_env.cli import Parser
+
+    parser = Parser(
+        prog="benchmarks/training.py protocol",
+        description="the training benchmark protocol (see the module docstring)",
+    )
+    parser.add_argument("--method", choices=PROTOCOL_METHODS, required=True)
+    parser.add_argument("--players", type=int, choices=PROTOCOL_PLAYERS, required=True)
+    parser.add_argument("--size", choices=sorted(PROTOCOLS), default="full")
+    parser.add_argument("--out", default=None, help="a folder for the runs, evaluations and protocol.json")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing the evaluation games")
+    args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error("argument --workers: at least 1")
+    if args.out and os.path.exists(args.out) and os.listdir(args.out):
+        parser.error(f"argument --out: {args.out!r} is not empty; give a new folder")
+    run_protocol(args.method, args.players, args.size, args.out, args.workers)
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["protocol"]:
+        protocol_main(argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=65536, help="learner steps per configuration")
     parser.add_argument("--seconds", type=float, default=20.0, help="seconds of each random-play reference")

@@ -71,6 +71,16 @@ _ALL = (
         "the full ten-deal game, 4 players, against three planners",
     ),
     Task(
+        "full_3p",
+        1,
+        3,
+        ALL_CONTRACTS,
+        ("planner",) * 2,
+        400,  # rounded up to 402: 67 rounds of the 3-seat design (6 games each), as full_4p's 68
+        20_264,
+        "the full ten-deal game, 3 players, against two planners",
+    ),
+    Task(
         "full_6p",
         1,
         6,

@@ -1,0 +1,86 @@
+"""The training benchmark protocol (benchmarks/training.py protocol) and the full_3p task it
+evaluates 3-player runs on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "training.py"
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import training  # noqa: E402
+from shanghai_env.agents.arena import tasks  # noqa: E402
+from shanghai_env.agents.arena.tournament import TournamentConfig  # noqa: E402
+from shanghai_env.rules import ALL_CONTRACTS  # noqa: E402
+
+
+def test_full_3p_is_a_versioned_task_of_whole_rounds():
+    task = tasks.task_named("full_3p")
+    assert task == tasks.task_named("full_3p-v1")
+    assert (task.num_players, task.contracts, task.reference) == (3, ALL_CONTRACTS, ("planner", "planner"))
+    seeds = {t.seed for t in tasks.TASKS.values() if t.name != "full_3p"}
+    assert task.seed not in seeds  # its decks are its own
+    config = TournamentConfig(players=task.players("random"), games=task.games, seed=task.seed)
+    assert config.total_games == 402  # 67 whole rounds of the 3-seat design
+
+
+def test_the_protocol_is_fixed_and_has_a_task_at_every_table():
+    full = training.PROTOCOLS["full"]
+    assert (full.name, full.decisions, full.seeds, full.num_envs) == ("budget-v1", 1_000_000, (1, 2, 3), 64)
+    assert full.contracts is None and full.eval_games == 0  # the full game, evaluated on the task
+    for players in training.PROTOCOL_PLAYERS:
+        assert tasks.task_named(f"full_{players}p").num_players == players
+
+
+def test_the_smoke_size_trains_three_runs_and_evaluates_each(tmp_path, capsys):
+    out = tmp_path / "protocol"
+    record = training.run_protocol("ppo", 3, "smoke", str(out))
+    assert [r["seed"] for r in record["runs"]] == [1, 2, 3]
+    assert json.loads((out / "protocol.json").read_text()) == json.loads(json.dumps(record))
+    for run in record["runs"]:
+        folder = out / f"ppo_3p_s{run['seed']}"
+        assert (folder / "model.pt").is_file() and (folder / "eval" / "summary.json").is_file()
+        assert len(run["seat_diffs"]) == 2  # one difference to each reference seat
+        assert run["score"] == pytest.approx(sum(run["seat_diffs"]) / 2, abs=0.01)
+    scores = [r["score"] for r in record["runs"]]
+    assert record["range"] == [min(scores), max(scores)]
+    assert len(set(scores)) > 1  # three seeds: three different players
+    assert "| `ppo` | 3 | 512 | 3 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--method", "ppo", "--players", "5"], "--players"),
+        (["--method", "dagger", "--players", "3"], "--method"),
+        (["--players", "3"], "--method"),
+        (["--method", "ppo", "--players", "3", "--workers", "0"], "--workers"),
+    ],
+)
+def test_the_protocols_command_line_errors_are_one_line(argv, needle):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "protocol", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "Traceback" not in done.stderr
+
+
+def test_a_folder_in_use_is_refused(tmp_path):
+    (tmp_path / "kept.txt").write_text("an earlier run")
+    argv = ["protocol", "--method", "ppo", "--players", "3", "--out", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "not empty" in done.stderr and (tmp_path / "kept.txt").is_file()

@@ -291,7 +291,7 @@ def run_protocol(
     task = task_named(f"full_{players}p")
     contracts = spec.contracts or task.contracts
     torch.set_num_threads(1)
-    runs = []
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         base = out or scratch
         for seed in spec.seeds:
@@ -331,8 +331,8 @@ def run_protocol(
                 f"reference seats ({seconds:,.0f} s of training)",
                 flush=True,
             )
-    scores = [r["score"] for r in runs]
-    record = {
+    scores: list[float] = [r["score"] for r in runs]
+    record: dict[str, Any] = {
         "protocol": spec.name,
         "method": method,
         "players": players,

@@ -154,7 +154,7 @@ from .checks import (
     optional_int_arg,
     reset_options,
 )
-from .engine import DealResult, Game
+from .engine import DealResult, Game, Phase
 from .fast_wrappers import wrap_classic
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .melds import CONTRACTS
@@ -169,6 +169,7 @@ RENDER_MODES = ("ansi", "human", "rgb_array")
 DEAL_REWARD_SCALE = 100  # reward = -deal_score / DEAL_REWARD_SCALE
 SEED_LIMIT = 2**63  # game seeds drawn from an env's generator are below this
 _TABLE_MOVES = (MoveKind.MELD, MoveKind.LAYOFF, MoveKind.SWAP)
+_GAME_OVER = Phase.GAME_OVER  # game.phase == _GAME_OVER: Game.game_over without the call
 
 
 def step_rewards(game: Game, new_results: Sequence[DealResult], mode: str) -> list[float]:
@@ -374,37 +375,43 @@ class raw_env(AECEnv):
     # --- infos and masks, built on first read ------------------------------------------------
 
     @property
-    def infos(self) -> dict[str, dict[str, Any]]:  # type: ignore[override]  # AECEnv declares an attribute
+    def infos(self) -> dict[str, dict[str, Any]]:
         """Every agent's info (see "Infos"), brought up to date when read.
 
         At every read, ``infos[a]`` is ``_info_base`` plus ``action_mask``: the mask of the agent
         to act (the agent selected by the last step, alive then) for that agent, the all-zero
         mask for every other one; exactly what building them on every step would give.
         """
-        if self._infos_due:
-            self._refresh_infos()
-        return self._infos
+        if not self._infos_due:
+            return self._infos
+        # Brought up to date here rather than in a method of its own: env() loops read the
+        # infos at every step. Each info is a copy of the common part (dict.copy: the cheapest).
+        base, none, holder = self._info_base, self._no_actions, self._mask_holder
+        if self._infos_renew:
+            infos = self._infos = {}
+            for agent in self.agents:
+                info = infos[agent] = base.copy()
+                info["action_mask"] = none
+            self._infos_renew = False
+        else:  # only the mask moved: from the agent shown holding it to the agent to act
+            infos = self._infos
+            shown = self._shown_holder
+            if shown != holder and shown in infos:
+                info = infos[shown] = base.copy()
+                info["action_mask"] = none
+        if holder is not None:
+            mask = self._mask
+            info = infos[holder] = base.copy()
+            info["action_mask"] = mask if mask is not None else self._actor_mask()
+        self._shown_holder = holder
+        self._infos_due = False
+        return infos
 
     @infos.setter
     def infos(self, value: dict[str, dict[str, Any]]) -> None:
         self._infos = value
         self._infos_due = self._infos_renew = False
         self._shown_holder = self._mask_holder  # the dict given stands for the present state
-
-    def _refresh_infos(self) -> None:
-        base, none, holder = self._info_base, self._no_actions, self._mask_holder
-        if self._infos_renew:
-            infos = self._infos = {a: {**base, "action_mask": none} for a in self.agents}
-            self._infos_renew = False
-        else:  # only the mask moved: from the agent shown holding it to the agent to act
-            infos = self._infos
-            shown = self._shown_holder
-            if shown is not None and shown != holder and shown in infos:
-                infos[shown] = {**base, "action_mask": none}
-        if holder is not None:
-            infos[holder] = {**base, "action_mask": self._actor_mask()}
-        self._shown_holder = holder
-        self._infos_due = False
 
     def _actor_mask(self) -> np.ndarray:
         """The mask of the agent to act, built on first read."""
@@ -425,7 +432,11 @@ class raw_env(AECEnv):
             return self._draw_mask
         if legal is BUY_PHASE_MOVES:
             return self._buy_mask
-        return self._mask_of(legal)
+        buf = bytearray(self.action_table.size)  # _mask_of, inlined on this hot path
+        action_of = self.action_table.action_of
+        for move in legal:
+            buf[action_of[move]] = 1
+        return np.frombuffer(bytes(buf), INT8)
 
     def _mask_of(self, moves: Sequence[Move]) -> np.ndarray:
         # Built in a bytearray (item writes there are cheaper than numpy's fancy indexing for
@@ -540,7 +551,7 @@ class raw_env(AECEnv):
                 rewards[a] += r
             self._rewarded = True
             self._deals_ended()
-        if game.game_over:
+        if game.phase == _GAME_OVER:
             self._game_ended()
         elif self.max_steps is not None and self.num_steps >= self.max_steps:
             self.truncations = dict.fromkeys(self.agents, True)

@@ -23,7 +23,7 @@ import pytest
 from shanghai_env.agents.arena import evaluate_cli as evaluate
 from shanghai_env.agents.learned.players.sb3 import check_model, saved_table
 from shanghai_env.agents.learned.train import cli as train_cli
-from shanghai_env.agents.ui import terminal as play
+from shanghai_env.agents.ui import cli as play
 from shanghai_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -286,7 +286,7 @@ def _python(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         (["evaluate.py", "--players", "greedy,greedy", "--games", "3"], "--players"),
         (["evaluate.py", "--players", "math:sqrt,greedy,greedy"], "--players"),
         (["train.py", "sb3", "--players", "9"], "--players"),
-        (["-m", "shanghai_env.agents.ui.terminal", "--seed", "-1"], "--seed"),
+        (["-m", "shanghai_env.agents.ui.cli", "--seed", "-1"], "--seed"),
     ],
 )
 def test_the_programs_exit_2_with_one_line(args: list[str], option: str) -> None:

@@ -1,4 +1,4 @@
-"""The terminal game (``python -m shanghai_env.agents.ui.terminal``), driven by scripted input, no TTY.
+"""The terminal game (``shanghai-play``, :mod:`shanghai_env.agents.ui.cli`), driven by scripted input, no TTY.
 
 The whole-deal tests play the person's seat with a scripted player that only reads the screen:
 it replays every printed ``player_N: move`` line on its own fresh :class:`Game` (same rules,
@@ -20,7 +20,8 @@ from helpers import deal_deck
 
 from shanghai_env.actions import ActionTable
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.ui.terminal import PlaySession, hand_by_rank, hand_by_suit, main, parse_moves
+from shanghai_env.agents.ui.cli import main
+from shanghai_env.agents.ui.terminal import PlaySession, hand_by_rank, hand_by_suit, parse_moves
 from shanghai_env.cards import counts_of, parse_cards
 from shanghai_env.decision import decision_for
 from shanghai_env.engine import Game
@@ -284,7 +285,7 @@ def run_python(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[
 
 
 def test_the_module_runs_with_piped_stdin() -> None:
-    argv = ["-m", "shanghai_env.agents.ui.terminal", "--players", "3", "--contracts", "1", "--seed", "1"]
+    argv = ["-m", "shanghai_env.agents.ui.cli", "--players", "3", "--contracts", "1", "--seed", "1"]
     done = run_python(argv, "help\nq\n")
     assert done.returncode == 1, done.stderr
     assert "Your hand (11)" in done.stdout and "Commands:" in done.stdout
@@ -293,7 +294,7 @@ def test_the_module_runs_with_piped_stdin() -> None:
 def test_without_rich_it_says_what_to_install_and_the_library_does_not_import_agents() -> None:
     code = (
         "import sys; sys.modules['rich'] = None\n"
-        "import shanghai_env.agents.ui.terminal as play\n"
+        "import shanghai_env.agents.ui.cli as play\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'agents']\n"
         "sys.exit(play.main(['--contracts', '1']))"
     )

@@ -12,7 +12,8 @@ import pytest
 from helpers import deal_deck
 
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.ui.terminal import PlaySession, main
+from shanghai_env.agents.ui.cli import main
+from shanghai_env.agents.ui.terminal import PlaySession
 from shanghai_env.draw.replay import write_replay
 from shanghai_env.engine import Game
 from shanghai_env.record import load, replay

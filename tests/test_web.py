@@ -20,7 +20,7 @@ import pytest
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.bots.greedy import GreedyBot
-from shanghai_env.agents.ui.terminal import main as play_main
+from shanghai_env.agents.ui.cli import main as play_main
 from shanghai_env.agents.ui.web import GameServer, Table, WebGame, start_server
 from shanghai_env.agents.ui.web.game import HIDDEN
 from shanghai_env.cards import card_to_str, cards_of, sort_key_by_rank, str_to_card
@@ -401,7 +401,7 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "shanghai_env.agents.ui.terminal",
+            "shanghai_env.agents.ui.cli",
             *args,
             "--seed",
             "4",

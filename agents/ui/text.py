@@ -10,7 +10,7 @@ from shanghai_env.cards import JOKER, NUM_CARD_KINDS, RANKS, SUITS, card_to_str,
 from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.moves import Move, MoveKind
 
-# Without the `play` extra rich is missing; shanghai_env.agents.ui.terminal.main() then says so.
+# Without the `play` extra rich is missing; shanghai_env.agents.ui.cli.main() then says so.
 with contextlib.suppress(ImportError):
     from rich.text import Text
 

@@ -140,6 +140,9 @@ class ScorerNet:
                 layers = meta["layers"]
                 if not isinstance(layers, int) or isinstance(layers, bool) or layers < 0:
                     raise ValueError(f"'layers' is {layers!r}, not a count")
+                named = {f"{kind}{i}" for kind in "wb" for i in range(layers)}
+                if set(data.files) != named:  # e.g. weights beside a count of 0: the planner or not?
+                    raise ValueError(f"'layers' is {layers} but the weights are {sorted(data.files)}")
                 weights = [data[f"w{i}"] for i in range(layers)]
                 biases = [data[f"b{i}"] for i in range(layers)]
         except ValueError as err:

@@ -61,25 +61,18 @@ def assert_one_line_naming(run: subprocess.CompletedProcess[str], command: str, 
             ["torch", "stable_baselines3", "sb3_contrib"],
         ),
         (
-            "shanghai-train-rllib",
+            "shanghai-train rllib",
             "rllib",
-            "from shanghai_env.agents.learned.rllib_cli import cli\n"
-            "sys.argv = ['shanghai-train-rllib', '--iterations', '1']\ncli()",
+            "from shanghai_env.agents.learned.train.cli import cli\n"
+            "sys.argv = ['shanghai-train', 'rllib', '--iterations', '1']\ncli()",
             ["ray"],
         ),
-        (
-            "shanghai-train-rllib",
-            "rllib",
-            "from shanghai_env.agents.learned.rllib_cli import cli\n"
-            "sys.argv = ['shanghai-train-rllib', '--iterations', '1']\ncli()",
+        (  # the one trainer command needs the train extra before any method's own
+            "shanghai-train",
+            "train",
+            "from shanghai_env.agents.learned.train.cli import cli\n"
+            "sys.argv = ['shanghai-train', 'rllib', '--iterations', '1']\ncli()",
             ["sb3_contrib"],
-        ),
-        (
-            "shanghai-train-rllib",
-            "rllib",
-            "import runpy\nsys.argv = ['rllib_train', '--iterations', '1']\n"
-            "runpy.run_module('shanghai_env.agents.learned.train.methods.rllib', run_name='__main__')",
-            ["ray"],
         ),
     ],
 )

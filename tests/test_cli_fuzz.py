@@ -24,7 +24,8 @@ TIMEOUT = 90  # seconds: far above a refusal, far below the ladder or Ray's own 
 
 LADDER = ["-m", "shanghai_env.agents.arena.ladder"]
 EVALUATE = ["evaluate.py"]
-SCORER = ["-m", "shanghai_env.agents.learned.train.methods.scorer"]
+SCORER = ["train.py", "scorer"]
+PLOT = ["train.py", "plot"]
 # a small ladder: a case that got past the checks would play quickly, and fail on its status
 L3 = ["--players", "random,greedy,planner", "--table-size", "3", "--games-per-table", "3", "--contracts", "1"]
 L3 += ["--workers", "1", "--no-progress"]
@@ -143,46 +144,19 @@ CASES: list[tuple[str, list[str], str, str]] = [
         "shanghai-evaluate",
         "nothing answers",
     ),
+    # expert iteration on the one loop, and the loop's curve plot
+    ("scorer-out-file", [*SCORER, "--out", "{file}"], "shanghai-train scorer", "--out"),
+    ("scorer-out-under-file", [*SCORER, "--out", "{file}/run"], "shanghai-train scorer", "--out"),
+    ("scorer-out-empty-name", [*SCORER, "--out", ""], "shanghai-train scorer", "--out"),
     (
-        "scorer-plot-cut",
-        [*SCORER, "plot", "{cut_eval}", "--out", "{tmp}/c.png"],
-        "shanghai-train-scorer",
-        "not an evaluation summary",
+        "scorer-timesteps",
+        [*SCORER, "--out", "{tmp}/r", "--timesteps", "0"],
+        "shanghai-train scorer",
+        "--timesteps",
     ),
-    (
-        "scorer-plot-unfinished",
-        [*SCORER, "plot", "{unfinished_eval}", "--out", "{tmp}/c.png"],
-        "shanghai-train-scorer",
-        "did not finish",
-    ),
-    (
-        "scorer-plot-empty",
-        [*SCORER, "plot", "{empty}", "--out", "{tmp}/c.png"],
-        "shanghai-train-scorer",
-        "holds no evaluation",
-    ),
-    (
-        "scorer-plot-format",
-        [*SCORER, "plot", "{whole_eval}", "--out", "{tmp}/c.nopic"],
-        "shanghai-train-scorer",
-        ".nopic",
-    ),
-    (
-        "scorer-plot-out-folder",
-        [*SCORER, "plot", "{whole_eval}", "--out", "{empty}"],
-        "shanghai-train-scorer",
-        "folder",
-    ),
-    ("scorer-plot-nothing", [*SCORER, "plot", "--out", "{tmp}/c.png"], "shanghai-train-scorer", "folders"),
-    ("scorer-run-out-file", [*SCORER, "run", "--out", "{file}"], "shanghai-train-scorer", "not a folder"),
-    ("scorer-run-under-file", [*SCORER, "run", "--out", "{file}/run"], "shanghai-train-scorer", "--out"),
-    ("scorer-run-empty-name", [*SCORER, "run", "--out", ""], "shanghai-train-scorer", "--out"),
-    (
-        "scorer-run-rounds",
-        [*SCORER, "run", "--out", "{tmp}/r", "--rounds", "0"],
-        "shanghai-train-scorer",
-        "--rounds",
-    ),
+    ("scorer-fit-nothing", [*SCORER, "fit", "--out", "{tmp}/f.zip"], "shanghai-train scorer fit", "required"),
+    ("plot-nothing", [*PLOT, "--out", "{tmp}/c.png"], "shanghai-train plot", "required"),
+    ("plot-empty", [*PLOT, "{empty}", "--out", "{tmp}/c.png"], "shanghai-train plot", "no eval.csv"),
 ]
 
 
@@ -272,8 +246,8 @@ def outcomes(places: dict[str, str]) -> dict[str, subprocess.CompletedProcess[st
     def one(case: tuple[str, list[str], str, str]) -> subprocess.CompletedProcess[str] | str:
         name, argv, _, _ = case
         argv = [a.format(**places) for a in argv]
-        if argv[0] == "evaluate.py":
-            argv[0] = str(ROOT / "evaluate.py")
+        if argv[0] in ("evaluate.py", "train.py"):
+            argv[0] = str(ROOT / argv[0])
             if "--out" not in argv:
                 argv += ["--out", os.path.join(scratch, name)]
         if argv[:2] == LADDER and "--out" not in argv:

@@ -202,9 +202,11 @@ def test_the_other_methods_are_reached_through_the_one_command(monkeypatch):
     seen: list[tuple[str, list[str]]] = []
     from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 
-    monkeypatch.setattr(scorer_train, "main", lambda a: seen.append(("scorer", list(a))) or 0)
-    assert cli.main(["scorer", "fit", "x.npz"]) == 0
-    assert seen == [("scorer", ["fit", "x.npz"])]
+    monkeypatch.setattr(scorer_train, "tool_main", lambda a: seen.append(("stage", list(a))) or 0)
+    monkeypatch.setattr(cli, "main_loop", lambda m, a: seen.append((m, list(a))) or 0)
+    assert cli.main(["scorer", "fit", "x.npz"]) == 0  # a stage of expert iteration, by hand
+    assert cli.main(["scorer", "--timesteps", "5"]) == 0  # the method on the one loop
+    assert seen == [("stage", ["fit", "x.npz"]), ("scorer", ["--timesteps", "5"])]
 
 
 @pytest.mark.parametrize(

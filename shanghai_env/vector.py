@@ -390,6 +390,11 @@ class VectorEnv:
         return self.obs, self.mask, self.seat, rewards, done
 
     @property
+    def legal_ids(self) -> tuple[tuple[int, ...], ...]:
+        """Each game's legal action ids now, immutable (what :meth:`step` checks actions against)."""
+        return tuple(self._legal)
+
+    @property
     def legal_actions(self) -> list[list[int]]:
         """Each row's legal action ids, ascending: lists of the caller's own, new after every
         ``step`` and ``reset`` (built when first read in a step; editing them changes nothing

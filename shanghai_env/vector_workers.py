@@ -81,7 +81,7 @@ def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
         venv.obs,
         None,
         venv.seat,
-        venv._legal,
+        venv.legal_ids,
         venv.final_scores,
         venv.game_seeds,
         dict(venv.deal_counts),

@@ -73,7 +73,7 @@ def test_evaluate_with_ray_writes_the_local_summary(local_ray: None, tmp_path: P
 def error_line(stderr: str) -> str:
     """The one error line, without the program's name and the pointer to --help."""
     errors = [line for line in stderr.splitlines() if line.startswith("shanghai-evaluate: error: ")]
-    assert len(errors) == 1 and stderr.strip() == errors[0] and "Traceback" not in stderr
+    assert len(errors) == 1 and stderr.strip().endswith(errors[0]) and "Traceback" not in stderr
     line = errors[0].removeprefix("shanghai-evaluate: error: ")
     assert line.endswith(" (see shanghai-evaluate --help)"), line
     return line.removesuffix(" (see shanghai-evaluate --help)")

@@ -121,17 +121,25 @@ class PolicyNet(nn.Module):
         valid: torch.Tensor,
         extra: torch.Tensor | None = None,
         obs: torch.Tensor | None = None,
+        table: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. With the facts
         block (``extra``), a move that names a card also reads that card's own facts (is it an
         out, what letting it go costs) through a weight per move kind: a move's own features,
         as DouZero's action encoding gives each move. A move without a card reads whether the
         upcard on offer is an out (read from ``obs``, the observation the features came from;
-        needed by networks made with the upcard input)."""
+        needed by networks made with the upcard input). ``table``: :meth:`action_rows` made
+        beforehand with the current weights (acting, where the weights stay fixed for a whole
+        rollout); the logits are the same as without it, bit for bit."""
         rows: torch.Tensor | None = None  # every action's row, when a large batch makes them once
+        large = idx.numel() > self.num_actions
         if not self.has_fields:
             w = self.pi.weight[idx]  # (B, K, H)
-        elif idx.numel() > self.num_actions:
+        elif table is not None:
+            # the same sums in the same order as below, made once per rollout instead of per step
+            w = table[idx]
+            rows = table if large else None
+        elif large:
             rows = self.action_rows()  # a large batch: every row once, then gather
             w = rows[idx]
         else:
@@ -183,6 +191,14 @@ class PolicyNet(nn.Module):
         from_row = (rows @ w_block.T)[idx] if rows is not None else w.to(h.dtype) @ w_block.T
         z = torch.relu(from_h[:, None, :] + from_row + own @ weight[:, 2 * width :].T)  # (B, K, M)
         return self.move_mlp[2:](z).squeeze(-1)
+
+    def acting_table(self) -> torch.Tensor | None:
+        """:meth:`action_rows` for :meth:`logits`' ``table`` while the weights stay fixed (a
+        rollout), without a gradient; None for a network without the shared rows."""
+        if not self.has_fields:
+            return None
+        with torch.no_grad():
+            return self.action_rows()
 
     def action_rows(self) -> torch.Tensor:
         """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""

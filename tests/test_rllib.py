@@ -20,6 +20,7 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.tournament import TournamentConfig, forget_agents, run_tournament
+from shanghai_env.agents.learned.train import rllib_env
 from shanghai_env.agents.learned.train.methods import rllib as rllib_train
 from shanghai_env.agents.learned.train.methods.rllib import (
     RLlibConfig,
@@ -28,6 +29,7 @@ from shanghai_env.agents.learned.train.methods.rllib import (
     policy_mapping_fn,
 )
 from shanghai_env.agents.learned.train.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
+from shanghai_env.agents.learned.train.run import Run, RunConfig
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 
@@ -120,6 +122,73 @@ def test_an_illegal_action_ends_the_episode() -> None:
     assert terms["__all__"] and rewards[name] == -1.0 and infos[name]["illegal_action"]
     with pytest.raises(RuntimeError, match="reset"):
         env.step({name: 0})
+
+
+def test_an_illegal_action_pays_every_reward_earned_as_the_aec_env_does() -> None:
+    # a deal has just ended: the actor has its reward, every other agent's waits for its next
+    # observation; the illegal action ends the game and hands those out (the AEC env's env()
+    # does so), rather than dropping them
+    env = ShanghaiMultiAgentEnv({"num_players": 4, "contracts": (1, 2)})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=5)
+    returns: dict[str, float] = {}
+    while not env.raw.game.deal_results:
+        ((name, o),) = obs.items()
+        obs, rewards, _, _, _ = env.step({name: int(rng.choice(np.flatnonzero(o["action_mask"])))})
+        for k, r in rewards.items():
+            returns[k] = returns.get(k, 0.0) + r
+    ((name, o),) = obs.items()
+    deal = env.raw.game.deal_results[0].scores
+    assert any(deal[(env.learner_seat + role_of(k)[1]) % 4] for k in returns if k != name)
+    _, rewards, terms, truncs, infos = env.step({name: int(np.flatnonzero(o["action_mask"] == 0)[0])})
+    assert terms["__all__"] and not truncs["__all__"] and set(rewards) == set(returns)
+    for k, r in rewards.items():
+        returns[k] = returns.get(k, 0.0) + r
+        seat = (env.learner_seat + role_of(k)[1]) % 4
+        assert returns[k] == pytest.approx(-deal[seat] / 100 - (k == name))
+        assert infos[k]["illegal_action"] == (k == name) and infos[k]["score"] == deal[seat]
+    obs, _ = env.reset(seed=6)  # the next episode plays as usual
+    ((name, o),) = obs.items()
+    _, _, terms, _, _ = env.step({name: int(np.flatnonzero(o["action_mask"])[0])})
+    assert not terms["__all__"]
+
+
+def test_an_action_outside_the_table_is_refused_and_changes_nothing() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 3})
+    obs, _ = env.reset(seed=0)
+    ((name, o),) = obs.items()
+    for bad in (o["action_mask"].size, -1):
+        with pytest.raises(ValueError, match="out of range"):
+            env.step({name: bad})
+    assert env.raw.num_steps == 0
+    _, _, terms, _, _ = env.step({name: int(np.flatnonzero(o["action_mask"])[0])})
+    assert not terms["__all__"] and env.raw.num_steps >= 1
+
+
+class _Cheat:
+    """A bot that answers with a move it may not play (the first action its mask forbids)."""
+
+    name = "cheat"
+
+    def reset(self, seed: int | None = None) -> None:
+        pass
+
+    def act(self, decision) -> int:
+        return int(np.flatnonzero(decision.action_mask == 0)[0])
+
+
+def test_a_bot_answer_is_checked_naming_the_bot(monkeypatch) -> None:
+    monkeypatch.setattr(rllib_env, "make_agent", lambda spec: _Cheat())
+    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": ["random"]})
+    for seed in range(10):  # a seed where a bot acts before the learner
+        try:
+            env.reset(seed=seed)
+        except ValueError as err:
+            assert "agent 'cheat' in seat" in str(err) and "illegal action" in str(err)
+            assert env.raw.num_steps == 0  # refused before anything was played
+            break
+    else:
+        pytest.fail("no seed seated a bot first")
 
 
 def test_bad_env_config_is_refused() -> None:
@@ -222,6 +291,7 @@ def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> N
             ]
         )  # fmt: skip
         assert meta["iterations"] == 2 and meta["env_steps_sampled"] >= 400
+        Run(RunConfig(out=str(out))).close()  # the run let go of its folder (ValueError "in use" if not)
         names = ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "config.json")
         for name in (*names, "run.json"):
             assert (out / name).is_file(), name

@@ -36,9 +36,13 @@ Each observation comes with everything that agent earned since its previous acti
 env's cumulative reward, ``reward="deal"``: ``-deal score / 100`` per finished deal). At the
 game's end every agent that has played gets a last observation (all-zero mask) with its
 remaining reward and ``terminated``; at the AEC env's step cap (``max_moves_per_deal`` times the
-number of deals) every agent is ``truncated``. An action the mask forbids ends the episode with
-``illegal_reward`` for the actor, as the AEC env's ``env()`` does; RLlib's env checker, which
-steps a random action, relies on it.
+number of deals) every agent is ``truncated``. Every move is the AEC env's step: RLlib's agents
+step it through the AEC env's ``env()`` wrappers, so an action the mask forbids ends the episode
+as there (``illegal_reward`` for the actor, every agent terminated with what it had earned, the
+final infos' ``illegal_action`` naming the actor; RLlib's env checker, which steps a random
+action, relies on it) and an id outside ``0..N-1`` is a ValueError. The bots' answers are checked
+by :func:`~shanghai_env.decision.chosen_move` (a ValueError naming the bot) before the AEC env
+plays them.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from shanghai_env.aec import raw_env
 from shanghai_env.agents.registry import check_spec, make_agent
-from shanghai_env.decision import Agent, decision_for
+from shanghai_env.decision import Agent, chosen_move, decision_for
+from shanghai_env.fast_wrappers import wrap_classic
 from shanghai_env.render import render_text
 
 LEARNER = "learner"
@@ -68,6 +73,8 @@ _RULE_KEYS = (
     "same_suit_run_gap",
     "joker_swaps",
 )
+# RLlib's five multi-agent dicts: observations, rewards, terminateds, truncateds, infos
+StepResult = tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]
 
 
 def check_opponents(opponents: Sequence[str]) -> tuple[str, ...]:
@@ -113,16 +120,18 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         cap = config.get("max_moves_per_deal", DEFAULT_MAX_MOVES_PER_DEAL)
         if not isinstance(cap, (int, np.integer)) or isinstance(cap, bool) or cap < 1:
             raise ValueError(f"max_moves_per_deal must be a positive int, got {cap!r}")
-        self.aec = raw_env(
+        self.raw = raw_env(
             num_players=int(config.get("num_players", 4)),
             contracts=contracts,
             reward=config.get("reward", "deal"),
             max_steps=int(cap) * len(contracts),
             **{k: config[k] for k in _RULE_KEYS if k in config},
         )
-        self.rules = self.aec.rules
+        self.rules = self.raw.rules
         self.opponents = check_opponents(config.get("opponents", (SELF,)))
         self.illegal_reward = float(config.get("illegal_reward", -1.0))
+        # the AEC env as env() wraps it: RLlib's agents step through it (an illegal action ends the game)
+        self.aec = wrap_classic(self.raw, illegal_reward=self.illegal_reward)
         n = self.rules.num_players
         seats = range(1, n)
         roles = {r for r in self.opponents if r in POLICY_ROLES}
@@ -130,8 +139,8 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         self.possible_agents = ids
         self.agents = [LEARNER]
         self._agent_ids = set(self.possible_agents)
-        size = self.aec.action_table.size
-        encoder = self.aec.encoder
+        size = self.raw.action_table.size
+        encoder = self.raw.encoder
         self.agent_observation_space = spaces.Dict(
             {
                 "observations": spaces.Box(
@@ -196,106 +205,73 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         """
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
-        actor = self._name_of_seat.get(self.aec.game.to_act)
+        actor = self._name_of_seat.get(self.raw.game.to_act)
         if actor is None or actor not in action_dict:
             raise ValueError(f"{actor!r} must act now; got actions for {sorted(action_dict)}")
-        action = action_dict[actor]
-        a = int(np.asarray(action).reshape(-1)[0])
-        mask = self.aec.observe(self.aec.agent_selection)["action_mask"]
-        if not 0 <= a < mask.size or not mask[a]:
-            return self._end_illegal(actor)
-        self.aec.step(a)
+        # env()'s step, armed by the observation _advance read with last(): an illegal action
+        # ends the game there, an id outside the table is a ValueError
+        self.aec.step(int(np.asarray(action_dict[actor]).reshape(-1)[0]))
         return self._advance()
 
     def render(self) -> Any:
         """The table as text, every hand shown."""
-        return render_text(self.aec.game)
+        return render_text(self.raw.game)
 
     def close(self) -> None:
         """Nothing to release."""
 
     # --- playing the env's seats ----------------------------------------------------------------
 
-    def _advance(
-        self,
-    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+    def _advance(self) -> StepResult:
         """Play bots until an RLlib agent must act (observe it) or the game ends (observe everyone)."""
-        aec = self.aec
+        aec, raw = self.aec, self.raw
+        game = raw.game
         while True:
-            agent = aec.agent_selection
-            if aec.terminations[agent] or aec.truncations[agent]:
+            agent = raw.agent_selection
+            if raw.terminations[agent] or raw.truncations[agent]:
                 return self._finish()
-            seat = aec.game.to_act
+            seat = game.to_act
             name = self._name_of_seat.get(seat)
             if name is not None:
                 obs, reward, _, _, _ = aec.last()
                 if name not in self._seen:
                     self._seen.append(name)
-                return (
-                    {name: self._convert(obs)},
-                    {name: float(reward)},
-                    {"__all__": False},
-                    {"__all__": False},
-                    {name: {}},
-                )
+                not_done = {"__all__": False}
+                return {name: self._convert(obs)}, {name: float(reward)}, not_done, dict(not_done), {name: {}}
             bot = self._bot_of_seat[seat]
-            action = bot.act(decision_for(aec.game, seat, aec.action_table, aec.encoder))
-            try:
-                aec.step(action)
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"opponent {bot.name!r} in seat {seat} played {action!r}: {err}") from None
+            decision = decision_for(game, seat, raw.action_table, raw.encoder)
+            move = chosen_move(decision, bot.act(decision), f"agent {bot.name!r} in seat {seat}")
+            # the AEC env's own step, past env()'s wrappers: the answer is checked, and the
+            # wrappers would build the bot's observation only to check it again
+            raw.step(decision.action(move))
 
-    def _finish(
-        self,
-    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
-        """The last observation and remaining reward of every RLlib agent that has played."""
-        aec = self.aec
-        truncated = any(aec.truncations.values()) and not aec.game.game_over
-        remaining = {a: 0.0 for a in aec.possible_agents}
+    def _finish(self) -> StepResult:
+        """The episode's end as the AEC env ends it (the game over, its step cap, or an illegal
+        action): the last observation and remaining reward of every RLlib agent that has played."""
+        aec, raw = self.aec, self.raw
+        # env() terminates every agent on an illegal action, with the game unchanged (not over,
+        # the offender still to act); the step cap truncates
+        terminated = any(raw.terminations.values())
+        offender = raw.game.to_act if terminated and not raw.game.game_over else None
+        remaining = {a: 0.0 for a in raw.possible_agents}
         for agent in aec.agent_iter():  # PettingZoo's way out: last() then step(None) for every agent
-            _, reward, _, _, _ = aec.last()
-            remaining[agent] = float(reward)
+            remaining[agent] = float(aec.last(observe=False)[1])
             aec.step(None)
         self._done = True
-        scores = list(aec.game.scores)
+        scores = list(raw.game.scores)
         obs: dict[str, Any] = {}
         rewards: dict[str, float] = {}
         infos: dict[str, Any] = {}
         for seat, name in self._name_of_seat.items():
-            if name not in self._seen:
-                continue
-            obs[name] = self._convert(aec.observe(aec.possible_agents[seat]))
-            rewards[name] = remaining[aec.possible_agents[seat]]
-            infos[name] = {"seat": seat, "game_scores": scores, "score": scores[seat]}
-        terms = dict.fromkeys(obs, not truncated)
-        truncs = dict.fromkeys(obs, truncated)
-        terms["__all__"] = not truncated
-        truncs["__all__"] = truncated
-        return obs, rewards, terms, truncs, infos
-
-    def _end_illegal(
-        self, actor: str
-    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
-        """An action outside the mask: the actor gets ``illegal_reward`` and the game ends for all."""
-        aec = self.aec
-        self._done = True
-        obs: dict[str, Any] = {}
-        rewards: dict[str, float] = {}
-        infos: dict[str, Any] = {}
-        for seat, name in self._name_of_seat.items():
-            if name not in self._seen:
-                continue
-            view = aec.observe(aec.possible_agents[seat])
-            obs[name] = {
-                "observations": view["observation"].astype(np.float32),
-                "action_mask": np.zeros(view["action_mask"].size, dtype=np.float32),
-            }
-            rewards[name] = self.illegal_reward if name == actor else 0.0
-            infos[name] = {"seat": seat, "illegal_action": name == actor}
-        terms: dict[str, bool] = dict.fromkeys(obs, True)
-        terms["__all__"] = True
-        truncs: dict[str, bool] = dict.fromkeys(obs, False)
-        truncs["__all__"] = False
+            if name in self._seen:
+                agent = raw.possible_agents[seat]
+                obs[name] = self._convert(raw.observe(agent))
+                rewards[name] = remaining[agent]
+                infos[name] = {"seat": seat, "game_scores": scores, "score": scores[seat]}
+                if offender is not None:
+                    infos[name]["illegal_action"] = seat == offender
+        terms: dict[str, bool] = {**dict.fromkeys(obs, terminated), "__all__": terminated}
+        truncs: dict[str, bool] = {**dict.fromkeys(obs, not terminated), "__all__": not terminated}
         return obs, rewards, terms, truncs, infos
 
     @staticmethod

@@ -479,7 +479,7 @@ def train(config: RLlibConfig) -> dict[str, Any]:
         if os.path.exists(os.path.join(out, name)):
             os.remove(os.path.join(out, name))
     started = start_ray(config)
-    algo = None
+    algo = session = None
     try:
         algo = build_algorithm(config)
         session = _Session(config, algo)
@@ -497,6 +497,8 @@ def train(config: RLlibConfig) -> dict[str, Any]:
                 session.evaluate(it)
         return session.finish(time.perf_counter() - start, ray.__version__)
     finally:
+        if session is not None:
+            session.run.close()  # the folder's lock: another run (in this process too) may use it now
         if algo is not None:
             algo.stop()
         if started:

@@ -122,6 +122,7 @@ class PolicyNet(nn.Module):
         extra: torch.Tensor | None = None,
         obs: torch.Tensor | None = None,
         table: torch.Tensor | None = None,
+        lengths: np.ndarray | None = None,
     ) -> torch.Tensor:
         """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. With the facts
         block (``extra``), a move that names a card also reads that card's own facts (is it an
@@ -130,7 +131,10 @@ class PolicyNet(nn.Module):
         upcard on offer is an out (read from ``obs``, the observation the features came from;
         needed by networks made with the upcard input). ``table``: :meth:`action_rows` made
         beforehand with the current weights (acting, where the weights stay fixed for a whole
-        rollout); the logits are the same as without it, bit for bit."""
+        rollout); the logits are the same as without it, bit for bit. ``lengths``: each row's
+        number of legal moves, when ``valid`` is their prefix (as :func:`padded` makes it): a large
+        batch then multiplies rows of its own width (:meth:`_legal_dots`) rather than every row
+        out to the longest, with the same results."""
         rows: torch.Tensor | None = None  # every action's row, when a large batch makes them once
         large = idx.numel() > self.num_actions
         if not self.has_fields:
@@ -146,7 +150,12 @@ class PolicyNet(nn.Module):
             f = self.fields[idx]  # (B, K, 3): kind, card, place
             w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
             w = w + self.place_rows[f[..., 2]]
-        out = torch.einsum("bkh,bh->bk", w, h) + self.pi.bias[idx]
+        if lengths is not None and (rows is not None or not self.has_fields):
+            source = rows if rows is not None else self.pi.weight
+            dots = self._legal_dots(source, idx, valid, h, lengths)
+        else:
+            dots = torch.einsum("bkh,bh->bk", w, h)
+        out = dots + self.pi.bias[idx]
         own: torch.Tensor | None = None  # (B, K, 2): each move's own facts
         if self.extra_size and extra is not None and self.has_fields:
             f = self.fields[idx]
@@ -167,6 +176,44 @@ class PolicyNet(nn.Module):
                 own = torch.zeros(*idx.shape, 2, dtype=h.dtype, device=h.device)
             out = out + self._move_scores(h, w, own.to(h.dtype), idx, rows)
         return out.masked_fill(~valid, float("-inf"))
+
+    def _legal_dots(
+        self,
+        source: torch.Tensor,
+        idx: torch.Tensor,
+        valid: torch.Tensor,
+        h: torch.Tensor,
+        lengths: np.ndarray,
+    ) -> torch.Tensor:
+        """``einsum("bkh,bh->bk", source[idx], h)`` at the legal moves (0 in the padding), the rows
+        grouped by their number of legal moves (:func:`length_groups`) and each group multiplied
+        at its own width: a training batch has about 7 legal moves a decision but is padded to
+        the longest, about 45 at 4 players, and the padding was most of an update's gathers and
+        products. Every legal move's row is gathered once in the order ``source[idx]`` visits them,
+        so the gradients reach ``source`` in the same order; each product is the same dot product
+        over the same features, so the results and gradients are the same, bit for bit."""
+        batch, width = idx.shape
+        dev = h.device
+        legal_rows = source[idx[valid]]  # (N, H): the legal moves' rows, row by row
+        n = legal_rows.shape[0]
+        legal_rows = torch.cat([legal_rows, legal_rows.new_zeros(1, legal_rows.shape[1])])  # N: padding
+        starts = np.cumsum(lengths) - lengths
+        groups = length_groups(lengths)
+        order = np.concatenate(groups)
+        h_grouped = h[torch.from_numpy(order).to(dev)]
+        dots: list[torch.Tensor] = []
+        places: list[np.ndarray] = []
+        begin = 0
+        for rows in groups:
+            cols = np.arange(int(lengths[rows].max()))
+            at = np.where(cols < lengths[rows][:, None], starts[rows][:, None] + cols, n)
+            w = legal_rows[torch.from_numpy(at).to(dev)]
+            part = h_grouped[begin : begin + len(rows)]
+            dots.append(torch.einsum("bkh,bh->bk", w, part).reshape(-1))
+            places.append((rows[:, None] * width + cols).reshape(-1))
+            begin += len(rows)
+        where = torch.from_numpy(np.concatenate(places)).to(dev)
+        return h.new_zeros(batch * width).index_put((where,), torch.cat(dots)).view(batch, width)
 
     def _move_scores(
         self,
@@ -207,6 +254,30 @@ class PolicyNet(nn.Module):
 
     def value(self, h: torch.Tensor) -> torch.Tensor:
         return self.v(h).squeeze(-1)
+
+
+def length_groups(lengths: np.ndarray, least: int = 16) -> list[np.ndarray]:
+    """The rows of a batch grouped by their number of legal moves (up to 1, 2, 4, 8, ... each),
+    a group of fewer than ``least`` rows joined to the next (a batched product of very few rows
+    may take another path through the BLAS, with other roundings)."""
+    groups: list[np.ndarray] = []
+    carry = np.zeros(0, np.int64)
+    low, high = 0, 1
+    top = int(lengths.max()) if len(lengths) else 0
+    while low < top:
+        rows = np.concatenate([carry, np.flatnonzero((lengths > low) & (lengths <= high))])
+        if len(rows) >= least:
+            groups.append(np.sort(rows))
+            carry = np.zeros(0, np.int64)
+        else:
+            carry = rows
+        low, high = high, 2 * high
+    if len(carry):
+        if groups:
+            groups[-1] = np.sort(np.concatenate([groups[-1], carry]))
+        else:
+            groups.append(np.sort(carry))
+    return groups
 
 
 def move_fields(num_actions: int, table_fields: np.ndarray) -> np.ndarray:

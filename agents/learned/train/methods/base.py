@@ -88,7 +88,7 @@ class NetMethod:
         obs = obs_all[mb_t]
         h = self.net.features(obs, extra)
         idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
-        return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs)
+        return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs, lengths=valid.sum(1))
 
     def values_of(self, obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The value head on a batch of observations and their facts (no gradient)."""

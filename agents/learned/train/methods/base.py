@@ -84,8 +84,8 @@ class NetMethod:
         dev = self.device
         idx, valid = padded([legal[j] for j in mb])
         mb_t = torch.from_numpy(mb).to(dev)
-        extra = None if extra_all is None else extra_all[mb_t]
-        obs = obs_all[mb_t]
+        extra = None if extra_all is None else torch.index_select(extra_all, 0, mb_t)
+        obs = torch.index_select(obs_all, 0, mb_t)  # whole rows copied, not element by element
         h = self.net.features(obs, extra)
         idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
         return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs, lengths=valid.sum(1))

@@ -135,25 +135,23 @@ class PolicyNet(nn.Module):
         number of legal moves, when ``valid`` is their prefix (as :func:`padded` makes it): a large
         batch then multiplies rows of its own width (:meth:`_legal_dots`) rather than every row
         out to the longest, with the same results."""
-        rows: torch.Tensor | None = None  # every action's row, when a large batch makes them once
         large = idx.numel() > self.num_actions
-        if not self.has_fields:
-            w = self.pi.weight[idx]  # (B, K, H)
-        elif table is not None:
-            # the same sums in the same order as below, made once per rollout instead of per step
-            w = rows_at(table, idx)
-            rows = table if large else None
-        elif large:
-            rows = self.action_rows()  # a large batch: every row once, then gather
-            w = rows_at(rows, idx)
+        # every action's row: made beforehand (table) or, for a large batch, made once here
+        rows = (table if table is not None else self.action_rows()) if self.has_fields and large else None
+        w: torch.Tensor | None = None  # (B, K, H): the moves' rows, unless the large batch's are grouped
+        if rows is not None and lengths is not None:
+            dots = self._legal_dots(rows, idx, valid, h, lengths)  # no padded (B, K, H) gather at all
         else:
-            f = self.fields[idx]  # (B, K, 3): kind, card, place
-            w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
-            w = w + self.place_rows[f[..., 2]]
-        if lengths is not None and (rows is not None or not self.has_fields):
-            source = rows if rows is not None else self.pi.weight
-            dots = self._legal_dots(source, idx, valid, h, lengths)
-        else:
+            if not self.has_fields:
+                w = self.pi.weight[idx]  # (B, K, H)
+            elif table is not None:  # the same sums in the same order as below, made once a rollout
+                w = rows_at(table, idx)
+            elif rows is not None:
+                w = rows_at(rows, idx)
+            else:
+                f = self.fields[idx]  # (B, K, 3): kind, card, place
+                w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
+                w = w + self.place_rows[f[..., 2]]
             dots = torch.einsum("bkh,bh->bk", w, h)
         out = dots + self.pi.bias[idx]
         own: torch.Tensor | None = None  # (B, K, 2): each move's own facts
@@ -218,7 +216,7 @@ class PolicyNet(nn.Module):
     def _move_scores(
         self,
         h: torch.Tensor,
-        w: torch.Tensor,
+        w: torch.Tensor | None,
         own: torch.Tensor,
         idx: torch.Tensor,
         rows: torch.Tensor | None,
@@ -235,7 +233,11 @@ class PolicyNet(nn.Module):
         weight = first.weight  # (M, 2H + 2): the features' block, the row's, the own facts'
         from_h = h @ weight[:, :width].T + first.bias  # (B, M)
         w_block = weight[:, width : 2 * width]
-        from_row = (rows @ w_block.T)[idx] if rows is not None else w.to(h.dtype) @ w_block.T
+        if rows is not None:
+            from_row = rows_at(rows @ w_block.T, idx)
+        else:
+            assert w is not None  # a batch small enough to gather its moves' rows
+            from_row = w.to(h.dtype) @ w_block.T
         z = torch.relu(from_h[:, None, :] + from_row + own @ weight[:, 2 * width :].T)  # (B, K, M)
         return self.move_mlp[2:](z).squeeze(-1)
 

@@ -41,6 +41,14 @@ def padded(legal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return idx, valid
 
 
+def padded_rows(idx: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`padded` of the rows ``rows`` of a batch padded once (``idx``, each row's ``lengths``):
+    the same arrays, cut to those rows' most legal moves."""
+    mine = lengths[rows]
+    width = int(mine.max()) if len(rows) else 1
+    return idx[rows, :width], np.arange(width) < mine[:, None]
+
+
 class PolicyNet(nn.Module):
     """MLP trunk, a per-action policy head used only at legal actions, and a value head."""
 

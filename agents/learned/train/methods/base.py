@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.agents.learned.nets.policy import build_net, padded
+from shanghai_env.agents.learned.nets.policy import build_net, padded, padded_rows
 from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
@@ -77,12 +77,20 @@ class NetMethod:
         return torch.from_numpy(extra).to(self.device) if extra.shape[1] else None
 
     def minibatch_logits(
-        self, obs_all: torch.Tensor, extra_all: torch.Tensor | None, legal: list[list[int]], mb: np.ndarray
+        self,
+        obs_all: torch.Tensor,
+        extra_all: torch.Tensor | None,
+        legal: list[list[int]] | tuple[np.ndarray, np.ndarray],
+        mb: np.ndarray,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """For the minibatch ``mb`` (rows of an update's batch, already on the device): its rows
-        as a tensor, the trunk's features and the logits of each decision's legal moves."""
+        as a tensor, the trunk's features and the logits of each decision's legal moves.
+        ``legal``: each decision's legal ids, as lists or padded once (ids, lengths)."""
         dev = self.device
-        idx, valid = padded([legal[j] for j in mb])
+        if isinstance(legal, tuple):
+            idx, valid = padded_rows(*legal, mb)
+        else:
+            idx, valid = padded([legal[j] for j in mb])
         mb_t = torch.from_numpy(mb).to(dev)
         extra = None if extra_all is None else torch.index_select(extra_all, 0, mb_t)
         obs = torch.index_select(obs_all, 0, mb_t)  # whole rows copied, not element by element

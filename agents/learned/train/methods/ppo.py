@@ -105,7 +105,8 @@ class PPO(NetMethod):
         size = n * steps
         obs_buf = np.empty((size, venv.observation_length), np.int8)
         extra_buf = np.empty((size, venv.extra.shape[1]), np.float32)
-        legal: list[list[int]] = []
+        step_idx: list[np.ndarray] = []  # each step's padded legal ids (n, that step's most moves)
+        lengths = np.empty(size, np.int64)  # each decision's number of moves to choose among
         chosen = np.empty(size, np.int64)
         place = np.full(size, -1, np.int64)  # the prior's move among each row's moves (-1: none)
         top = np.empty(size, np.int64)  # with a prior, the most probable move (the saved player's)
@@ -120,7 +121,8 @@ class PPO(NetMethod):
             extra_buf[cur] = venv.extra
             moves, place[cur] = self._moves(rows)
             idx, valid = padded(moves)
-            legal.extend(moves)
+            step_idx.append(idx)
+            lengths[cur] = valid.sum(1)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
@@ -143,10 +145,15 @@ class PPO(NetMethod):
             if self.priors is not None:
                 self.priors.dealt_again()
         adv = chains.advantages(values, chains.bootstrap(self.values_of), opt.gamma, opt.gae_lambda)
+        # the rollout's moves padded once, as padded() pads them: a minibatch takes its rows and
+        # trims them to its own longest (padded_rows), rather than padding Python lists again
+        legal_idx = np.zeros((size, max(a.shape[1] for a in step_idx)), np.int64)
+        for t, a in enumerate(step_idx):
+            legal_idx[t * n : (t + 1) * n, : a.shape[1]] = a
         return {
             "obs": obs_buf,
             "extra": extra_buf,
-            "legal": legal,
+            "legal": (legal_idx, lengths),
             "chosen": chosen,
             "place": place,
             "top": top,
@@ -217,7 +224,7 @@ def prior_stats(data: dict[str, Any]) -> dict[str, float]:
     """Of the decisions where the policy had a choice: their share, how often the move sampled
     was the prior's (``prior_kept``) and how often the most probable one was (``prior_top``: the
     saved player, which plays the most probable move, plays its prior's there)."""
-    free = np.array([len(m) > 1 for m in data["legal"]])
+    free = data["legal"][1] > 1
     if not free.any():
         return {"free_share": 0.0, "prior_kept": float("nan"), "prior_top": float("nan")}
     place = data["place"][free]

@@ -115,7 +115,8 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.v.bias)
 
     def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
-        x = obs.float() * self.inv_scale
+        # the env's int8 observation is scaled in the copy .float() makes (one large buffer, not two)
+        x = obs * self.inv_scale if obs.dtype == torch.float32 else obs.float().mul_(self.inv_scale)
         if self.extra_size:
             if extra is None:
                 raise ValueError(f"this network reads {self.extra_size} inputs (facts) after the observation")

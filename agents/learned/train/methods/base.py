@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.agents.learned.nets.policy import build_net, padded, padded_rows
+from shanghai_env.agents.learned.nets.policy import PolicyNet, build_net, padded, padded_rows
 from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
@@ -96,7 +96,27 @@ class NetMethod:
         obs = torch.index_select(obs_all, 0, mb_t)  # whole rows copied, not element by element
         h = self.net.features(obs, extra)
         idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
+        if not isinstance(self.net, PolicyNet):  # a MaskablePPO policy: every action's logit, gathered
+            return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs)
         return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs, lengths=valid.sum(1))
+
+    def acting_logits(
+        self,
+        h: torch.Tensor,
+        legal: tuple[torch.Tensor, torch.Tensor],
+        extra: torch.Tensor | None,
+        obs: torch.Tensor,
+        table: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """The network's logits while collecting, with the rollout's ``table`` (:meth:`acting_table`)."""
+        if table is None:
+            return self.net.logits(h, *legal, extra, obs)
+        return self.net.logits(h, *legal, extra, obs, table)
+
+    def acting_table(self) -> torch.Tensor | None:
+        """Every action's row for a rollout (:meth:`.PolicyNet.acting_table`); None for a network
+        without them (a MaskablePPO policy)."""
+        return self.net.acting_table() if isinstance(self.net, PolicyNet) else None
 
     def values_of(self, obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The value head on a batch of observations and their facts (no gradient)."""

@@ -90,7 +90,7 @@ class DMC(NetMethod):
         tgt_out: list[float] = []
         finished: list[float] = []
         relative = self.config.reward == "relative"
-        table = net.acting_table()  # the weights do not change while collecting
+        table = self.acting_table()  # the weights do not change while collecting
         for _ in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
@@ -98,7 +98,7 @@ class DMC(NetMethod):
                 obs = torch.from_numpy(venv.obs).to(self.device)
                 h = net.features(obs, extra)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                q = net.logits(h, *legal, extra, obs, table)
+                q = self.acting_logits(h, legal, extra, obs, table)
                 k_t = greedy_legal(q)
                 k = k_t.cpu().numpy()
                 best_value = q.gather(1, k_t[:, None]).squeeze(1).cpu().numpy()

@@ -114,7 +114,7 @@ class PPO(NetMethod):
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
         rows = np.arange(n)
-        table = net.acting_table()  # the weights do not change during a rollout
+        table = self.acting_table()  # the weights do not change during a rollout
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
@@ -128,7 +128,7 @@ class PPO(NetMethod):
                 obs = torch.from_numpy(venv.obs).to(self.device)
                 h = net.features(obs, extra)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                logits = net.logits(h, *legal_t, extra, obs, table)
+                logits = self.acting_logits(h, legal_t, extra, obs, table)
                 v = net.value(h).cpu()
                 logits = logits.cpu()
             if self.priors is not None:

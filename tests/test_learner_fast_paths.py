@@ -40,8 +40,8 @@ def _check_same(facts: bool, move_net: tuple[int, ...]) -> None:
         out = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), extra, obs, **kwargs)
         torch.log_softmax(out, 1).masked_fill(~torch.from_numpy(valid), 0).sum().backward()
         results.append((out.detach(), [p.grad.clone() for p in net.parameters() if p.grad is not None]))
-    # the same function: equal here bit for bit (the trainer's same-seed weights rest on that), and
-    # within float32 rounding on any machine, whose kernels may sum in another order
+    # the same function, within float32 rounding: another machine's kernels may sum in another
+    # order (on the machine the paths were written on they agree bit for bit)
     close = {"rtol": 1e-5, "atol": 1e-6}
     out, grads = results[1]
     torch.testing.assert_close(out, results[0][0], **close)

@@ -213,7 +213,8 @@ class PolicyAgent:
         idx, valid = padded(legal)
         t_idx, t_valid = torch.from_numpy(idx), torch.from_numpy(valid)
         t_extra = torch.from_numpy(extra) if extra is not None else None
-        t_obs = torch.from_numpy(obs)
+        # torch wants a writable buffer; the env's read-only arrays are copied (a few KB a row)
+        t_obs = torch.from_numpy(obs if obs.flags.writeable else obs.copy())
         return self.net.logits(self.net.features(t_obs, t_extra), t_idx, t_valid, t_extra, t_obs)
 
     @torch.no_grad()

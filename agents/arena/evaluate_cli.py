@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from shanghai_env.agents.arena.ray_address import ray_address_problem
+from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.arena.report import (
     CHART_FILE,
     GAMES_FILE,
@@ -175,13 +175,7 @@ def _start_ray(parser: argparse.ArgumentParser, address: str, workers: int | Non
     except ImportError:
         parser.error(f"argument --ray: {RAY_MISSING}")
     except (ConnectionError, ValueError, RuntimeError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        hint = (
-            ""
-            if os.environ.get("RAY_AUTH_MODE")
-            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
-        )
-        parser.error(f"argument --ray: cannot connect to Ray at {address!r}: {first}{hint}")
+        parser.error(f"argument --ray: {connection_problem(address, err)}")
 
 
 def _apply_task(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Task:

@@ -42,6 +42,18 @@ def ray_address_problem(address: str | None, timeout: float = PROBE_SECONDS) -> 
     return None
 
 
+def connection_problem(address: str | None, err: Exception) -> str:
+    """What to say when Ray cannot be reached at ``address``: the error's first line, and the
+    setting a cluster with token authentication needs when it is not set."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    hint = (
+        ""
+        if os.environ.get("RAY_AUTH_MODE")
+        else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
+    )
+    return f"cannot connect to Ray at {address!r}: {first}{hint}"
+
+
 def _grpc_answers(host: str, port: int, timeout: float) -> bool:
     """Whether a gRPC (HTTP/2) connection to ``host:port`` is ready within ``timeout`` seconds.
 

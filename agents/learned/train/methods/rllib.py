@@ -47,7 +47,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from shanghai_env.agents.arena.tournament import ray_address_problem as address_problem
+from shanghai_env.agents.arena.ray_address import connection_problem
+from shanghai_env.agents.arena.ray_address import ray_address_problem as address_problem
 from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
@@ -601,13 +602,7 @@ def _connect(parser: argparse.ArgumentParser, config: RLlibConfig) -> bool:
     try:
         return start_ray(config)
     except (ConnectionError, ValueError, RuntimeError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        hint = (
-            ""
-            if os.environ.get("RAY_AUTH_MODE")
-            else " (a cluster with token authentication: RAY_AUTH_MODE=token)"
-        )
-        parser.error(f"argument --address: cannot connect to Ray at {config.address!r}: {first}{hint}")
+        parser.error(f"argument --address: {connection_problem(config.address, err)}")
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

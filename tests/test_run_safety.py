@@ -81,6 +81,34 @@ def test_the_games_pickle_passes_and_code_or_other_players_do_not(tmp_path):
             check_pickle(damaged, {"greedy"})
 
 
+class Calls:
+    """A pickle that calls ``func(*args)`` when it is loaded."""
+
+    def __init__(self, func, *args) -> None:
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+def test_a_player_is_never_made_while_a_pickle_is_read():
+    from functools import partial
+
+    from shanghai_env.agents.registry import make_agent
+
+    with pytest.raises(UnsafePickle, match="makes a player while it is read"):
+        check_pickle(pickle.dumps(Calls(make_agent, "greedy")), {"greedy"})
+    kept = check_pickle(pickle.dumps([partial(make_agent, "greedy")]), {"greedy"})
+    assert kept[0].func is make_agent and kept[0].args == ("greedy",)  # kept, not called
+    with pytest.raises(UnsafePickle, match="arguments a run never gives"):
+        check_pickle(pickle.dumps(partial(make_agent, "greedy", seed=3)), {"greedy"})
+    with pytest.raises(UnsafePickle, match="other than a player"):
+        check_pickle(pickle.dumps(partial(frozenset, [2, 1])), {"greedy"})
+    nested = pickle.dumps({"games": pickle.dumps(Calls(make_agent, "greedy"))})  # a worker's games
+    with pytest.raises(UnsafePickle, match="makes a player"):
+        check_pickle(nested, {"greedy"})
+
+
 def _flip(path: str) -> None:
     data = bytearray(Path(path).read_bytes())
     middle = len(data) // 2

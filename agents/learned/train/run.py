@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import importlib
 import inspect
+import io
 import json
 import os
 import pickle
@@ -29,11 +31,12 @@ import secrets
 import time
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.cli import write_atomically
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
@@ -405,7 +408,7 @@ _SAFE_GLOBALS: dict[str, frozenset[str]] = {
     "numpy.random._sfc64": frozenset({"SFC64"}),
     "numpy.random.bit_generator": frozenset({"__pyx_unpickle_SeedSequence", "SeedSequence"}),
     "numpy.random.mtrand": frozenset({"RandomState"}),
-    "shanghai_env.agents.registry": frozenset({"make_agent"}),  # only inside a partial: see _Pickle
+    "shanghai_env.agents.registry": frozenset({"make_agent"}),  # only inside a partial: _RunUnpickler
 }
 # modules whose classes (not functions) a game or a bot is made of, and whose functions are pure
 _CLASS_MODULES = tuple(
@@ -416,13 +419,6 @@ _CLASS_MODULES = tuple(
     )
 )  # fmt: skip
 _FUNCTION_MODULES = ("shanghai_env.agents.learned.nets.facts",)
-_MAKE_AGENT = ("shanghai_env.agents.registry", "make_agent")
-_PARTIAL = ("functools", "partial")
-_STRINGS = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE"}
-_STRINGS.add("BINUNICODE8")
-_BYTES = {"BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"}
-_CALLS = {"REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST"}
-_REFUSED = {"EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID", "NEXT_BUFFER", "READONLY_BUFFER"}
 
 
 class UnsafePickle(ValueError):
@@ -448,162 +444,93 @@ def global_allowed(module: str, name: str) -> bool:
     return isinstance(obj, type) if classes else inspect.isfunction(obj)
 
 
-class _Val:
-    """What the check knows of a value on the pickle's stack: a string, a global, a partial of
-    make_agent (a player factory), None or an empty dict (``empty``), or anything else;
-    ``factory``: it holds a player factory."""
+class _RunUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """pickle's own unpickler (its Python version, whose opcodes can be overridden), restricted:
+    a global must pass :func:`global_allowed`; ``make_agent`` may only sit in a ``partial`` naming
+    a player of the run (called when a game needs a bot, never while reading); a bytes value that
+    is a whole pickle (a worker's games) is checked the same way."""
 
-    __slots__ = ("kind", "value", "items", "factory")
+    dispatch: ClassVar[dict[int, Any]] = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
 
-    def __init__(self, kind: str = "any", value: Any = None, items: list[_Val] | None = None) -> None:
-        self.kind, self.value, self.items = kind, value, items or []
-        self.factory: bool = kind == "partial" or value == _MAKE_AGENT or any(i.factory for i in self.items)
+    def __init__(self, data: bytes, specs: Collection[str]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.specs = specs
+
+    def find_class(self, module: str, name: str) -> Any:
+        if not global_allowed(module, name):
+            raise UnsafePickle(f"{module}.{name}, which a checkpoint never holds (it could run code)")
+        return super().find_class(module, name)
+
+    def _check_call(self, func: Any, args: Any) -> None:
+        if func is make_agent:
+            raise UnsafePickle("a pickle that makes a player while it is read")
+        if func is functools.partial:
+            self._check_partial((args[0] if args else None, tuple(args[1:]), None, None))
+
+    def _check_partial(self, state: Any) -> None:
+        """A partial is a player factory: make_agent and one player the run names, nothing else."""
+        if not isinstance(state, tuple) or len(state) != 4 or state[0] is not make_agent:
+            raise UnsafePickle("a partial of something other than a player, where only players are kept")
+        if state[2] or state[3] or not isinstance(state[1], tuple):
+            raise UnsafePickle("a player factory with arguments a run never gives")
+        for spec in state[1]:
+            if not isinstance(spec, str) or spec not in self.specs:
+                raise UnsafePickle(f"a player {spec!r} this run does not name")
+
+    def load_reduce(self) -> None:
+        self._check_call(self.stack[-2], self.stack[-1])
+        super().load_reduce()
+
+    def load_newobj(self) -> None:
+        self._check_call(self.stack[-2], self.stack[-1])
+        super().load_newobj()
+
+    def load_newobj_ex(self) -> None:
+        self._check_call(self.stack[-3], self.stack[-2])
+        super().load_newobj_ex()
+
+    def _instantiate(self, klass: Any, args: Any) -> None:  # INST and OBJ
+        self._check_call(klass, args)
+        super()._instantiate(klass, args)
+
+    def load_build(self) -> None:
+        if isinstance(self.stack[-2], functools.partial):
+            self._check_partial(self.stack[-1])
+        super().load_build()
+
+    def load_bytes(self, loader: Any) -> None:
+        loader(self)
+        blob = self.stack[-1]
+        try:
+            ops = list(pickletools.genops(blob))
+        except Exception:
+            return  # not a pickle: plain bytes (an observation)
+        if ops and ops[-1][0].name == "STOP" and int(ops[-1][2] or 0) + 1 == len(blob):
+            _RunUnpickler(bytes(blob), self.specs).load()
 
 
-def check_pickle(data: bytes, specs: Collection[str]) -> None:
-    """UnsafePickle unless loading ``data`` would build only allowed classes and call nothing
-    but their constructors: no global outside :func:`global_allowed`, ``make_agent`` only in a
-    ``partial`` of a player ``specs`` names (called when a game needs a bot, never while loading,
-    and never handed to a constructor), and the same of every pickle nested in a bytes value."""
+for _op in (pickle.REDUCE, pickle.NEWOBJ, pickle.NEWOBJ_EX, pickle.BUILD):
+    _RunUnpickler.dispatch[_op[0]] = getattr(_RunUnpickler, pickle._Unpickler.dispatch[_op[0]].__name__)  # type: ignore[attr-defined]
+
+
+def _checking(loader: Any) -> Any:
+    return lambda self: self.load_bytes(loader)
+
+
+for _op in (pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8):
+    _RunUnpickler.dispatch[_op[0]] = _checking(pickle._Unpickler.dispatch[_op[0]])  # type: ignore[attr-defined]
+
+
+def check_pickle(data: bytes, specs: Collection[str]) -> Any:
+    """What ``data`` holds, read by :class:`_RunUnpickler`; UnsafePickle if it names a global
+    outside :func:`global_allowed`, makes a player while it is read, keeps a player ``specs`` does
+    not name, or is damaged."""
     try:
-        ops: list[tuple[Any, Any, Any]] = list(pickletools.genops(data))
+        return _RunUnpickler(data, specs).load()
+    except UnsafePickle:
+        raise
     except Exception as err:
-        raise UnsafePickle(f"a damaged pickle ({err})") from None
-    try:
-        _simulate(ops, specs)
-    except IndexError:  # an opcode with too little on the stack
-        raise UnsafePickle("a damaged pickle (an empty stack)") from None
-
-
-def _simulate(ops: list[tuple[Any, Any, Any]], specs: Collection[str]) -> None:
-    """Follow the opcodes' stack effects, checking each global and call (no object is made)."""
-    stack: list[_Val] = []
-    marks: list[int] = []
-    memo: dict[int, _Val] = {}
-    for op, arg, _ in ops:
-        name = op.name
-        if name in _REFUSED:
-            raise UnsafePickle(f"a pickle opcode a checkpoint never holds ({name})")
-        if name == "MARK":
-            marks.append(len(stack))
-        elif name in _STRINGS:
-            stack.append(_Val("str", arg))
-        elif name in ("NONE", "EMPTY_DICT"):
-            stack.append(_Val("empty"))
-        elif name in _BYTES:
-            _check_nested(bytes(arg), specs)
-            stack.append(_Val())
-        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
-            memo[int(arg)] = stack[-1]
-        elif name == "MEMOIZE":
-            memo[len(memo)] = stack[-1]
-        elif name in ("GET", "BINGET", "LONG_BINGET"):
-            if int(arg) not in memo:
-                raise UnsafePickle("a damaged pickle (a reference to nothing)")
-            stack.append(memo[int(arg)])
-        elif name == "DUP":
-            stack.append(stack[-1])
-        elif name in ("GLOBAL", "STACK_GLOBAL"):
-            stack.append(_global(arg, stack))
-        else:
-            _generic(op, arg, stack, marks, specs)
-
-
-def _check_nested(blob: bytes, specs: Collection[str]) -> None:
-    """A bytes value that is a whole pickle (a worker's games) is checked like the checkpoint's."""
-    try:
-        ops: list[tuple[Any, Any, Any]] = list(pickletools.genops(blob))
-    except Exception:
-        return  # not a pickle: plain bytes (an observation)
-    if ops and ops[-1][0].name == "STOP" and int(ops[-1][2] or 0) + 1 == len(blob):
-        check_pickle(blob, specs)
-
-
-def _global(arg: Any, stack: list[_Val]) -> _Val:
-    if arg is None:  # STACK_GLOBAL: module and name are the two strings on top of the stack
-        name, module = stack.pop(), stack.pop()
-        if module.kind != "str" or name.kind != "str":
-            raise UnsafePickle("a pickle that computes the name of what it loads")
-        module_name, attr = str(module.value), str(name.value)
-    else:
-        module_name, _, attr = str(arg).partition(" ")
-    if not global_allowed(module_name, attr):
-        raise UnsafePickle(f"{module_name}.{attr}, which a checkpoint never holds (it could run code)")
-    return _Val("global", (module_name, attr))
-
-
-def _generic(op: Any, arg: Any, stack: list[_Val], marks: list[int], specs: Collection[str]) -> None:
-    """Every other opcode by its stack effect (pickletools' description of it); the calls checked."""
-    before = op.stack_before
-    popped: list[_Val] = []
-    if pickletools.markobject in before:
-        if not marks:
-            raise UnsafePickle("a damaged pickle (no mark)")
-        at = marks.pop()
-        popped = stack[at:]
-        del stack[at:]
-        rest = len(before) - 2  # those under the mark (SETITEMS' dict, OBJ's class is above it)
-        under = [stack.pop() for _ in range(rest)][::-1] if rest > 0 else []
-    elif op.name == "POP" and marks and marks[-1] == len(stack):
-        marks.pop()
-        return
-    else:
-        if len(stack) < len(before):
-            raise UnsafePickle("a damaged pickle (an empty stack)")
-        under = stack[len(stack) - len(before) :] if before else []
-        del stack[len(stack) - len(before) :]
-    name = op.name
-    if name in _CALLS:
-        stack.append(_called(name, under, popped, specs))
-    elif name == "BUILD":
-        obj, state = under
-        if obj.kind == "partial":
-            _partial_state(state, specs)
-        obj.factory = obj.factory or state.factory
-        stack.append(obj)
-    elif name in ("APPEND", "APPENDS", "SETITEM", "SETITEMS", "ADDITEMS"):
-        target = under[0]
-        target.kind = "any" if target.kind == "empty" else target.kind  # a dict no longer empty
-        target.factory = target.factory or any(v.factory for v in under[1:] + popped)
-        stack.append(target)
-    elif op.stack_after:
-        stack.extend(_Val(items=under + popped) for _ in op.stack_after)
-
-
-def _called(name: str, under: list[_Val], popped: list[_Val], specs: Collection[str]) -> _Val:
-    """The value a call opcode makes; UnsafePickle for a call that could run a player's code."""
-    if name == "INST":
-        raise UnsafePickle("a pickle opcode a checkpoint never holds (INST)")
-    func, args = (popped[0], popped[1:]) if name == "OBJ" else (under[0], under[1:])
-    flat = [i for a in args for i in (a.items if a.kind == "any" else [a])]
-    if func.kind != "global":
-        raise UnsafePickle("a pickle that calls something it built (a player's code could run)")
-    if func.value == _MAKE_AGENT:
-        raise UnsafePickle("a pickle that makes a player while it is read")
-    if func.value == _PARTIAL:
-        _check_partial(flat, specs)
-        return _Val("partial", items=flat)
-    if any(a.factory for a in args):
-        raise UnsafePickle(f"a pickle that hands a player factory to {'.'.join(func.value)}")
-    return _Val(items=args)
-
-
-def _check_partial(items: list[_Val], specs: Collection[str]) -> None:
-    """A partial is a player factory: make_agent and one player the run names, nothing else."""
-    if not items or items[0].kind != "global" or items[0].value != _MAKE_AGENT:
-        raise UnsafePickle("a partial of something other than a player, where only players are kept")
-    for spec in items[1:]:
-        if spec.kind != "str" or spec.value not in specs:
-            shown = repr(spec.value) if spec.kind == "str" else "a computed name"
-            raise UnsafePickle(f"a player {shown} this run does not name")
-
-
-def _partial_state(state: _Val, specs: Collection[str]) -> None:
-    """A partial's state as partial pickles it: (make_agent, (spec,), None, None)."""
-    items = state.items
-    if len(items) != 4 or items[2].kind != "empty" or items[3].kind != "empty":
-        raise UnsafePickle("a player factory with arguments a run never gives")
-    _check_partial([items[0], *items[1].items], specs)
+        raise UnsafePickle(f"a damaged pickle ({type(err).__name__}: {err})"[:200]) from None
 
 
 def run_specs(config: RunConfig) -> set[str]:
@@ -613,9 +540,8 @@ def run_specs(config: RunConfig) -> set[str]:
 
 
 def safe_loads(data: bytes, specs: Collection[str] = ()) -> Any:
-    """``pickle.loads`` of a checkpoint's pickle after :func:`check_pickle` passed it."""
-    check_pickle(data, specs)
-    return pickle.loads(data)
+    """A checkpoint's pickle, read by :func:`check_pickle`."""
+    return check_pickle(data, specs)
 
 
 def read_csv(path: str) -> list[dict[str, float]]:

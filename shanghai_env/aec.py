@@ -26,7 +26,11 @@ plus
 - `reward`: `"deal"` (default) or `"win"`, see Rewards;
 - `max_steps`: truncate the episode after this many actions (default None: never);
 - `render_mode`: `None`, `"ansi"`, `"human"` or `"rgb_array"` (an `(H, W, 3)` uint8 picture of
-  the table, every hand face up; needs Pillow, the `draw` extra: `docs/replay.md`).
+  the table, every hand face up; needs Pillow, the `draw` extra: `docs/replay.md`);
+- `encoding`: `"table"` (default: the observation and action table of this player count) or
+  `"any_table"` (the layouts of an 8-player table, the same at every table size:
+  `shanghai_env.any_table`). With `"any_table"` the spaces, masks, infos' masks, `step`,
+  `action_name` and `action_id` all speak the 8-seat encoding; `state()` is unchanged.
 
 A wrong type is a TypeError, a value out of range a ValueError, each naming the option and
 what it allows; numpy scalars are accepted.
@@ -121,7 +125,8 @@ every read gives what building them on every step would give.
 ## Attributes
 
 `raw_env` exposes `game` (the engine's `Game`, for bots and tests: `game.view(p)`,
-`game.clone()`), `rules`, `action_table`, `encoder` (`ObservationEncoder`), `state_encoder`,
+`game.clone()`), `rules`, `encoding`, `action_table`, `encoder` (`ObservationEncoder`; with
+`encoding="any_table"` the 8-seat table and `AnyTableEncoder`), `state_encoder`,
 `state_space`, `reward_mode`, `max_moves_per_deal` (the rule's value), `max_steps`, `num_steps` (actions taken
 since `reset`) and `np_random`. `copy.deepcopy` and `pickle` of `raw_env` or `env()` keep the
 game: the copy continues exactly like the original (observations, masks, rewards, infos and,
@@ -144,7 +149,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from .actions import ActionTable, action_table, table_markdown
+from .actions import ActionTable, table_markdown
+from .any_table import ENCODINGS, encoding_tables
 from .checks import (
     EPISODE_OVER,
     action_id,
@@ -159,7 +165,7 @@ from .fast_wrappers import wrap_classic
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
 from .melds import CONTRACTS
 from .moves import Move, MoveKind
-from .observation import INT8, ObservationEncoder, StateEncoder, layout_markdown
+from .observation import INT8, StateEncoder, layout_markdown
 from .render import render_text
 from .rules import ALL_CONTRACTS, DEFAULT_MAX_MOVES_PER_DEAL, Rules
 
@@ -238,6 +244,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         max_moves_per_deal: int | None = DEFAULT_MAX_MOVES_PER_DEAL,
         max_stock_rebuilds: int | None = 1,
+        encoding: str = "table",
     ) -> None:
         super().__init__()
         self.rules = Rules(
@@ -254,6 +261,7 @@ class raw_env(AECEnv):
         self.reward_mode = choice_arg("reward", reward, REWARD_MODES)
         self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
         self.render_mode = optional_choice_arg("render_mode", render_mode, RENDER_MODES)
+        self.encoding = choice_arg("encoding", encoding, ENCODINGS)
         if self.render_mode == "rgb_array":
             from .draw.raster import require_pillow
 
@@ -264,8 +272,8 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
         self.agents = self.possible_agents[:]
-        self.action_table = action_table(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
+        # "any_table": the 8-seat table and layout; every id and mask below follows them
+        self.action_table, self.encoder = encoding_tables(self.rules, self.encoding)
         self.state_encoder = StateEncoder(self.rules)
         self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
         self._buy_mask = self._mask_of(BUY_PHASE_MOVES)
@@ -623,8 +631,8 @@ class raw_env(AECEnv):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.action_table = action_table(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
+        self.encoding = state.get("encoding", "table")  # a copy from before the option
+        self.action_table, self.encoder = encoding_tables(self.rules, self.encoding)
         self.state_encoder = StateEncoder(self.rules)
         self._draw_mask = self._mask_of(DRAW_PHASE_MOVES)
         self._buy_mask = self._mask_of(BUY_PHASE_MOVES)

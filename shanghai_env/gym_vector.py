@@ -10,6 +10,8 @@ actions ``MultiDiscrete([A] * N)``, rewards the learner's (the AEC env's ``rewar
 sb3-contrib calls it. Episodes are games; they end by termination and restart in the same step
 (Gymnasium's ``SAME_STEP`` autoreset): the row then shows the next game's first decision, and
 ``infos["final_scores"]`` keeps the totals of the game that ended (rows where ``terminations``).
+``encoding="any_table"`` (default ``"table"``) gives every array and id in the 8-seat layout
+and table (:mod:`shanghai_env.any_table`), the opponents' decisions included.
 
 ``reset(seed=s)`` with one int seeds every game from it (:mod:`shanghai_env.vector`'s seeds);
 ``reset(seed=[s_0, ..., s_{N-1}])``, Gymnasium's one seed per env, seeds game ``i`` with ``s_i``
@@ -37,7 +39,13 @@ class SingleAgentVectorEnv(VectorEnv):
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
 
     def __init__(
-        self, num_envs: int = 8, *, opponents: list[PlayerEntry], reward: str = "deal", **rule_options: Any
+        self,
+        num_envs: int = 8,
+        *,
+        opponents: list[PlayerEntry],
+        reward: str = "deal",
+        encoding: str = "table",
+        **rule_options: Any,
     ) -> None:
         if not isinstance(opponents, (list, tuple)):
             raise TypeError(
@@ -47,7 +55,7 @@ class SingleAgentVectorEnv(VectorEnv):
         entries = [None, *opponents]
         if any(o is None for o in opponents):
             raise ValueError("opponents: every other seat needs a player (a network or a factory of bots)")
-        self.games = GameBatch(num_envs, players=entries, reward=reward, **rule_options)
+        self.games = GameBatch(num_envs, players=entries, reward=reward, encoding=encoding, **rule_options)
         n, length, size = self.games.num_envs, self.games.observation_length, self.games.num_actions
         encoder = self.games.encoder
         self.num_envs = n

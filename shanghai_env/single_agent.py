@@ -77,6 +77,16 @@ refuses (a policy without masks, or the env checkers' random samples) ends the e
 with reward ``illegal_reward`` (-1) and ``info["illegal_action"] = True``, like the AEC env's
 ``TerminateIllegalWrapper``; legality is the engine's, whatever a caller wrote into a mask.
 
+## Encoding
+
+``encoding="any_table"`` (default ``"table"``) passes the AEC env's option: the observation,
+the action space, the masks and ``step``'s ids are then those of the 8-seat layout and table
+(:mod:`shanghai_env.any_table`), the same spaces at every table size;
+``gymnasium.make("shanghai/ShanghaiSingleAgent-v0", encoding="any_table")`` passes it too.
+The opponents' decisions carry the same encoding (their ``table`` and ``observation``), so a
+network trained on it can play there; bots, which answer through the decision's table, play
+as before.
+
 ## Infos
 
 Every info, from ``reset`` on, has the same keys with values of a fixed type and length, so
@@ -173,6 +183,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         gamma: float = 0.99,
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        encoding: str = "table",
         **rule_options: Any,
     ) -> None:
         unknown = sorted(set(rule_options) - set(RULE_OPTIONS))
@@ -189,6 +200,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             contracts=contracts,  # type: ignore[arg-type]  # Rules normalises any sequence
             reward=reward,
             max_moves_per_deal=max_moves_per_deal,
+            encoding=encoding,
             **rule_options,
         )
         n = self.rules.num_players
@@ -239,6 +251,11 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     @property
     def reward_mode(self) -> str:
         return self.aec.reward_mode
+
+    @property
+    def encoding(self) -> str:
+        """``"table"`` or ``"any_table"`` (the AEC env's option: see "Encoding")."""
+        return self.aec.encoding
 
     @property
     def max_moves_per_deal(self) -> int | None:

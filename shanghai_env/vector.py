@@ -28,6 +28,10 @@ the first decision of the next game, and ``final_scores[i]`` the finished game's
 - ``mask_dtype``: ``np.int8`` (default, 0/1 as the AEC env's masks) or ``bool``;
   ``venv.bool_mask`` is a bool view of an int8 mask (no copy).
 - ``copy``: ``False`` (default) or ``True``; see the buffer contract below.
+- ``encoding``: ``"table"`` (default) or ``"any_table"``: the AEC env's option of that name
+  (:mod:`shanghai_env.any_table`). With ``"any_table"`` the observations, masks, legal ids and
+  actions are those of the 8-seat layout and table, for the caller's seats and for the players
+  seated inside alike (their decisions carry the 8-seat table and observation).
 
 ## The buffer contract
 
@@ -92,13 +96,13 @@ from typing import Any
 
 import numpy as np
 
-from .actions import action_table
 from .aec import REWARD_MODES, step_rewards
+from .any_table import ENCODINGS, encoding_tables
 from .checks import action_id, choice_arg, int_arg, is_int
 from .decision import Agent, BatchAgent, apply_action, decision_for
 from .engine import Game
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
-from .observation import INT8, ObservationEncoder
+from .observation import INT8
 from .rules import Rules
 
 PlayerEntry = BatchAgent | Callable[[], Agent] | None
@@ -205,6 +209,7 @@ class VectorEnv:
         features_size: int = 0,
         mask_dtype: Any = np.int8,
         copy: bool = False,
+        encoding: str = "table",
         **rule_options: Any,
     ) -> None:
         self.num_envs = env_count(num_envs)
@@ -213,6 +218,7 @@ class VectorEnv:
         self.first_row = int_arg("first_row", first_row, low=0)
         self.rules = Rules.from_options(rule_options)
         self.reward_mode = choice_arg("reward", reward, VECTOR_REWARD_MODES)
+        self.encoding = choice_arg("encoding", encoding, ENCODINGS)
         mask_type = mask_dtype_arg(mask_dtype)
         if not isinstance(copy, (bool, np.bool_)):
             raise TypeError(f"copy must be True or False, got {copy!r} ({type(copy).__name__})")
@@ -263,8 +269,7 @@ class VectorEnv:
             )
         self._inside = [entries[s] is not None for s in range(n)]
         self._any_inside = any(self._inside)
-        self.table = action_table(self.rules)
-        self.encoder = ObservationEncoder(self.rules)
+        self.table, self.encoder = encoding_tables(self.rules, self.encoding)
         self.num_actions = self.table.size
         self.observation_length = int(self.encoder.size)
         num = self.num_envs
@@ -442,6 +447,8 @@ class VectorEnv:
             self.deal_ended = np.zeros(self.num_envs, bool)
         if "copy" not in state:
             self.copy = False
+        if "encoding" not in state:
+            self.encoding = "table"
         self._legal_lists = None
         self._fast_paths()
 

@@ -9,9 +9,7 @@
   :func:`shipped_models`), which works from a wheel install as from a clone;
 - a path to a player saved by ``shanghai-train ppo``, ``dmc`` or ``dagger`` (``.pt``:
   :class:`shanghai_env.agents.learned.players.policy.PolicyAgent`, the most probable legal move;
-  one trained with a prior, ``ppo --prior``, asks its prior at every decision:
-  :class:`shanghai_env.agents.learned.players.prior.PriorPolicyAgent`; such a file saved as a
-  ``.zip``, as the shipped ones were before, loads the same);
+  such a file saved as a ``.zip``, as the shipped ones were before, loads the same);
 - a path to a saved model (``.zip``): a MaskablePPO policy of ``shanghai-train sb3``
   (:class:`shanghai_env.agents.learned.players.sb3.ModelAgent`, loaded lazily on its first decision) or
   a move scorer (:func:`shanghai_env.agents.learned.players.scorer.load_scorer`); any other file is refused
@@ -125,10 +123,6 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from shanghai_env.agents.learned.players.policy import PolicyAgent
 
         agent = PolicyAgent(s)
-        if agent.meta.get("prior"):  # a network that amends a player (ppo --prior)
-            from shanghai_env.agents.learned.players.prior import PriorPolicyAgent
-
-            agent = PriorPolicyAgent(agent, make_agent(str(agent.meta["prior"]), seed=0))
     else:
         if is_scorer_file(s):
             agent = load_scorer(s)

@@ -34,7 +34,7 @@ Measures, one after another on this machine and in this process (one torch threa
   the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
   ``step``, bots inside included; for ``sb3`` the single-agent envs' ``step``, the other seats'
-  play inside), for ``dagger`` and ``ppo --prior`` asking their teacher or prior (``shanghai``)
+  play inside), for ``dagger`` asking its teacher (``shanghai``)
   about every decision, the network while playing, and the updates.
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
@@ -87,13 +87,6 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "method": "dagger",
         "facts": True,
         "options": {"move_net": (128,), "teacher": "shanghai"},
-    },
-    # RL that amends shanghai (ppo --prior): shanghai is asked at every learner decision, and the
-    # policy chooses among its upcard, buy and discard moves
-    "ppo_prior_shanghai_facts_move_net": {
-        "method": "ppo",
-        "facts": True,
-        "options": {"move_net": (128,), "prior": "shanghai", "prior_bonus": 2.0},
     },
 }
 
@@ -158,7 +151,7 @@ def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable
 def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[Callable[[], None]]:
     """Time the games' steps (the vector env, in this process or in workers; for sb3 the
     single-agent envs, the other seats' play inside), collecting a rollout (a method's
-    ``_collect``, MaskablePPO's ``collect_rollouts``) and asking a teacher or prior."""
+    ``_collect``, MaskablePPO's ``collect_rollouts``) and asking a teacher."""
     from shanghai_env.agents.learned.train.methods import method_class
     from shanghai_env.agents.learned.train.methods.teachers import Teachers
     from shanghai_env.vector import VectorEnv
@@ -176,7 +169,7 @@ def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[
     return [
         timed(games, "step", parts, "games"),
         timed(collector, collect, parts, "network"),
-        timed(Teachers, "ask", parts, "teacher"),  # dagger's teacher and ppo's prior
+        timed(Teachers, "ask", parts, "teacher"),  # dagger's teacher
     ]
 
 
@@ -421,14 +414,12 @@ def main(argv: list[str] | None = None) -> None:
         network = saved_network(folder)
         hardware = {"device": args.device, "num_envs": args.num_envs, "env_workers": args.env_workers}
         for name in args.only or CONFIGS:
-            prior = CONFIGS[name].get("options", {}).get("prior")
-            asks = CONFIGS[name]["method"] in ("dagger", "sb3") or prior
+            asks = CONFIGS[name]["method"] in ("dagger", "sb3")
             if asks and args.env_workers > 1:
                 print(f"{name:33s} skipped: it steps its games or asks in its own process", flush=True)
                 continue
             rows[name] = row = trainer(name, CONFIGS[name], args.steps, network, hardware)
-            who = "the prior" if prior else "the teacher"
-            teacher = f", {who} {row['teacher']:4.0%}" if row["teacher"] else ""
+            teacher = f", the teacher {row['teacher']:4.0%}" if row["teacher"] else ""
             print(
                 f"{name:33s} {row['steps_per_s']:9,.0f} learner steps/s"
                 f"  | games {row['games']:4.0%}{teacher}, network while playing {row['network']:4.0%},"

@@ -40,7 +40,6 @@ def test_the_trainers_games_are_timed_in_this_process_and_in_workers(workers):
         "ppo_facts_move_net",
         "dmc_facts_lambda_move_net",
         "dagger_shanghai_facts_move_net",
-        "ppo_prior_shanghai_facts_move_net",
         "sb3_vs_3_greedy",
     ],
 )
@@ -51,8 +50,6 @@ def test_the_from_scratch_players_configurations_run(name):
     assert re.search(rf"{name}\s+[\d.]+% of env\(\)", done.stdout), done.stdout
     if name.startswith("dagger"):
         assert re.search(rf"{name}.*the teacher\s+[1-9]\d*%", done.stdout), done.stdout
-    if "prior" in name:
-        assert re.search(rf"{name}.*the prior\s+[1-9]\d*%", done.stdout), done.stdout
     if name.startswith("sb3"):  # the single-agent envs' steps are timed as the games
         assert re.search(rf"{name}.*games\s+[1-9]\d*%", done.stdout), done.stdout
 

@@ -687,3 +687,17 @@ def test_the_demo_prints_the_command_that_goes_on_with_its_run(monkeypatch, tmp_
     first, second = (asdict(c) for c in configs)
     changed = {k for k in first if first[k] != second[k]}
     assert changed == {"timesteps"} and second["timesteps"] > first["timesteps"]
+
+
+def test_a_player_of_the_retired_ppo_prior_is_refused_in_one_line(tmp_path):
+    """ppo --prior (a network amending another player) is gone: its players name the release."""
+    from shanghai_env.agents.learned.players.policy import load_policy
+    from shanghai_env.agents.registry import make_agent, shipped_models
+
+    blob = torch.load(shipped_models()["scratch_contract1"], map_location="cpu", weights_only=True)
+    blob["meta"] = {**blob.get("meta", {}), "prior": "shanghai"}
+    path = str(tmp_path / "amends.pt")
+    torch.save(blob, path)
+    for load in (load_policy, make_agent):
+        with pytest.raises(ValueError, match=r"--prior.*0\.2\.0 is the last release"):
+            load(path)

@@ -124,8 +124,14 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
             f"{path!r} is a saved policy with {what}: its weights fit {made_for(state, facts)}; "
             "save it again with shanghai-train"
         ) from None
+    meta = dict(blob.get("meta", {}))
+    if meta.get("prior"):  # it played through its prior, which no player does since
+        raise ValueError(
+            f"{path!r} amends the player {meta['prior']!r} (shanghai-train ppo --prior), which this "
+            "version no longer plays: shanghai-env 0.2.0 is the last release that does"
+        )
     net.eval()
-    return net, rules, dict(blob.get("meta", {}))
+    return net, rules, meta
 
 
 def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:
@@ -249,7 +255,6 @@ class ScorerInfo:
     needs_facts: bool  # whether it reads the facts of the own hand (the env's ``extra``)
     facts_version: int  # which facts (0: none)
     facts: tuple[str, ...]  # the facts in words, in input order (empty: none)
-    prior: str  # the player it amends ("": none); the module scores without it
     meta: dict[str, Any]
 
     @property
@@ -268,11 +273,6 @@ class ScorerInfo:
     @property
     def greedy_play(self) -> str:
         """How the saved player itself plays these scores."""
-        if self.prior:
-            return (
-                f"asks its prior {self.prior!r}, then plays the best-scored of the prior's upcard, buy "
-                "and discard moves with the prior's move raised (players/prior.py)"
-            )
         return "the highest-scored legal move"
 
 
@@ -355,8 +355,7 @@ def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
     ``info.scores`` names: ``"log-probabilities"`` for a policy (ppo, dagger: the log-softmax
     over the legal moves), ``"action values (Q)"`` for dmc (the deal's expected result of each
     move; softmax of them is no policy of the player's). The saved player itself plays the
-    highest score (``info.greedy_play``; a ppo player trained with ``--prior`` also asks its
-    prior, which the module does not). ``info.needs_facts`` says whether it reads the facts of
+    highest score (``info.greedy_play``). ``info.needs_facts`` says whether it reads the facts of
     the own hand (``info.facts`` in words); ``info.env_options`` makes a vector env whose
     ``extra`` holds them. The module is in eval mode on the CPU (``module.to(device)`` moves it).
 
@@ -385,7 +384,6 @@ def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
         needs_facts=bool(net.extra_size),
         facts_version=version,
         facts=tuple(describe_facts(version)) if version else (),
-        prior=str(meta.get("prior", "")),
         meta=meta,
     )
     module = ScorerModule(net, kind)

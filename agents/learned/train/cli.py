@@ -258,8 +258,6 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
     if method == "dagger" and args.env_workers > 1:
         parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
-    if getattr(args, "prior", "") and args.env_workers > 1:
-        parser.error("argument --env-workers: ppo asks its prior in this process; use 1")
     made = not os.path.exists(args.out)  # a refused run leaves no folder it made
     problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))
     if problem:

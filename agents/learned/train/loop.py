@@ -267,8 +267,6 @@ class Training:
             "config": config.to_json(),
             # the imitated player (dagger); None: no labels, what it learns comes from its own play
             "teacher": config.method_options.get("teacher") or None,
-            # the player the network amends (ppo --prior); its moves are played, not fitted
-            "prior": config.method_options.get("prior") or None,
             "init": config.init or None,  # the starting weights, if any
             "inputs": {
                 "observation": "the env's observation of the seat to act (docs/observation.md)",

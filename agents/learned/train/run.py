@@ -534,7 +534,7 @@ def check_pickle(data: bytes, specs: Collection[str]) -> Any:
 
 
 def run_specs(config: RunConfig) -> set[str]:
-    """The players a run names (opponents, teacher, prior...): the only ones its pickles may make."""
+    """The players a run names (opponents, teacher...): the only ones its pickles may make."""
     named = {*config.opponents, *(str(v) for v in config.method_options.values() if isinstance(v, str))}
     return named - {SELF, ""}
 

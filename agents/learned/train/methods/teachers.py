@@ -1,6 +1,5 @@
 """A player asked about the learner's decisions of the batched games: dagger's teacher, whose
-answers are its labels, and ppo's prior (``--prior``), whose answer every decision's policy
-leans towards (:mod:`..prior`).
+answers are its labels.
 
 A bot keeps plans between decisions (the planner's bots plan a whole contract before its first
 card goes down), so every game and learner seat has its own copy, reset when its game is dealt

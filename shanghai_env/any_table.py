@@ -33,7 +33,6 @@ with ``encoding="any_table"``: the native vector, mapped.
 
 from __future__ import annotations
 
-import operator
 from functools import cache
 from typing import Any
 
@@ -196,51 +195,34 @@ class AnyTableEncoder(ObservationEncoder):
         self.descriptions = {**eight.descriptions, "num_players": PLAYERS_TEXT}
         self.low = np.concatenate([eight.low, np.zeros(NUM_SIZES, np.int8)])
         self.high = np.concatenate([eight.high, np.ones(NUM_SIZES, np.int8)])
-        # the 8-seat vector is a fixed list of slices of the native vector followed by a tail of
-        # constants (zeros, a 1, zeros): one join of C-level slices, no per-element work
-        self._tail, slices = _runs(self.maps.obs_index, self.native_size)
-        self._take = operator.itemgetter(*slices)
+        self._runs = _runs(self.maps.obs_index, self.native_size)
 
     def encode_bytes(self, game: Any, player: int, *, table: bytes | None = None) -> bytes:
         """The 8-seat observation of seat ``player`` as bytes (int8 values)."""
-        pieces: list[Any] = []
-        super().append_pieces(game, player, pieces, table=table)
-        pieces.append(self._tail)
-        return b"".join(self._take(memoryview(b"".join(pieces))))
+        data = memoryview(super().encode_bytes(game, player, table=table))
+        return b"".join([data[a:b] if const is None else const for a, b, const in self._runs])
 
     def append_pieces(self, game: Any, player: int, out: list[Any], *, table: bytes | None = None) -> None:
         """Append the 8-seat observation of seat ``player`` to ``out`` (one bytes piece)."""
         out.append(self.encode_bytes(game, player, table=table))
 
 
-def _runs(index: np.ndarray, native_size: int) -> tuple[bytes, list[slice]]:
-    """``index`` (into the native vector extended by 0 and 1) as slices of the native vector
-    extended by a tail of constants ``zeros(z) + b"\\x01" + zeros(z)``: the tail and the slices."""
-    runs: list[tuple[int, int] | np.ndarray] = []  # native a:b, or constant values
+def _runs(index: np.ndarray, native_size: int) -> tuple[tuple[int, int, bytes | None], ...]:
+    """``index`` as runs: ``(a, b, None)`` copies native bytes ``a:b``, ``(0, 0, c)`` is constant."""
+    runs: list[tuple[int, int, bytes | None]] = []
     i, size = 0, len(index)
     while i < size:
         j = i + 1
         if index[i] < native_size:
             while j < size and index[j] == index[j - 1] + 1 and index[j] < native_size:
                 j += 1
-            runs.append((int(index[i]), int(index[j - 1]) + 1))
+            runs.append((int(index[i]), int(index[j - 1]) + 1, None))
         else:
             while j < size and index[j] >= native_size:
                 j += 1
-            runs.append(index[i:j] - native_size)
+            runs.append((0, 0, bytes(int(v - native_size) for v in index[i:j])))
         i = j
-    z = max(len(r) for r in runs if isinstance(r, np.ndarray))
-    slices = []
-    for run in runs:
-        if not isinstance(run, np.ndarray):
-            slices.append(slice(*run))
-            continue
-        ones = np.flatnonzero(run)
-        if len(ones) > 1:
-            raise RuntimeError("any-table: a constant run holds at most one 1")
-        start = native_size + (z - int(ones[0]) if len(ones) else 0)
-        slices.append(slice(start, start + len(run)))
-    return bytes(z) + b"\x01" + bytes(z), slices
+    return tuple(runs)
 
 
 def encoding_tables(rules: Rules, encoding: str) -> tuple[ActionTable, ObservationEncoder]:

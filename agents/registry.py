@@ -10,9 +10,10 @@
 - a path to a player saved by ``shanghai-train ppo``, ``dmc`` or ``dagger`` (``.pt``:
   :class:`shanghai_env.agents.learned.players.policy.PolicyAgent`, the most probable legal move;
   such a file saved as a ``.zip``, as the shipped ones were before, loads the same);
-- a path to a saved model (``.zip``): a MaskablePPO policy of ``shanghai-train sb3``
-  (:class:`shanghai_env.agents.learned.players.sb3.ModelAgent`, loaded lazily on its first decision) or
-  a move scorer (:func:`shanghai_env.agents.learned.players.scorer.load_scorer`); any other file is refused
+- a path to a saved MaskablePPO model of ``shanghai-train sb3`` (``.zip``:
+  :class:`shanghai_env.agents.learned.players.sb3.ModelAgent`, loaded lazily on its first decision) or
+  a move scorer (``.scorer``: :func:`shanghai_env.agents.learned.players.scorer.load_scorer`; one saved
+  as a ``.zip`` before is told by its content and loads the same); any other file is refused
   with a ValueError naming it;
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``); a module in the current folder
@@ -55,12 +56,13 @@ from shanghai_env.agents.learned.players.sb3 import (
     check_model,
     saved_table,
 )
+from shanghai_env.agents.learned.players.scorer import EXTENSION as SCORER_EXTENSION
 from shanghai_env.agents.learned.players.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.cli import extra_hint, missing_modules
 from shanghai_env.melds import CONTRACTS
 from shanghai_env.rules import Rules
 
-SAVED_EXTENSIONS = (".pt", ".zip")  # a trainer policy; a MaskablePPO model or a move scorer
+SAVED_EXTENSIONS = (".pt", ".zip", SCORER_EXTENSION)  # a trainer policy; a MaskablePPO model; a scorer
 BOTS: dict[str, Callable[[], Agent]] = {
     "random": RandomAgent,
     "greedy": GreedyBot,
@@ -72,7 +74,7 @@ BOTS: dict[str, Callable[[], Agent]] = {
 @cache
 def shipped_models() -> dict[str, str]:
     """The models that come with the package (``shanghai_env.models``, ``models/`` in a clone), by
-    name: their paths (a trainer policy's ``.pt``, a move scorer's ``.zip``)."""
+    name: their paths (a trainer policy's ``.pt``, a move scorer's ``.scorer``)."""
     folder = importlib.resources.files("shanghai_env.models")
     files = [entry for entry in folder.iterdir() if entry.name.endswith(SAVED_EXTENSIONS)]
     return {os.path.splitext(entry.name)[0]: str(entry) for entry in files}
@@ -83,7 +85,7 @@ def describe_allowed() -> str:
     shipped = f", a shipped model ({', '.join(sorted(shipped_models()))})" if shipped_models() else ""
     return (
         f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved player (.pt of "
-        "shanghai-train ppo/dmc/dagger, .zip of shanghai-train sb3 or scorer), "
+        "shanghai-train ppo/dmc/dagger, .zip of shanghai-train sb3, .scorer of shanghai-train scorer), "
         "or module:factory for your own agent"
     )
 
@@ -99,7 +101,7 @@ def check_spec(spec: str) -> str:
         return shipped_models()[s]
     if s.endswith(SAVED_EXTENSIONS) or os.sep in s or "/" in s:
         if os.path.isdir(s):
-            raise ValueError(f"player {spec!r} is a folder, not a saved player (.pt or .zip)")
+            raise ValueError(f"player {spec!r} is a folder, not a saved player (.pt, .zip or .scorer)")
         if not os.path.isfile(s):
             raise ValueError(f"player {spec!r}: no saved model there; a player is {describe_allowed()}")
         return s
@@ -124,7 +126,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
         agent = PolicyAgent(s)
     else:
-        if is_scorer_file(s):
+        if is_scorer_file(s) or s.endswith(SCORER_EXTENSION):  # a .scorer that is none: says so
             agent = load_scorer(s)
         else:
             _check_saved_model(s)  # a file that is no model fails here, not at its first move
@@ -134,7 +136,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
 
 def spec_stem(spec: str) -> str:
-    """A name without its folder: a saved player's file name without ``.pt`` or ``.zip``, anything
+    """A name without its folder: a saved player's file name without its extension, anything
     else as it is."""
     return os.path.splitext(os.path.basename(spec))[0] if spec.endswith(SAVED_EXTENSIONS) else spec
 
@@ -267,7 +269,7 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
 
         check_policy(s, rules, where)
         return s
-    if is_scorer_file(s):
+    if is_scorer_file(s) or s.endswith(SCORER_EXTENSION):
         ScorerNet.load(s)  # a scorer reads the player's view: it plays at any table
         return s
     _check_saved_model(s)

@@ -18,7 +18,7 @@ from shanghai_env.agents.learned.players.scorer import ScorerNet  # noqa: E402
 
 
 def test_labels_are_seeded_and_their_noise_is_taken_out_of_the_spread() -> None:
-    net = ScorerNet.load(ROOT / "models" / "shanghai.zip")
+    net = ScorerNet.load(ROOT / "models" / "shanghai.scorer")
     rows = label_noise.label_pairs(net, decisions=3, rollouts=2, seed=4)
     assert rows.shape == (3, 5)
     assert np.array_equal(rows, label_noise.label_pairs(net, decisions=3, rollouts=2, seed=4))

@@ -19,10 +19,7 @@ from shanghai_env.agents.bots.handtools import hand_kinds
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.learned.players.scorer import (
     CONTEXT_SIZE,
-    DISCARD_Q,
-    DRAW_Q,
     INPUT_SIZE,
-    KIND_AT,
     ScorerBot,
     ScorerNet,
     is_scorer_file,
@@ -31,7 +28,7 @@ from shanghai_env.agents.learned.players.scorer import (
 from shanghai_env.agents.learned.train import cli as train_cli
 from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 from shanghai_env.agents.learned.train.run import RunConfig
-from shanghai_env.agents.learned.train.scorer_data import generate, probe_rule, rollout_values
+from shanghai_env.agents.learned.train.scorer_data import generate, rollout_values
 from shanghai_env.agents.registry import check_player, make_agent, shipped_models
 from shanghai_env.cards import JOKER
 from shanghai_env.engine import Game, Phase
@@ -40,7 +37,7 @@ from shanghai_env.rules import Rules
 from shanghai_env.worlds import sample_world
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "models" / "shanghai_4p.zip"
+SHIPPED = ROOT / "models" / "shanghai_4p.scorer"
 
 
 def random_net(seed: int = 0, hidden: int = 16) -> ScorerNet:
@@ -105,7 +102,7 @@ def test_candidates_describe_legal_moves_from_the_view_alone() -> None:
 
 
 def test_a_scorer_plays_legal_full_games_and_is_deterministic(tmp_path: Path) -> None:
-    path = tmp_path / "net.zip"
+    path = tmp_path / "net.scorer"
     random_net(1).save(path)
     assert is_scorer_file(path)
     spec = check_player(str(path))
@@ -119,7 +116,7 @@ def test_a_scorer_plays_legal_full_games_and_is_deterministic(tmp_path: Path) ->
 
 def test_saved_scorer_round_trip_and_refusals(tmp_path: Path) -> None:
     net = random_net(2)
-    path = tmp_path / "a.zip"
+    path = tmp_path / "a.scorer"
     net.save(path)
     back = ScorerNet.load(path)
     x = np.random.default_rng(0).normal(size=(5, INPUT_SIZE)).astype(np.float32)
@@ -137,6 +134,40 @@ def test_saved_scorer_round_trip_and_refusals(tmp_path: Path) -> None:
         ScorerNet.load(tmp_path / "junk.zip")
     with pytest.raises(ValueError, match="maps"):
         ScorerNet([np.zeros((3, 1))], [np.zeros(1)])
+
+
+def test_a_scorer_saved_as_a_zip_before_loads_wherever_a_player_path_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scorer is saved as .scorer now (the same zip container inside); one saved as .zip before
+    is told from a MaskablePPO model by its content, as a player and as a stage's scorer."""
+    old = tmp_path / "old.zip"
+    old.write_bytes(SHIPPED.read_bytes())
+    assert is_scorer_file(old) and ScorerNet.load(old).config == ScorerNet.load(SHIPPED).config
+    assert check_player(str(old), Rules(num_players=3)) == str(old)
+    agent = make_agent(str(old), seed=0)
+    assert isinstance(agent, ScorerBot) and agent.name == "old"
+    shard = tmp_path / "s.npz"
+    assert train_cli.main(["scorer", "gen", "--out", str(shard), "--games", "1", "--workers", "1",
+                           "--rollouts", "1", "--model", str(old)]) == 0  # fmt: skip
+    out = tmp_path / "fine.scorer"
+    assert train_cli.main(["scorer", "fit", str(shard), "--init", str(old), "--epochs", "1",
+                           "--out", str(out)]) == 0  # fmt: skip
+    assert ScorerNet.load(out).config["init"] == str(old)
+    capsys.readouterr()
+
+
+def test_a_dot_scorer_file_is_read_as_a_scorer_and_the_shipped_ones_are_scorers(tmp_path: Path) -> None:
+    """A .scorer that holds no scorer says so (not that it is no MaskablePPO model); the shipped
+    scorers are .scorer files found by their names."""
+    junk = tmp_path / "junk.scorer"
+    junk.write_bytes(b"junk")
+    for name in (make_agent, check_player):
+        with pytest.raises(ValueError, match=r"junk\.scorer: not a saved scorer"):
+            name(str(junk))
+    for name in ("shanghai", "shanghai_4p"):
+        assert Path(shipped_models()[name]).name == f"{name}.scorer"
+        assert is_scorer_file(shipped_models()[name])
 
 
 def test_coupled_rollouts_value_a_move_against_itself_at_zero() -> None:
@@ -168,11 +199,11 @@ def test_generated_data_is_seeded_and_labelled() -> None:
 def test_fit_writes_a_scorer_that_plays(tmp_path: Path) -> None:
     shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
     logs: list[str] = []
-    metrics = scorer_train.fit([shard], tmp_path / "m.zip", hidden=(8,), epochs=2, log=logs.append)
+    metrics = scorer_train.fit([shard], tmp_path / "m.scorer", hidden=(8,), epochs=2, log=logs.append)
     assert {"pair_huber", "discard_agree"} <= set(metrics) and logs[-1].startswith("saved")
-    again = scorer_train.fit([shard], tmp_path / "m2.zip", hidden=(8,), epochs=2, log=logs.append)
+    again = scorer_train.fit([shard], tmp_path / "m2.scorer", hidden=(8,), epochs=2, log=logs.append)
     assert again == metrics  # seeded
-    bot = load_scorer(tmp_path / "m.zip", seed=1)
+    bot = load_scorer(tmp_path / "m.scorer", seed=1)
     agents: list[Agent] = [bot, GreedyBot(), GreedyBot(), PlannerBot()]
     result = play_game(Game(num_players=4, contracts=(1,)), agents, seed=2)
     assert len(result.deal_scores) == 1 and bot.fallbacks == 0
@@ -224,10 +255,10 @@ def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
         pairs = len(z["pair_a"])
     assert 0 < valued < pairs
     quiet = {"hidden": (8,), "epochs": 1, "log": lambda s: None}
-    scorer_train.fit([shard], tmp_path / "all.zip", **quiet)  # type: ignore[arg-type]
-    scorer_train.fit([shard], tmp_path / "up.zip", valued_discards=False, **quiet)  # type: ignore[arg-type]
-    assert ScorerNet.load(tmp_path / "all.zip").config["pairs"] == pairs
-    assert ScorerNet.load(tmp_path / "up.zip").config["pairs"] == pairs - valued
+    scorer_train.fit([shard], tmp_path / "all.scorer", **quiet)  # type: ignore[arg-type]
+    scorer_train.fit([shard], tmp_path / "up.scorer", valued_discards=False, **quiet)  # type: ignore[arg-type]
+    assert ScorerNet.load(tmp_path / "all.scorer").config["pairs"] == pairs
+    assert ScorerNet.load(tmp_path / "up.scorer").config["pairs"] == pairs - valued
     assert (
         train_cli.main(
             [
@@ -235,7 +266,7 @@ def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
                 "fit",
                 str(shard),
                 "--out",
-                str(tmp_path / "cli.zip"),
+                str(tmp_path / "cli.scorer"),
                 "--epochs",
                 "1",
                 "--hidden",
@@ -245,42 +276,23 @@ def test_fit_can_leave_the_valued_discards_out(tmp_path: Path) -> None:
         )
         == 0
     )
-    assert ScorerNet.load(tmp_path / "cli.zip").config["valued_discards"] is False
-
-
-@pytest.mark.parametrize("rule", ["down", "layoff"])
-def test_the_rule_probe_values_the_rule_against_a_discard(
-    rule: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    a = probe_rule(4, rule=rule, games=1, rollouts=2, contracts=(1, 2))
-    assert a.ndim == 2 and a.shape[1] == 2 and len(a) > 0 and np.isfinite(a).all()
-    assert np.array_equal(a, probe_rule(4, rule=rule, games=1, rollouts=2, contracts=(1, 2)))  # seeded
-    assert a.any()  # the other move is another game
-    argv = ["scorer", "probe", "--rule", rule, "--games", "1", "--rollouts", "2", "--workers", "1"]
-    assert train_cli.main(argv) == 0
-    line = capsys.readouterr().out.strip()
-    assert "decisions (1 games)" in line and ("going down" if rule == "down" else "laying off") in line
-    with pytest.raises(ValueError, match="rule must be one of"):
-        probe_rule(4, rule="swap", games=1)
-    for bad in ({"games": 0}, {"games": 1, "rollouts": 0}, {"games": 1.5}):
-        with pytest.raises(ValueError, match="must be an int >= 1"):
-            probe_rule(4, rule=rule, **bad)  # type: ignore[arg-type]
+    assert ScorerNet.load(tmp_path / "cli.scorer").config["valued_discards"] is False
 
 
 def test_fit_can_start_from_a_saved_scorer(tmp_path: Path) -> None:
     shard = scorer_train.gen(tmp_path / "s.npz", 3, 1, games=1, rollouts=1)
     start = random_net(4, hidden=8)
-    start.save(tmp_path / "start.zip")
+    start.save(tmp_path / "start.scorer")
     scorer_train.fit(
-        [shard], tmp_path / "m.zip", epochs=1, lr=1e-12, init=tmp_path / "start.zip", log=lambda s: None
+        [shard], tmp_path / "m.scorer", epochs=1, lr=1e-12, init=tmp_path / "start.scorer", log=lambda s: None
     )
-    fitted = ScorerNet.load(tmp_path / "m.zip")
+    fitted = ScorerNet.load(tmp_path / "m.scorer")
     assert [w.shape for w in fitted.weights] == [
         w.shape for w in start.weights
     ]  # its widths, not the default
     x = np.random.default_rng(0).normal(size=(20, INPUT_SIZE)).astype(np.float32)
     assert np.allclose(fitted.costs(x), start.costs(x), rtol=1e-4, atol=1e-3)  # nothing learned: the start
-    assert fitted.config["init"] == str(tmp_path / "start.zip")
+    assert fitted.config["init"] == str(tmp_path / "start.scorer")
 
 
 def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
@@ -309,17 +321,17 @@ def test_own_discards_teach_the_start_nothing_new(tmp_path: Path) -> None:
     assert gradient(own) < 1e-4 * gradient(data.disc_y)
     assert gradient(data.disc_y) > 1e-2
 
-    start.save(tmp_path / "start.zip")
-    quiet = {"epochs": 2, "lr": 1e-2, "init": tmp_path / "start.zip", "log": lambda s: None}
-    scorer_train.fit([shard], tmp_path / "own.zip", own_discards=True, **quiet)  # type: ignore[arg-type]
-    assert ScorerNet.load(tmp_path / "own.zip").config["own_discards"] is True
+    start.save(tmp_path / "start.scorer")
+    quiet = {"epochs": 2, "lr": 1e-2, "init": tmp_path / "start.scorer", "log": lambda s: None}
+    scorer_train.fit([shard], tmp_path / "own.scorer", own_discards=True, **quiet)  # type: ignore[arg-type]
+    assert ScorerNet.load(tmp_path / "own.scorer").config["own_discards"] is True
     pairs = scorer_train.fit_data([scorer_train.gen(tmp_path / "p.npz", 3, 1, games=1, rollouts=1)])
     model = scorer_train.scorer_model((), start)
     huber = torch.nn.HuberLoss(delta=3.0)
     scorer_train.pair_loss(model, pairs, np.arange(len(pairs.pair_a)), huber).backward()
     assert max(float(p.grad.abs().max()) for p in model.parameters() if p.grad is not None) > 1e-2
     with pytest.raises(ValueError, match="give init"):
-        scorer_train.fit([shard], tmp_path / "x.zip", own_discards=True, log=lambda s: None)
+        scorer_train.fit([shard], tmp_path / "x.scorer", own_discards=True, log=lambda s: None)
 
 
 TINY = ["--players", "3", "--contracts", "1", "--games", "1", "--discard-games", "1", "--rollouts", "1"]
@@ -327,13 +339,14 @@ TINY += ["--epochs", "1", "--hidden", "8", "--env-workers", "1", "--no-progress"
 
 
 def test_expert_iteration_runs_on_the_loop_and_resumes_to_the_same_scorer(tmp_path: Path) -> None:
-    """A step is a round; the run folder is every method's (config, checkpoint, logs, model.zip); the
+    """A step is a round; the run folder is every method's (config, checkpoint, logs, model.scorer); the
     curve starts at the planner (a scorer with no layers); a run stopped after a round and resumed
     fits the same scorers as one run straight through."""
     once, twice = tmp_path / "once", tmp_path / "twice"
     argv = [*TINY, "--eval-games", "2", "--eval-opponents", "greedy", "--eval-every", "1000000"]
     assert train_cli.main(["scorer", *argv, "--timesteps", "1", "--out", str(twice)]) == 0
-    assert (twice / "rounds" / "scorer1.zip").exists() and not (twice / "rounds" / "scorer2.zip").exists()
+    kept = twice / "rounds"
+    assert (kept / "scorer1.scorer").exists() and not (kept / "scorer2.scorer").exists()
     steps = int(json.loads((twice / "model.json").read_text())["env_steps"])
     assert train_cli.main(["scorer", *argv, "--timesteps", str(steps + 1), "--out", str(twice)]) == 0
     steps = int(json.loads((twice / "model.json").read_text())["env_steps"])
@@ -341,17 +354,17 @@ def test_expert_iteration_runs_on_the_loop_and_resumes_to_the_same_scorer(tmp_pa
     assert sorted(p.name for p in (once / "rounds").iterdir()) == sorted(
         p.name for p in (twice / "rounds").iterdir()
     )
-    rounds = sorted(p.name for p in (once / "rounds").iterdir() if p.suffix == ".zip")
-    assert rounds == ["scorer0.zip", "scorer1.zip", "scorer2.zip"]
+    rounds = sorted(p.name for p in (once / "rounds").iterdir() if p.suffix == ".scorer")
+    assert rounds == ["scorer0.scorer", "scorer1.scorer", "scorer2.scorer"]
     for name in rounds[1:]:
         a, b = ScorerNet.load(once / "rounds" / name), ScorerNet.load(twice / "rounds" / name)
         assert all(np.array_equal(x, y) for x, y in zip(a.weights + a.biases, b.weights + b.biases))
     with open(once / "eval.csv", encoding="utf-8") as f:
         first = f.read().splitlines()[1]
     assert first.startswith("0,") and (once / "curve.png").exists()
-    planner = make_agent(str(once / "rounds" / "scorer0.zip"))
+    planner = make_agent(str(once / "rounds" / "scorer0.scorer"))
     assert isinstance(planner, ScorerBot) and planner.net is None  # the start: the planner's play
-    last = make_agent(str(once / "model.zip"))
+    last = make_agent(str(once / "model.scorer"))
     assert isinstance(last, ScorerBot) and last.net is not None
     assert last.net.config["env_steps"] == json.loads((once / "model.json").read_text())["env_steps"]
 
@@ -373,26 +386,26 @@ def test_own_play_rounds_take_no_planner_label(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(scorer_train, "gen", gen)
     monkeypatch.setattr(scorer_train, "fit", fit)
-    start = str(ROOT / "models" / "shanghai.zip")
+    start = str(ROOT / "models" / "shanghai.scorer")
     config = RunConfig(method="scorer", players=3, contracts=(1,), init=start, out=str(tmp_path))
     method = scorer_train.Scorer()
     method.setup(config, torch.device("cpu"))
     method.step()
     method.step()
     folder = tmp_path / "rounds"
-    first = folder / "scorer1.zip"
+    first = folder / "scorer1.scorer"
     assert not (folder / "discards.npz").exists()
     # behaviour, rollout and opponent player: the latest scorer (the start saved as round 0's)
     assert [(n, kw["model"], kw["rollout_model"], kw["opponent_model"]) for n, kw in gens] == [
-        ("round0.npz", *[str(folder / "scorer0.zip")] * 3),
+        ("round0.npz", *[str(folder / "scorer0.scorer")] * 3),
         ("round1.npz", *[str(first)] * 3),
     ]
     assert [(n, shards, kw["init"], kw["own_discards"]) for n, shards, kw in fits] == [
-        ("scorer1.zip", ["round0.npz"], folder / "scorer0.zip", True),
-        ("scorer2.zip", ["round0.npz", "round1.npz"], first, True),
+        ("scorer1.scorer", ["round0.npz"], folder / "scorer0.scorer", True),
+        ("scorer2.scorer", ["round0.npz", "round1.npz"], first, True),
     ]
     assert (
-        ScorerNet.load(folder / "scorer0.zip").weights[0].tobytes()
+        ScorerNet.load(folder / "scorer0.scorer").weights[0].tobytes()
         == ScorerNet.load(start).weights[0].tobytes()
     )
     assert method.scorer.config["own_discards"] is True and method.scorer.config["init"] == str(first)
@@ -438,24 +451,20 @@ def test_bad_run_command_lines_exit_2_with_one_line(
         (["gen", "--out", "x.npz", "--games", "1", "--model", "{junk}"], "--model"),
         (["gen", "--out", "x.npz", "--games", "1", "--rollout-model", "{junk}"], "--rollout-model"),
         (["gen", "--out", "x.npz", "--games", "1", "--opponent-model", "nowhere.zip"], "--opponent-model"),
-        (["fit", "{junk}", "--out", "m.zip", "--init", "{junk}"], "--init"),
+        (["fit", "{junk}", "--out", "m.scorer", "--init", "{junk}"], "--init"),
         (["gen", "--out", "x.npz", "--games", "1", "--seed", "-1"], "--seed"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "1"], "--value-discards"),
-        (["probe", "--rollouts", "1"], "--rollouts"),
-        (["probe", "--model", "{junk}"], "--model"),
-        (["probe", "--rule", "swap"], "--rule"),
         (["gen", "--out", "x.npz", "--games", "1", "--value-discards", "-2"], "--value-discards"),
         (["gen", "--out", "{tmp}", "--games", "1"], "--out"),
         (["gen", "--out", "{junk}/x.npz", "--games", "1"], "--out"),
-        (["fit", "missing.npz", "--out", "m.zip"], "no shard"),
-        (["fit", "{junk}", "--out", "m.zip"], "not a shard"),
-        (["fit", "{junk}", "--out", "m.zip", "--hidden", "0,3"], "--hidden"),
-        (["fit", "{junk}", "--out", "m.zip", "--lr", "0"], "--lr"),
-        (["fit", "{junk}", "--out", "m.zip", "--own-discards"], "--own-discards"),
-        (["fit", "{junk}", "--out", "m.zip", "--epochs", "2", "--epochs", "3"], "--epochs"),
-        (["labels", "missing.npz"], "no shard"),
-        (["labels", "{junk}"], "not a shard"),
-        (["labels", "missing.npz", "--model", "{junk}"], "--model"),
+        (["fit", "missing.npz", "--out", "m.scorer"], "no shard"),
+        (["fit", "{junk}", "--out", "m.scorer"], "not a shard"),
+        (["fit", "{junk}", "--out", "m.scorer", "--hidden", "0,3"], "--hidden"),
+        (["fit", "{junk}", "--out", "m.scorer", "--lr", "0"], "--lr"),
+        (["fit", "{junk}", "--out", "m.scorer", "--own-discards"], "--own-discards"),
+        (["fit", "{junk}", "--out", "m.scorer", "--epochs", "2", "--epochs", "3"], "--epochs"),
+        (["fit", "{junk}", "--out", "m.zip"], "a scorer is saved as .scorer"),
+        (["fit", "{junk}", "--out", "m"], "a scorer is saved as .scorer"),
     ],
 )
 def test_bad_stage_command_lines_exit_2_with_one_line(
@@ -493,62 +502,8 @@ def test_the_shipped_full_game_models(name: str) -> None:
 
 def test_shanghai_is_shanghai_4p_fine_tuned() -> None:
     """The successor starts from shanghai_4p's weights (fit --init) and moved away from them."""
-    old, new = ScorerNet.load(SHIPPED), ScorerNet.load(ROOT / "models" / "shanghai.zip")
+    old, new = ScorerNet.load(SHIPPED), ScorerNet.load(ROOT / "models" / "shanghai.scorer")
     assert [w.shape for w in old.weights] == [w.shape for w in new.weights]
     assert new.config["init"] == "models/shanghai_4p.zip"
     x = np.random.default_rng(0).normal(size=(50, INPUT_SIZE)).astype(np.float32)
     assert not np.allclose(old.costs(x), new.costs(x))
-
-
-def _labels_shard(path: Path, a: np.ndarray, se: np.ndarray, x: np.ndarray) -> Path:
-    np.savez(
-        path,
-        pair_x=x.astype(np.float16),
-        pair_a=a.astype(np.float32),
-        pair_se=se.astype(np.float32),
-        disc_x=np.zeros((0, INPUT_SIZE), dtype=np.float16),
-        disc_offsets=np.zeros(1, dtype=np.int64),
-        disc_y=np.zeros(0, dtype=np.int64),
-        stats=np.zeros(3, dtype=np.int64),
-    )
-    return path
-
-
-def test_the_labels_report_splits_noise_from_signal_and_scores_choices(tmp_path: Path) -> None:
-    rng = np.random.default_rng(5)
-    n = 400
-    x = rng.normal(size=(n, 2, INPUT_SIZE)).astype(np.float16).astype(np.float32)
-    x[:, :, KIND_AT : KIND_AT + 4] = 0.0
-    x[:, :, KIND_AT + DRAW_Q] = 1.0
-    x[-10:, :, KIND_AT + DRAW_Q] = 0.0  # ten valued discards: not upcard decisions, left out
-    x[-10:, :, KIND_AT + DISCARD_Q] = 1.0
-    a = rng.normal(scale=10.0, size=n).astype(np.float32).astype(np.float64)
-    se = np.full(n, 4.0)
-    shard = _labels_shard(tmp_path / "l.npz", a, se, x)
-    net = random_net(3)
-    net.save(tmp_path / "m.zip")
-    stats = scorer_train.label_stats([shard], [tmp_path / "m.zip"])
-    up = a[:-10]
-    assert stats["decisions"] == n - 10
-    assert stats["label_sd"] == pytest.approx(up.std(), rel=1e-6)
-    assert stats["noise_share"] == pytest.approx(16.0 / up.var(), rel=1e-5)
-    assert stats["best_value"] == pytest.approx(np.minimum(up, 0).mean(), rel=1e-6)
-    c = net.costs(x[:-10].reshape(-1, INPUT_SIZE)).reshape(-1, 2)
-    takes = c[:, 0] < c[:, 1]
-    m = stats["models"][str(tmp_path / "m.zip")]
-    assert m["value"] == pytest.approx(np.where(takes, up, 0).mean(), rel=1e-5)
-    assert m["agree"] == pytest.approx((takes == (up < 0)).mean())
-    assert sum(share for _, _, share, _ in m["bands"]) == pytest.approx(1.0)
-    lines = scorer_train.label_lines(stats)
-    assert len(lines) == 2 and lines[0].startswith("390 upcard decisions")
-
-
-def test_the_labels_report_refuses_shards_without_upcard_decisions(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    x = np.zeros((1, 2, INPUT_SIZE), dtype=np.float32)
-    shard = _labels_shard(tmp_path / "one.npz", np.zeros(1), np.ones(1), x)
-    with pytest.raises(SystemExit) as exit_:
-        train_cli.main(["scorer", "labels", str(shard)])
-    assert exit_.value.code == 2
-    assert "at least 2" in capsys.readouterr().err.strip().splitlines()[-1]

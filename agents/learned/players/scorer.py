@@ -1,31 +1,19 @@
 """``scorer``: a network that scores each candidate move from its own features (no search).
 
-A policy over the 3,000-odd ids of the action table has to learn from the observation alone
-what a run is, which card completes which window and what a card costs; cloning the planner that
-way agreed with it on 61% of full-game discards. This player asks a small network only the
-questions that decide a deal, and describes each candidate move by what it does to the hand:
+The network is asked only the questions that decide a deal: take or draw the upcard, buy or pass,
+and which card to discard (before going down and once down). Each candidate is a row of features:
+the decision's context (contract, phase, hand size, distance to the contract and live outs, what
+the opponents have done, stock left, ...) and what the move does to the hand (distance and live
+outs after it, the card's points, whether it can be laid off, its danger, the planner's own score
+of it, ...). The network maps a row to a *cost* in points; the player plays the cheapest. Forced
+or never-worth-a-choice moves (a joker upcard is taken, going down as soon as allowed, layoffs
+and joker swaps) follow :class:`~shanghai_env.agents.bots.planner.PlannerBot`, which this extends.
 
-- **take or draw** the upcard, and **buy or pass** when it is offered out of turn;
-- **which card to discard**, before going down and once down.
-
-Each candidate is a vector: the decision's context (contract, phase, hand size, distance to
-the contract and live outs, what the opponents have done, stock left, buys left, ...) and the
-move's own facts (distance and live outs after it, the card's points, whether it can be laid
-off, its danger for the next players, the planner's own score of it, ...). The network maps a
-vector to a *cost* in points, and the player plays the candidate of least cost. That is the
-shape of value-based move scoring as in DouZero, with rummy arithmetic for the move features.
-
-What the network does not decide, because it is forced or never worth a choice: a joker upcard
-is always taken; an upcard that brings the hand no closer to its contract (and cannot be laid
-off) is never taken or bought; going down happens as soon as the engine allows, in the
-arrangement leaving the cheapest leftovers (the planner's choice, with its discard); layoffs and
-joker swaps are made whenever they can be. These are the planner's rules, in
-:class:`~shanghai_env.agents.bots.planner.PlannerBot`, which this player extends.
-
-The network is a plain multilayer perceptron evaluated with numpy, so playing needs no torch;
-training is :mod:`shanghai_env.agents.learned.train.methods.scorer`. A saved scorer is a ``.zip`` holding
-``scorer.json`` (format, sizes, configuration) and ``weights.npz``. A scorer with no layers is the
-planner (expert iteration's player before its first fit, saved so that it can be evaluated).
+The network runs in numpy (playing needs no torch); training is
+:mod:`shanghai_env.agents.learned.train.methods.scorer`. A saved scorer is a zip container named
+``.scorer`` (:data:`EXTENSION`; one saved as ``.zip`` before loads the same, read by content)
+holding ``scorer.json`` (format, sizes, configuration) and ``weights.npz``. A scorer with no
+layers is the planner (expert iteration's player before its first fit).
 """
 
 from __future__ import annotations
@@ -60,6 +48,7 @@ from shanghai_env.melds import contract_size
 from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move
 
 FORMAT = "shanghai-scorer/1"
+EXTENSION = ".scorer"  # a zip container, named for what it holds (a MaskablePPO model is a .zip)
 
 # decision kinds (the phase block of the context)
 DRAW_Q, BUY_Q, DISCARD_Q, DOWN_DISCARD_Q = range(4)
@@ -69,6 +58,7 @@ KINDS = ("draw", "buy", "discard", "down_discard")
 KIND_AT = 10
 CONTEXT_SIZE = KIND_AT + len(KINDS) + 18
 MOVE_SIZE = 16
+PASS_ROW = [0.0, 1.0] + [0.0] * (MOVE_SIZE - 2)  # the move block of draw / pass
 INPUT_SIZE = CONTEXT_SIZE + MOVE_SIZE
 
 
@@ -107,50 +97,39 @@ class ScorerNet:
         return h[:, 0]
 
     def save(self, path: str | Path) -> None:
-        """Write the zip (``scorer.json`` and ``weights.npz``)."""
+        """Write the zip container (``scorer.json`` and ``weights.npz``) to ``path``, whatever its
+        name (the trainer names it ``.scorer``)."""
         buf = io.BytesIO()
         arrays = {f"w{i}": w for i, w in enumerate(self.weights)}
-        arrays.update({f"b{i}": b for i, b in enumerate(self.biases)})
-        np.savez(buf, **arrays)  # type: ignore[arg-type]
-        meta = {
-            "format": FORMAT,
-            "layers": len(self.weights),
-            "input_size": INPUT_SIZE,
-            "config": self.config,
-        }
+        np.savez(buf, **arrays, **{f"b{i}": b for i, b in enumerate(self.biases)})  # type: ignore[arg-type]
+        meta = {"format": FORMAT, "layers": len(self.weights), "input_size": INPUT_SIZE}
+        meta["config"] = self.config
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
             z.writestr("scorer.json", json.dumps(meta, indent=2, sort_keys=True))
             z.writestr("weights.npz", buf.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> ScorerNet:
-        """Read a zip written by :meth:`save`; ValueError if it is not one."""
+        """Read a file written by :meth:`save`; ValueError naming the file if it is none, of
+        another format, or damaged."""
         try:
             with zipfile.ZipFile(path) as z:
                 meta = json.loads(z.read("scorer.json"))
-                if not isinstance(meta, dict):
-                    meta = {}
-                found, inputs = meta.get("format"), meta.get("input_size")
-                if found != FORMAT or inputs != INPUT_SIZE:
-                    raise ValueError(
-                        f"{path}: a scorer of format {found!r} with {inputs} inputs; "
-                        f"this version reads {FORMAT!r} with {INPUT_SIZE}"
-                    )
-                data = np.load(io.BytesIO(z.read("weights.npz")))
-                layers = meta["layers"]
-                if not isinstance(layers, int) or isinstance(layers, bool) or layers < 0:
-                    raise ValueError(f"'layers' is {layers!r}, not a count")
-                named = {f"{kind}{i}" for kind in "wb" for i in range(layers)}
-                if set(data.files) != named:  # e.g. weights beside a count of 0: the planner or not?
-                    raise ValueError(f"'layers' is {layers} but the weights are {sorted(data.files)}")
-                weights = [data[f"w{i}"] for i in range(layers)]
-                biases = [data[f"b{i}"] for i in range(layers)]
-        except ValueError as err:
-            if "this version reads" in str(err):
-                raise
+                with np.load(io.BytesIO(z.read("weights.npz"))) as data:
+                    arrays = {k: data[k] for k in data.files}
+        except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
             raise ValueError(f"{path}: not a saved scorer ({err})") from None
-        except (OSError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as err:
-            raise ValueError(f"{path}: not a saved scorer ({err})") from None
+        meta = meta if isinstance(meta, dict) else {}
+        found, inputs, layers = meta.get("format"), meta.get("input_size"), meta.get("layers")
+        if found != FORMAT or inputs != INPUT_SIZE:
+            raise ValueError(
+                f"{path}: a scorer of format {found!r} with {inputs} inputs; "
+                f"this version reads {FORMAT!r} with {INPUT_SIZE}"
+            )
+        # the count must name every array: weights beside a count of 0, the planner or not?
+        if not _count(layers) or set(arrays) != {f"{k}{i}" for k in "wb" for i in range(layers)}:
+            raise ValueError(f"{path}: not a saved scorer ('layers' is {layers!r}, arrays {sorted(arrays)})")
+        weights, biases = [arrays[f"w{i}"] for i in range(layers)], [arrays[f"b{i}"] for i in range(layers)]
         config = meta.get("config", {})
         problem = layers_problem(weights, biases) or config_problem(config)
         if problem:
@@ -158,8 +137,6 @@ class ScorerNet:
         return cls(weights, biases, config)
 
 
-# What a scorer's ``config`` (the record of its training, see scorer_train.fit) may hold: each
-# known key's test and what it must be. Other keys are kept as they are.
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -168,21 +145,26 @@ def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
+def _list_of(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, list) and all(map(ok, v))
+
+
+# What a scorer's ``config`` (the record of its training: methods/scorer.py's fit) may hold: each
+# known key's test and what it must be. Other keys are kept as they are.
+_COUNT = (_count, "a count")
+_NUMBER = (_number, "a number")
 _CONFIG_KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "shards": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of file names"),
-    "hidden": (
-        lambda v: isinstance(v, list) and all(_count(x) and x > 0 for x in v),
-        "a list of layer sizes",
-    ),
-    "epochs": (_count, "a count"),
-    "pairs": (_count, "a count"),
-    "discards": (_count, "a count"),
+    "shards": (_list_of(lambda x: isinstance(x, str)), "a list of file names"),
+    "hidden": (_list_of(lambda x: _count(x) and x > 0), "a list of layer sizes"),
+    "epochs": _COUNT,
+    "pairs": _COUNT,
+    "discards": _COUNT,
     "seed": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "lr": (_number, "a number"),
-    "huber": (_number, "a number"),
-    "discard_weight": (_number, "a number"),
+    "lr": _NUMBER,
+    "huber": _NUMBER,
+    "discard_weight": _NUMBER,
     "holdout_metrics": (
-        lambda v: isinstance(v, dict) and all(_number(x) for x in v.values()),
+        lambda v: isinstance(v, dict) and all(map(_number, v.values())),
         "an object of numbers",
     ),
 }
@@ -204,8 +186,6 @@ def layers_problem(weights: Sequence[Any], biases: Sequence[Any]) -> str | None:
     all: the planner)."""
     if len(weights) != len(biases):
         return "layers need as many bias vectors as weight matrices"
-    if not weights:
-        return None
     size = INPUT_SIZE
     for i, (w, b) in enumerate(zip(weights, biases)):
         w, b = np.asarray(w), np.asarray(b)
@@ -219,13 +199,11 @@ def layers_problem(weights: Sequence[Any], biases: Sequence[Any]) -> str | None:
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
             return f"layer {i} holds NaN or infinite weights"
         size = w.shape[1]
-    if size != 1:
-        return f"last layer gives {size} values, not 1 cost"
-    return None
+    return f"last layer gives {size} values, not 1 cost" if weights and size != 1 else None
 
 
 def is_scorer_file(path: str | Path) -> bool:
-    """Does ``path`` hold a saved scorer (rather than a MaskablePPO model)?"""
+    """Does ``path`` hold a saved scorer (rather than a MaskablePPO model), whatever its name?"""
     try:
         with zipfile.ZipFile(path) as z:
             return "scorer.json" in z.namelist()
@@ -249,13 +227,13 @@ class ScorerBot(PlannerBot):
     # --- the decisions --------------------------------------------------------------------
 
     def draw(self, view: PlayerView) -> Move:
-        prior = GreedyBot.draw(self, view)  # type: ignore[arg-type]  # the planner's draw is greedy's
-        if self.net is None or not self.asks(view, prior):
-            return prior
-        return self._choose(self.candidates(view))
+        return self._upcard(view, GreedyBot.draw(self, view))  # type: ignore[arg-type]  # the planner's is greedy's
 
     def buy(self, view: PlayerView) -> Move:
-        prior = super().buy(view)
+        return self._upcard(view, super().buy(view))
+
+    def _upcard(self, view: PlayerView, prior: Move) -> Move:
+        """The network's choice where it is asked, the planner's ``prior`` elsewhere."""
         if self.net is None or not self.asks(view, prior):
             return prior
         return self._choose(self.candidates(view))
@@ -278,8 +256,7 @@ class ScorerBot(PlannerBot):
         if self.count_turn(view) > p.patience and self.rng.random() < p.shake:
             kinds = [c for c in hand_kinds(view.hand) if c != JOKER] or [JOKER]
             return kinds[int(self.rng.integers(len(kinds)))]  # the planner's deadlock shake
-        move = self._choose(self.candidates(view))
-        return move.card
+        return self._choose(self.candidates(view)).card
 
     def _discard_down(self, view: PlayerView) -> Move:
         if self.net is None:
@@ -288,8 +265,7 @@ class ScorerBot(PlannerBot):
 
     def _choose(self, cands: Candidates) -> Move:
         assert self.net is not None
-        costs = self.net.costs(cands.features)
-        return cands.moves[int(np.argmin(costs))]
+        return cands.moves[int(np.argmin(self.net.costs(cands.features)))]
 
     # --- describing a decision ------------------------------------------------------------
 
@@ -300,20 +276,12 @@ class ScorerBot(PlannerBot):
 
     def candidates(self, view: PlayerView, down: bool | None = None) -> Candidates:
         """The decision's candidates and their feature rows (phase DRAW, BUY or a discard)."""
-        me = view.player
-        if down is None:
-            down = view.down[me]
-        if view.phase == Phase.DRAW:
-            kind, moves = DRAW_Q, [TAKE, DRAW]
-        elif view.phase == Phase.BUY:
-            kind, moves = BUY_Q, [BUY, PASS]
-        elif down:
-            kind, moves = DOWN_DISCARD_Q, []
-        else:
-            kind, moves = DISCARD_Q, []
+        down = view.down[view.player] if down is None else down
+        upcard = {Phase.DRAW: (DRAW_Q, [TAKE, DRAW]), Phase.BUY: (BUY_Q, [BUY, PASS])}.get(view.phase)
+        kind, moves = upcard or (DOWN_DISCARD_Q if down else DISCARD_Q, [])
         ctx, facts = self._context(view, kind)
-        if kind in (DRAW_Q, BUY_Q):
-            rows = [self._upcard_row(view, facts, kind), self._pass_row(facts)]
+        if upcard:
+            rows = [self._upcard_row(view, facts, kind), PASS_ROW]
         else:
             by_card = self._discard_rows(view, facts, kind)
             moves = [DISCARDS[c] for c in by_card]
@@ -324,17 +292,12 @@ class ScorerBot(PlannerBot):
         return Candidates(kind, moves, feats)
 
     def _context(self, view: PlayerView, kind: int) -> tuple[np.ndarray, dict[str, Any]]:
-        me, n = view.player, view.num_players
-        contract = view.contract
-        hand = view.hand
-        size = view.hand_sizes[me]
-        down = view.down[me]
-        meter = self.meter(contract)
-        unseen = unseen_counts(view)
-        if down:
-            d, outs, live = 0, 0, 0
-        else:
-            d, outs = meter.analyse(hand)
+        me, n, contract = view.player, view.num_players, view.contract
+        size, down = view.hand_sizes[me], view.down[me]
+        meter, unseen = self.meter(contract), unseen_counts(view)
+        d, live = 0, 0
+        if not down:
+            d, outs = meter.analyse(view.hand)
             live = self._live(outs, unseen)
         opp = [q for q in range(n) if q != me]
         opp_down = [q for q in opp if view.down[q]]
@@ -370,13 +333,11 @@ class ScorerBot(PlannerBot):
         return ctx, facts
 
     def _upcard_row(self, view: PlayerView, facts: dict[str, Any], kind: int) -> list[float]:
-        up = view.upcard
-        me = view.player
+        up, me = view.upcard, view.player
         row = [0.0] * MOVE_SIZE
         row[0] = 1.0  # take / buy
-        if facts["down"]:
-            d2, live2 = 0, 0
-        else:
+        d2, live2 = 0, 0
+        if not facts["down"]:
             d2, outs2 = facts["meter"].analyse(plus(view.hand, up))
             live2 = self._live(outs2, facts["unseen"])
         grow = 2 if kind == BUY_Q else 1
@@ -390,12 +351,6 @@ class ScorerBot(PlannerBot):
         row[10] = sum(view.hand[s * 13 + rank_of(up)] for s in range(4)) / 4.0 if up != JOKER else 0.0
         row[11] = size_deficit(view.hand_sizes[me] + grow, view.contract) / 4.0
         row[12] = float(kind == BUY_Q)
-        return row
-
-    @staticmethod
-    def _pass_row(facts: dict[str, Any]) -> list[float]:
-        row = [0.0] * MOVE_SIZE
-        row[1] = 1.0  # draw / pass
         return row
 
     def _discard_rows(self, view: PlayerView, facts: dict[str, Any], kind: int) -> dict[int, list[float]]:

@@ -1,17 +1,11 @@
 """Search over a scorer network: the network proposes, rollouts by the network judge.
 
-:class:`~shanghai_env.agents.bots.search.SearchBot` keeps its prior's move unless rollouts over sampled
-worlds show another candidate is better. Here the prior and the rollout policy are a scorer
-network (by default the shipped ``shanghai_4p``), so the search improves on the network's own
-play the way ``search`` improves on the planner's: the step that turns a learned player into a
-teacher for the next one (docs/bots.md, "`search`: strength against budget").
-
-Named players, for ``evaluate.py`` and the ladder::
-
-    shanghai_env.agents.learned.players.scorer_search:shanghai_w16   # 16 worlds a searched decision
-
-``shanghai_w<N>`` is a factory for any N >= 1; every other option is ``SearchParams``' default
-(draws and buys searched, relative objective).
+:class:`~shanghai_env.agents.bots.search.SearchBot` with a scorer network (by default the shipped
+``shanghai_4p``) as prior and rollout policy: the step that turns a learned player into a teacher
+for the next one (docs/bots.md, "`search`: strength against budget"). Named players, for
+``evaluate.py`` and the ladder: ``shanghai_env.agents.learned.players.scorer_search:shanghai_w16``
+(16 worlds a searched decision; ``shanghai_w<N>`` for any N >= 1, every other option
+``SearchParams``' default).
 """
 
 from __future__ import annotations
@@ -21,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from shanghai_env.agents.bots.search import SearchBot
-from shanghai_env.agents.learned.players.scorer import ScorerBot, ScorerNet
+from shanghai_env.agents.learned.players.scorer import EXTENSION, ScorerBot, ScorerNet
 
 _NETS: dict[str, ScorerNet] = {}
 
 
 def shipped_scorer(name: str = "shanghai_4p") -> Path:
     """The path of a scorer shipped with the package."""
-    return Path(str(importlib.resources.files("shanghai_env.models").joinpath(f"{name}.zip")))
+    return Path(str(importlib.resources.files("shanghai_env.models").joinpath(name + EXTENSION)))
 
 
 def _net(path: str | Path) -> ScorerNet:

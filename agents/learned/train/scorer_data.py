@@ -1,21 +1,17 @@
 """Training data for the scorer: real games, with each upcard decision valued by rollouts.
 
-A game is played with the *behaviour* player (the planner, or the current scorer) in one or two
-seats and bots in the others. At every decision of a behaviour seat:
+A game seats the *behaviour* player (the planner, or the current scorer) once or twice and bots
+in the other seats. At every decision of a behaviour seat:
 
-- **take or draw, buy or pass** (when the upcard could matter, the decisions the scorer is
-  asked): both candidates are played on from the true state ``rollouts`` times to the end of the
-  deal, each time with the same rollout seeds and the same coupled stock draws for both
-  (common random numbers, as in :mod:`shanghai_env.agents.bots.search`), the behaviour seats by the
-  planner and every other seat by its own bot. The label is the mean difference of the seat's
-  *relative* deal score (its score minus the mean of the others'; lower is better) between
-  taking and not taking. Rolling out from the true state rather than from sampled worlds gives,
-  averaged over the data, the value of the move under the real distribution of the hidden cards,
-  which is what a network that sees only the player's information can learn;
-- **a discard**: the candidates and the planner's choice (cloning labels, no rollouts); with
+- **take or draw, buy or pass** (when the scorer would be asked): both candidates are played on
+  from the true state ``rollouts`` times to the end of the deal with the same rollout seeds and
+  coupled stock draws (common random numbers, as in :mod:`shanghai_env.agents.bots.search`). The
+  label is the mean difference of the seat's *relative* deal score (its score minus the mean of
+  the others'; lower is better) between the two: from the true state, so that averaged over the
+  data it is the move's value under the real distribution of the hidden cards;
+- **a discard**: the candidates and the planner's choice (cloning labels); with
   ``value_discards`` k, also the behaviour player's k best discards played on the same way, each
-  valued against its first choice: pairs like the upcard ones, in the same points, so the
-  network's discard costs learn from rollouts rather than from the planner.
+  against its first choice (pairs in the same points as the upcard ones).
 
 Everything is seeded: the same seed gives the same data.
 """
@@ -38,7 +34,6 @@ from shanghai_env.agents.learned.players.scorer import (
     BUY_Q,
     DRAW_Q,
     INPUT_SIZE,
-    Candidates,
     ScorerBot,
     ScorerNet,
 )
@@ -118,73 +113,11 @@ def generate(
     out = Batch()
     start = time.monotonic()
 
-    def label(game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
-        _label(game, decision, agent, bots, rng, rollouts, label_upcards, discard_keep, out, value_discards)
-
+    label = _Labeller(rng, rollouts, label_upcards, discard_keep, value_discards, out)
     while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
         out.moves += _one_game(rng, net, rules, table, label, rollout_net, opponent_net)
         out.games += 1
     return out
-
-
-PROBES = {
-    "down": "going down now minus waiting a turn",
-    "layoff": "laying off now minus holding the cards a turn",
-}
-
-
-def probe_rule(
-    seed: int,
-    net: ScorerNet | None = None,
-    *,
-    rule: str = "down",
-    games: int,
-    rollouts: int = 8,
-    num_players: int = 4,
-    contracts: Sequence[int] = tuple(range(1, 11)),
-    rollout_net: ScorerNet | None = None,
-    opponent_net: ScorerNet | None = None,
-) -> np.ndarray:
-    """What one of the planner's fixed rules costs: games played as :func:`generate` plays them;
-    at each decision of a behaviour seat where the rule acts, the rule's move and the player's
-    best discard instead are played on with coupled rollouts from the true state.
-
-    - ``down``: go down as soon as you can, against waiting a turn (it goes down on a later
-      turn, by the rule);
-    - ``layoff``: once down, lay off (and swap jokers) whenever you can, against discarding
-      without laying off this turn.
-
-    Returns (decisions, rollouts): the seat's relative deal score after the rule's move minus
-    after the discard (lower: the rule is better)."""
-    if rule not in PROBES:
-        raise ValueError(f"rule must be one of {sorted(PROBES)}, got {rule!r}")
-    for name, value in (("games", games), ("rollouts", rollouts)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    rng = np.random.default_rng(seed)
-    rules = Rules(num_players=num_players, contracts=tuple(contracts))
-    table = action_table(rules)
-    rows: list[np.ndarray] = []
-    acts = MoveKind.MELD if rule == "down" else MoveKind.LAYOFF
-
-    def label(game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
-        view = decision.view
-        me = view.player
-        if (
-            view.phase != Phase.PLAY
-            or view.down[me] != (rule == "layoff")
-            or not any(m.kind == acts for m in view.legal_moves)
-            or not any(m.kind == MoveKind.DISCARD for m in view.legal_moves)
-        ):
-            return
-        cands = agent.candidates(view, down=view.down[me])
-        instead = cands.moves[int(np.argmin(_own_costs(agent, cands)))]
-        values = rollout_values(game, me, [None, instead], bots, rng, rollouts, table, rules)
-        rows.append(values[:, 0] - values[:, 1])
-
-    for _ in range(games):
-        _one_game(rng, net, rules, table, label, rollout_net, opponent_net)
-    return np.array(rows, dtype=np.float64).reshape(-1, rollouts)
 
 
 def _one_game(
@@ -233,88 +166,67 @@ def _one_game(
     return moves
 
 
-def _label(
-    game: Game,
-    decision: Decision,
-    agent: ScorerBot,
-    rollout_bots: list[HeuristicBot],
-    rng: np.random.Generator,
-    rollouts: int,
-    label_upcards: bool,
-    discard_keep: float,
-    out: Batch,
-    value_discards: int = 0,
-) -> None:
-    view = decision.view
-    me = view.player
-    agent.rules = decision.rules
-    if view.phase in (Phase.DRAW, Phase.BUY):
-        prior = PlannerBot.buy(agent, view) if view.phase == Phase.BUY else DRAW
-        if not label_upcards or not agent.asks(view, prior):
+@dataclass
+class _Labeller:
+    """What :func:`generate` records into ``out`` at a decision of a behaviour seat (before its
+    move), the rollouts drawing from ``rng``."""
+
+    rng: np.random.Generator
+    rollouts: int
+    label_upcards: bool
+    discard_keep: float
+    value_discards: int
+    out: Batch
+
+    def __call__(self, game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
+        view = decision.view
+        agent.rules = decision.rules
+        if view.phase == Phase.PLAY:
+            self._discard(game, decision, agent, bots)
+        elif view.phase in (Phase.DRAW, Phase.BUY):
+            prior = PlannerBot.buy(agent, view) if view.phase == Phase.BUY else DRAW
+            if self.label_upcards and agent.asks(view, prior):
+                cands = agent.candidates(view)
+                assert cands.kind in (DRAW_Q, BUY_Q)
+                values = self._values(game, decision, cands.moves, bots)
+                self._add_pair(cands.features, values[:, 0] - values[:, 1])
+
+    def _discard(self, game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
+        view = decision.view
+        kinds = {m.kind for m in view.legal_moves}
+        down = view.down[view.player]
+        if view.went_down_this_turn or MoveKind.DISCARD not in kinds:
             return
-    elif view.phase == Phase.PLAY:
-        if view.went_down_this_turn or not any(m.kind == MoveKind.DISCARD for m in view.legal_moves):
-            return
-        if not view.down[me] and any(m.kind == MoveKind.MELD for m in view.legal_moves):
+        if not down and MoveKind.MELD in kinds:
             return  # going down now: the arrangement's discard is the planner's
-        if view.down[me] and any(m.kind in (MoveKind.LAYOFF, MoveKind.SWAP) for m in view.legal_moves):
+        if down and kinds & {MoveKind.LAYOFF, MoveKind.SWAP}:
             return  # layoffs first
-        found = agent.candidates(view) if value_discards else None
-        if found is not None:
-            _value_discards(
-                game, me, found, agent, rollout_bots, rng, rollouts, value_discards, decision, out
-            )
-        if rng.random() >= discard_keep:
-            return
-        cands = found if found is not None else agent.candidates(view)
-        out.disc_x.append(cands.features)
-        out.disc_y.append(int(np.argmin(cands.features[:, -1])))  # the planner's own score
-        return
-    else:
-        return
-    cands = agent.candidates(view)
-    assert cands.kind in (DRAW_Q, BUY_Q)
-    table, rules = decision.table, decision.rules
-    values = rollout_values(game, me, cands.moves, rollout_bots, rng, rollouts, table, rules)
-    out.rollouts += 2 * rollouts
-    _add_pair(out, cands.features, values[:, 0] - values[:, 1])
+        found = agent.candidates(view) if self.value_discards else None
+        if found is not None and len(found.moves) >= 2:
+            # the behaviour player's k best (by its network's costs, or the planner's own score,
+            # the last feature), each valued against the first
+            costs = agent.net.costs(found.features) if agent.net is not None else found.features[:, -1]
+            order = np.argsort(costs, kind="stable")[: self.value_discards]
+            values = self._values(game, decision, [found.moves[i] for i in order], bots)
+            for j in range(1, len(order)):
+                self._add_pair(found.features[[order[0], order[j]]], values[:, 0] - values[:, j])
+        if self.rng.random() < self.discard_keep:
+            cands = found if found is not None else agent.candidates(view)
+            self.out.disc_x.append(cands.features)
+            self.out.disc_y.append(int(np.argmin(cands.features[:, -1])))  # the planner's own score
 
+    def _values(
+        self, game: Game, decision: Decision, moves: Sequence[Move], bots: list[HeuristicBot]
+    ) -> np.ndarray:
+        self.out.rollouts += len(moves) * self.rollouts
+        me, table, rules = decision.view.player, decision.table, decision.rules
+        return rollout_values(game, me, moves, bots, self.rng, self.rollouts, table, rules)
 
-def _own_costs(agent: ScorerBot, cands: Candidates) -> np.ndarray:
-    """The behaviour player's cost of each candidate: its network's, or without one the
-    planner's own score (the last feature)."""
-    return agent.net.costs(cands.features) if agent.net is not None else cands.features[:, -1]
-
-
-def _add_pair(out: Batch, features: np.ndarray, diffs: np.ndarray) -> None:
-    out.pair_x.append(features)
-    out.pair_a.append(float(diffs.mean()))
-    out.pair_se.append(float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("nan"))
-
-
-def _value_discards(
-    game: Game,
-    me: int,
-    cands: Candidates,
-    agent: ScorerBot,
-    bots: Sequence[HeuristicBot],
-    rng: np.random.Generator,
-    rollouts: int,
-    k: int,
-    decision: Decision,
-    out: Batch,
-) -> None:
-    """The behaviour player's ``k`` best discards (by its own costs; the planner's score when it
-    has no network) played on with coupled rollouts; a pair per runner-up, against the first."""
-    if len(cands.moves) < 2:
-        return
-    order = np.argsort(_own_costs(agent, cands), kind="stable")[:k]
-    values = rollout_values(
-        game, me, [cands.moves[i] for i in order], bots, rng, rollouts, decision.table, decision.rules
-    )
-    out.rollouts += len(order) * rollouts
-    for j in range(1, len(order)):
-        _add_pair(out, cands.features[[order[0], order[j]]], values[:, 0] - values[:, j])
+    def _add_pair(self, features: np.ndarray, diffs: np.ndarray) -> None:
+        self.out.pair_x.append(features)
+        self.out.pair_a.append(float(diffs.mean()))
+        se = float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("nan")
+        self.out.pair_se.append(se)
 
 
 def rollout_values(

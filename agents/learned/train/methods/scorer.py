@@ -1,20 +1,16 @@
 """Training the scorer (:mod:`shanghai_env.agents.learned.players.scorer`): generate, fit, repeat.
 
-Expert iteration without search at play time:
-
-1. ``gen``: the behaviour player (the planner at first, then the latest scorer) plays games;
-   every upcard decision it meets is valued by coupled rollouts from the true state, every
-   discard is labelled with the planner's choice (:mod:`shanghai_env.agents.learned.train.scorer_data`).
-   Workers run in parallel processes, each from its own seed, for a number of seconds or games;
-   the shard is written once, as one ``.npz``, so a run cut off loses only the shard in progress.
-2. ``fit``: a network is fitted to every shard given: for upcard pairs, the difference of the
-   two costs to the rollout advantage (Huber loss, in points); for discards, cross-entropy of
-   the costs' softmin to the planner's choice. Fitting is seeded and takes seconds.
+1. ``gen``: the behaviour player (the planner at first, then the latest scorer) plays games in
+   parallel worker processes; its upcard decisions are valued by coupled rollouts, its discards
+   labelled with the planner's choice (:mod:`shanghai_env.agents.learned.train.scorer_data`). The
+   shard is written once, as one ``.npz``.
+2. ``fit``: a network is fitted to every shard given (Huber loss of the upcard pairs' cost
+   difference to the rollout advantage, cross-entropy of the discards' softmin to the planner's
+   choice), seeded, and saved as a ``.scorer``.
 3. Play the new scorer, generate again from its games, refit on everything.
 
-``shanghai-train scorer [options]`` runs the rounds on the trainer's loop (:class:`Scorer`: the
-run folder, checkpoints, evaluations and curve every method has);
-``shanghai-train scorer gen|fit|labels|probe --help``: the stages one at a time.
+``shanghai-train scorer [options]`` runs the rounds on the trainer's loop (:class:`Scorer`);
+``shanghai-train scorer gen|fit --help``: the stages one at a time (docs/training.md).
 """
 
 from __future__ import annotations
@@ -34,6 +30,7 @@ import torch
 from shanghai_env.agents.learned.players.scorer import (
     DISCARD_Q,
     DOWN_DISCARD_Q,
+    EXTENSION,
     INPUT_SIZE,
     KIND_AT,
     ScorerNet,
@@ -69,13 +66,10 @@ def _gen_worker(job: Job) -> dict[str, np.ndarray]:
     from shanghai_env.agents.learned.train.scorer_data import generate
 
     seed, options = job
+    nets = {k: _net(options[k]) for k in _MODELS}
     rest = {k: v for k, v in options.items() if k not in _MODELS}
     return generate(
-        seed,
-        _net(options["model"]),
-        rollout_net=_net(options["rollout_model"]),
-        opponent_net=_net(options["opponent_model"]),
-        **rest,
+        seed, nets["model"], rollout_net=nets["rollout_model"], opponent_net=nets["opponent_model"], **rest
     ).arrays()
 
 
@@ -96,25 +90,14 @@ def gen(
     contracts: Sequence[int] = ALL_CONTRACTS,
     log: Any = print,
 ) -> Path:
-    """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path.
-    ``rollout_model``, ``opponent_model`` and ``value_discards``: see
-    :func:`scorer_data.generate` (rollout_net, opponent_net)."""
-    options = {
-        "num_players": num_players,
-        "contracts": list(contracts),
-        "model": model,
-        "seconds": seconds,
-        "games": games,
-        "rollouts": rollouts,
-        "discard_keep": discard_keep,
-        "label_upcards": label_upcards,
-        "rollout_model": rollout_model,
-        "opponent_model": opponent_model,
-        "value_discards": value_discards,
-    }
+    """Generate one shard with ``workers`` processes (seeds ``seed * 1000 + i``); its path. The
+    options are :func:`scorer_data.generate`'s (``*_model``: the files of its ``*_net``)."""
+    options = {"num_players": num_players, "contracts": list(contracts), "model": model}
+    options |= {"seconds": seconds, "games": games, "rollouts": rollouts, "discard_keep": discard_keep}
+    options |= {"label_upcards": label_upcards, "rollout_model": rollout_model}
+    options |= {"opponent_model": opponent_model, "value_discards": value_discards}
     t0 = time.monotonic()
-    parts = _in_workers(_gen_worker, seed, workers, options)
-    merged = merge(parts)
+    merged = merge(_in_workers(_gen_worker, seed, workers, options))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"seed": seed, "workers": workers, **options, "wall_s": round(time.monotonic() - t0, 1)}
@@ -130,45 +113,6 @@ def gen(
     return path
 
 
-def _probe_worker(job: Job) -> np.ndarray:
-    from shanghai_env.agents.learned.train.scorer_data import probe_rule
-
-    seed, options = job
-    net = _net(options["model"])
-    return probe_rule(
-        seed,
-        net,
-        rule=options["rule"],
-        games=options["games"],
-        rollouts=options["rollouts"],
-        rollout_net=net,
-        opponent_net=net,
-    )
-
-
-def probe(
-    seed: int, workers: int, games: int, rollouts: int, model: str | None = None, rule: str = "down"
-) -> str:
-    """:func:`scorer_data.probe_rule` in ``workers`` processes (seeds ``seed * 1000 + i``), the
-    network (or the planner) in the behaviour seats, the rollouts and some tables' opponents;
-    one line: the mean difference with its 95% interval over decisions."""
-    from shanghai_env.agents.learned.train.scorer_data import PROBES
-
-    options = {"model": model, "rule": rule, "games": games, "rollouts": rollouts}
-    parts = _in_workers(_probe_worker, seed, workers, options)
-    rows = np.concatenate(parts)
-    per = rows.mean(axis=1)
-    se_each = rows.std(axis=1, ddof=1) / np.sqrt(rows.shape[1])
-    mean = float(per.mean()) if len(per) else float("nan")
-    half = 1.96 * float(per.std(ddof=1)) / np.sqrt(len(per)) if len(per) > 1 else float("nan")
-    against = int((per > 2 * se_each).sum())
-    return (
-        f"{len(per)} decisions ({workers * games} games): {PROBES[rule]}, relative deal score "
-        f"{mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] (lower: the rule is better); "
-        f"the other move better by two standard errors at {against} ({against / max(1, len(per)):.1%})"
-    )
-
-
 def discard_pairs(pair_x: np.ndarray) -> np.ndarray:
     """Which pairs are valued discards (``gen --value-discards``), not upcard decisions: read
     from the decision kind in the context block of their first row."""
@@ -182,15 +126,12 @@ def merge(parts: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     for p in parts:
         offsets.append(p["disc_offsets"][1:] + base)
         base += int(p["disc_offsets"][-1])
-    return {
-        "pair_x": np.concatenate([p["pair_x"] for p in parts]).astype(np.float16),
-        "pair_a": np.concatenate([p["pair_a"] for p in parts]),
-        "pair_se": np.concatenate([p["pair_se"] for p in parts]),
-        "disc_x": np.concatenate([p["disc_x"] for p in parts]).astype(np.float16),
-        "disc_offsets": np.concatenate(offsets),
-        "disc_y": np.concatenate([p["disc_y"] for p in parts]),
-        "stats": np.sum([p["stats"] for p in parts], axis=0),
-    }
+    out = {k: np.concatenate([p[k] for p in parts]) for k in ("pair_x", "pair_a", "pair_se", "disc_x")}
+    out["pair_x"], out["disc_x"] = out["pair_x"].astype(np.float16), out["disc_x"].astype(np.float16)
+    out["disc_offsets"] = np.concatenate(offsets)
+    out["disc_y"] = np.concatenate([p["disc_y"] for p in parts])
+    out["stats"] = np.sum([p["stats"] for p in parts], axis=0)
+    return out
 
 
 def load_shards(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
@@ -200,73 +141,6 @@ def load_shards(paths: Sequence[str | Path]) -> dict[str, np.ndarray]:
         with np.load(path) as z:
             parts.append({k: z[k] for k in z.files if k != "meta"})
     return merge(parts)
-
-
-# the network's margin between the two candidates, in points: where its choice is close or clear
-MARGINS = (0.0, 5.0, 10.0, 20.0)
-
-
-def label_stats(shards: Sequence[str | Path], models: Sequence[str | Path] = ()) -> dict[str, Any]:
-    """How much of the upcard labels is signal, and how each scorer's choices stand against
-    them. A label is the mean of coupled rollout differences, so its squared standard error
-    estimates the rollouts' noise in it; what is left of the labels' variance is the spread of
-    the moves' values from the true states (hidden cards included, so more than a player's view
-    can explain)."""
-    data = load_shards(shards)
-    keep = ~discard_pairs(data["pair_x"])
-    x = data["pair_x"][keep].astype(np.float32)
-    a = data["pair_a"][keep].astype(np.float64)
-    se = data["pair_se"][keep].astype(np.float64)
-    if len(a) < 2:
-        raise ValueError(f"the shards hold {len(a)} upcard decisions; the labels' report needs at least 2")
-    var = float(a.var())
-    noise = float(np.nanmean(se**2)) if np.isfinite(se).any() else float("nan")  # nan: one rollout
-    stats: dict[str, Any] = {
-        "decisions": len(a),
-        "label_sd": float(np.sqrt(var)),
-        "median_se": float(np.nanmedian(se)) if np.isfinite(se).any() else float("nan"),
-        "noise_share": noise / var if var > 0 else float("nan"),
-        "signal_sd": float(np.sqrt(max(var - noise, 0.0))),
-        "best_value": float(np.minimum(a, 0.0).mean()),
-        "models": {},
-    }
-    for path in models:
-        costs = ScorerNet.load(path).costs(x.reshape(-1, INPUT_SIZE)).reshape(-1, 2)
-        margin = costs[:, 0] - costs[:, 1]  # below zero: it takes (or buys) the upcard
-        agree = (margin < 0) == (a < 0)
-        bands = []
-        for lo, hi in zip(MARGINS, (*MARGINS[1:], np.inf)):
-            band = (np.abs(margin) >= lo) & (np.abs(margin) < hi)
-            agreed = float(agree[band].mean()) if band.any() else float("nan")
-            bands.append((lo, hi, float(band.mean()), agreed))
-        stats["models"][str(path)] = {
-            "value": float(np.where(margin < 0, a, 0.0).mean()),
-            "corr": float(np.corrcoef(margin, a)[0, 1]) if margin.std() > 0 and a.std() > 0 else float("nan"),
-            "agree": float(agree.mean()),
-            "bands": bands,
-        }
-    return stats
-
-
-def label_lines(stats: dict[str, Any]) -> list[str]:
-    """:func:`label_stats` in words."""
-    lines = [
-        f"{stats['decisions']:,} upcard decisions: labels' sd {stats['label_sd']:.1f} points, median "
-        f"standard error {stats['median_se']:.1f}; the rollouts' noise is {stats['noise_share']:.0%} of "
-        f"the labels' variance (what is left: sd {stats['signal_sd']:.1f}); the value of choosing by "
-        f"the labels themselves {stats['best_value']:+.2f} points a decision (always passing: 0)"
-    ]
-    for path, m in stats["models"].items():
-        bands = "; ".join(
-            (f"{lo:g}-{hi:g}" if np.isfinite(hi) else f">={lo:g}") + f": {share:.0%} of them, {agree:.0%}"
-            for lo, hi, share, agree in m["bands"]
-        )
-        lines.append(
-            f"{path}: value of its choices {m['value']:+.2f} points a decision; its cost difference "
-            f"correlates {m['corr']:.3f} with the label; its choice has the label's sign on "
-            f"{m['agree']:.1%}; by its margin in points: {bands}"
-        )
-    return lines
 
 
 # a fit's costs are in tens of points (the rollout advantages are divided by this); a saved
@@ -402,6 +276,40 @@ def _batch(order: np.ndarray, step: int) -> np.ndarray:
     return order[(step * BATCH) % len(order) :][:BATCH] if len(order) else order
 
 
+def _train(
+    model: torch.nn.Module,
+    data: FitData,
+    targets: torch.Tensor,
+    train: tuple[np.ndarray, np.ndarray],
+    rng: np.random.Generator,
+    epochs: int,
+    lr: float,
+    hub: torch.nn.Module,
+    discard_weight: float,
+    report: Callable[[int], None],
+) -> None:
+    """``epochs`` of Adam on a one-cycle schedule over the training pairs and discards (``train``),
+    one batch of each a step; ``report(epoch)`` every ten epochs and after the last."""
+    pair_train, disc_train = train
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    steps_per_epoch = max(1, max(len(pair_train), len(disc_train)) // BATCH)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
+    for epoch in range(epochs):
+        pairs, discards = rng.permutation(pair_train), rng.permutation(disc_train)
+        for s in range(steps_per_epoch):
+            loss = torch.zeros(())
+            if len(pairs):
+                loss = loss + pair_loss(model, data, _batch(pairs, s), hub)
+            if len(discards):
+                loss = loss + discard_weight * discard_loss(model, data, _batch(discards, s), targets)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        if epoch == epochs - 1 or epoch % 10 == 0:
+            report(epoch)
+
+
 def fit(
     shards: Sequence[str | Path],
     out: str | Path,
@@ -417,13 +325,11 @@ def fit(
     valued_discards: bool = True,
     own_discards: bool = False,
 ) -> dict[str, float]:
-    """Fit a scorer to the shards and save it to ``out``; held-out metrics. With ``init`` the
-    network starts from that saved scorer's weights (its hidden widths replace ``hidden``);
-    without ``valued_discards`` the shards' valued discard pairs (``gen --value-discards``) are
-    left out, their upcard pairs and cloned discards kept. With ``own_discards`` (needs
-    ``init``) the discards' targets are the starting scorer's own choice probabilities
-    (:func:`own_discard_targets`) instead of the planner's choices: the discards stay the
-    player's own while the rollout-valued decisions move, and no teacher's label enters the fit."""
+    """Fit a scorer to the shards and save it to ``out``; held-out metrics. ``init``: start from
+    that saved scorer (its widths replace ``hidden``); without ``valued_discards`` the shards'
+    valued discard pairs are left out; ``own_discards`` (needs ``init``): the discards' targets
+    are the starting scorer's own choice probabilities (:func:`own_discard_targets`), not the
+    planner's choices, so that no teacher's label enters the fit."""
     if own_discards and init is None:
         raise ValueError("own_discards keeps the starting scorer's discards: give init")
     torch.manual_seed(seed)
@@ -437,41 +343,19 @@ def fit(
         targets = own_discard_targets(start, data)
         data.disc_y = targets.argmax(1)  # what the held-out agreement compares with
     model = scorer_model(hidden, start)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    steps_per_epoch = max(1, max(len(pair_train), len(disc_train)) // BATCH)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps_per_epoch)
     hub = torch.nn.HuberLoss(delta=huber / SCALE)
-    for epoch in range(epochs):
-        pairs, discards = rng.permutation(pair_train), rng.permutation(disc_train)
-        for s in range(steps_per_epoch):
-            loss = torch.zeros(())
-            if len(pairs):
-                loss = loss + pair_loss(model, data, _batch(pairs, s), hub)
-            if len(discards):
-                loss = loss + discard_weight * discard_loss(model, data, _batch(discards, s), targets)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        if epoch == epochs - 1 or epoch % 10 == 0:
-            shown = holdout_metrics(model, data, pair_held, disc_held, hub)
-            log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items()))
+
+    def report(epoch: int) -> None:
+        shown = holdout_metrics(model, data, pair_held, disc_held, hub)
+        log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items()))
+
+    _train(model, data, targets, (pair_train, disc_train), rng, epochs, lr, hub, discard_weight, report)
     metrics = holdout_metrics(model, data, pair_held, disc_held, hub)
-    config = {
-        "shards": [str(s) for s in shards],
-        "hidden": [m.out_features for m in model if isinstance(m, torch.nn.Linear)][:-1],
-        "epochs": epochs,
-        "lr": lr,
-        "seed": seed,
-        "huber": huber,
-        "discard_weight": discard_weight,
-        "init": None if init is None else str(init),
-        "valued_discards": valued_discards,
-        "own_discards": own_discards,
-        "pairs": len(data.pair_a),
-        "discards": len(data.disc_y),
-        "holdout_metrics": metrics,
-    }
+    widths = [m.out_features for m in model if isinstance(m, torch.nn.Linear)][:-1]
+    config = {"shards": [str(s) for s in shards], "hidden": widths, "epochs": epochs, "lr": lr, "seed": seed}
+    config |= {"huber": huber, "discard_weight": discard_weight, "init": None if init is None else str(init)}
+    config |= {"valued_discards": valued_discards, "own_discards": own_discards, "pairs": len(data.pair_a)}
+    config |= {"discards": len(data.disc_y), "holdout_metrics": metrics}
     saved_scorer(model, config).save(out)
     log(f"saved {out}: {len(data.pair_a)} upcard decisions, {len(data.disc_y)} discards")
     return metrics
@@ -498,18 +382,16 @@ def _quiet(text: str) -> None:
 class Scorer:
     """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round.
 
-    Without ``--init`` (from the planner): first a shard of the planner's discards; then each
-    round the latest scorer (the planner in round 0) plays ``games`` games per worker, its
-    upcard decisions valued by rollouts in which the planner plays on, and the next scorer is
-    fitted on every shard so far. With ``--init SCORER`` (own play, no teacher): the latest
-    scorer plays every role (behaviour, rollouts, opponents) and is fine-tuned on every round's
-    shard with its own discards as targets (docs/training.md, "Rounds of its own play"). The
-    shards and each round's scorer stay in the run folder's ``rounds/``; a round's env steps are
-    the moves of its games. The round's seeds are those of the run's seed (``seed + 1 + round``),
-    so a resumed run plays the games it would have played."""
+    Without ``--init``: first a shard of the planner's discards; then each round the latest
+    scorer (the planner in round 0) plays ``games`` games per worker, its upcard decisions valued
+    by rollouts in which the planner plays on, and the next scorer is fitted on every shard so
+    far. With ``--init SCORER`` (own play, no teacher) the latest scorer plays every role and is
+    fine-tuned with its own discards as targets (docs/training.md). The shards and each round's
+    scorer stay in the run folder's ``rounds/``; a round's env steps are the moves of its games,
+    its seed ``seed + 1 + round`` (a resumed run plays the games it would have played)."""
 
     Options = ScorerOptions
-    player_file = "model.zip"
+    player_file = "model" + EXTENSION
 
     def setup(self, config: RunConfig, device: torch.device) -> None:
         if config.facts:
@@ -520,11 +402,11 @@ class Scorer:
                 "itself); leave it out"
             )
         self.config = config
-        # (named ``scorer``: the loop checks a method's ``net``, a torch module, for finite weights;
-        # a ScorerNet refuses non-finite ones itself)
         self.opt = ScorerOptions(**config.method_options)
         self.own_play = bool(config.init)
-        # before its first fit the player is the planner: a scorer with no layers
+        # (named ``scorer``, not ``net``: the loop checks a method's ``net``, a torch module, for
+        # finite weights; a ScorerNet refuses non-finite ones itself.) Before its first fit the
+        # player is the planner: a scorer with no layers
         self.scorer = ScorerNet([], [], {})
         if config.init:
             try:
@@ -549,20 +431,16 @@ class Scorer:
         moves = 0
         if not self.own_play and not self.shards:
             moves += self._gen("discards.npz", c.seed, o.discard_games, discard_keep=0.5, label_upcards=False)
-        latest = self.folder / f"scorer{r}.zip"
+        latest = self.folder / f"scorer{r}{EXTENSION}"
         self.folder.mkdir(parents=True, exist_ok=True)
         self.scorer.save(latest)  # the workers read the player from a file
         model = str(latest) if self.scorer.weights else None
-        if self.own_play:
-            mine = {"rollout_model": model, "opponent_model": model}
-            moves += self._gen(
-                f"round{r}.npz", c.seed + 1 + r, o.games, model=model, discard_keep=0.3, **mine
-            )
-        else:
-            moves += self._gen(f"round{r}.npz", c.seed + 1 + r, o.games, model=model, discard_keep=0.1)
-        shards = [self.folder / s for s in self.shards]
-        fitted = self.folder / f"scorer{r + 1}.zip"
+        mine = {"rollout_model": model, "opponent_model": model, "discard_keep": 0.3} if self.own_play else {}
+        options = {"model": model, "discard_keep": 0.1} | mine
+        moves += self._gen(f"round{r}.npz", c.seed + 1 + r, o.games, **options)
+        fitted = self.folder / f"scorer{r + 1}{EXTENSION}"
         own = {"init": latest, "own_discards": True} if self.own_play else {}
+        shards = [self.folder / s for s in self.shards]
         metrics = fit(shards, fitted, o.hidden, o.epochs, o.lr, c.seed, log=_quiet, **own)  # type: ignore[arg-type]
         self.scorer = ScorerNet.load(fitted)
         self.round += 1
@@ -588,9 +466,9 @@ class Scorer:
         ScorerNet(self.scorer.weights, self.scorer.biases, {**self.scorer.config, **meta}).save(path)
 
 
-# --- the stages one at a time: shanghai-train scorer gen|fit|labels|probe ------------------------
+# --- the stages one at a time: shanghai-train scorer gen|fit ------------------------------------
 
-TOOLS = ("gen", "fit", "labels", "probe")
+TOOLS = ("gen", "fit")
 
 
 def _widths(text: str) -> tuple[int, ...]:
@@ -606,7 +484,7 @@ def _widths(text: str) -> tuple[int, ...]:
 
 
 def _scorer_file(text: str) -> str:
-    """An argparse ``type``: a saved scorer (.zip), read to check it."""
+    """An argparse ``type``: a saved scorer, read to check it."""
     try:
         ScorerNet.load(text)
     except ValueError as err:
@@ -660,7 +538,7 @@ def _gen_parser(p: argparse.ArgumentParser) -> None:
 
 def _fit_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
-    p.add_argument("--out", required=True, help="the scorer to write (.zip)")
+    p.add_argument("--out", required=True, help=f"the scorer to write ({EXTENSION})")
     p.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
     p.add_argument("--epochs", type=int_in(1), default=30)
     p.add_argument("--lr", type=number_in(0.0, None, low_open=True), default=1e-3)
@@ -680,37 +558,9 @@ def _fit_parser(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _probe_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--rule",
-        choices=("down", "layoff"),
-        default="down",
-        help="down: going down at once against waiting a turn; layoff: laying off against holding",
-    )
-    p.add_argument(
-        "--model", type=_scorer_file, default=None, help="the behaviour scorer; the planner if omitted"
-    )
-    p.add_argument("--games", type=int_in(1), default=20, help="games per worker")
-    p.add_argument("--rollouts", type=int_in(2), default=8, help="rollouts per decision")
-    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    p.add_argument("--workers", type=int_in(1), default=2)
-
-
-def _labels_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
-    p.add_argument(
-        "--model", type=_scorer_file, action="append", default=[], help="a scorer to compare; repeatable"
-    )
-
-
 _TOOL_HELP = {
     "gen": ("play games and label their decisions (one shard)", _gen_parser),
     "fit": ("fit a scorer to shards", _fit_parser),
-    "labels": (
-        "how much of the shards' upcard labels is noise; scorers' choices against them",
-        _labels_parser,
-    ),
-    "probe": ("what a fixed rule (going down, laying off) costs, by rollouts", _probe_parser),
 }
 
 
@@ -722,63 +572,40 @@ def tool_parser(name: str) -> argparse.ArgumentParser:
     return p
 
 
+def _usage_problem(name: str, args: argparse.Namespace) -> str | None:
+    """What argparse cannot see wrong in a stage's command line (None: nothing)."""
+    problem = output_file_problem(args.out)
+    if problem:
+        return f"argument --out: {problem}"
+    if name == "gen" and (args.seconds is None) == (args.games is None):
+        return "give one of --seconds and --games"
+    if name == "gen" and args.value_discards == 1:
+        return "argument --value-discards: 0 (off), or the number of discards valued, 2 or more"
+    if name == "fit" and not args.out.endswith(EXTENSION):
+        return f"argument --out: a scorer is saved as {EXTENSION}, got {args.out!r}"
+    if name == "fit" and args.own_discards and args.init is None:
+        return "argument --own-discards: the targets are the --init scorer's own choices; give --init"
+    # every option checked first, then the shards read
+    return next(filter(None, map(_shard_problem, getattr(args, "shards", ()))), None)
+
+
 def tool_main(argv: Sequence[str]) -> int:
-    """``shanghai-train scorer gen|fit|labels|probe ...``: one stage of expert iteration."""
+    """``shanghai-train scorer gen|fit ...``: one stage of expert iteration."""
     name = argv[0]
+    if name not in TOOLS:
+        Parser(prog="shanghai-train scorer").error(f"no stage {name!r}; the stages are {', '.join(TOOLS)}")
     parser = tool_parser(name)
     args = parser.parse_args(argv[1:])
-    if name in ("gen", "fit"):
-        problem = output_file_problem(args.out)
-        if problem:
-            parser.error(f"argument --out: {problem}")
-    if getattr(args, "own_discards", False) and args.init is None:
-        parser.error("argument --own-discards: the targets are the --init scorer's own choices; give --init")
-    for shard in getattr(args, "shards", ()):  # every option checked first, then the shards read
-        problem = _shard_problem(shard)
-        if problem:
-            parser.error(problem)
+    problem = _usage_problem(name, args)
+    if problem:
+        parser.error(problem)
+    # the options' names are the stages' parameters (the parser's own bookkeeping left out)
+    given = {k: v for k, v in vars(args).items() if not k.startswith("_")}
     try:
         if name == "gen":
-            _gen_command(parser, args)
-        elif name == "fit":
-            fit(
-                args.shards,
-                args.out,
-                args.hidden,
-                args.epochs,
-                args.lr,
-                args.seed,
-                args.huber,
-                args.discard_weight,
-                init=args.init,
-                valued_discards=not args.no_valued_discards,
-                own_discards=args.own_discards,
-            )
-        elif name == "labels":
-            print("\n".join(label_lines(label_stats(args.shards, args.model))))
+            gen(label_upcards=not given.pop("no_upcards"), **given)
         else:
-            print(probe(args.seed, args.workers, args.games, args.rollouts, args.model, args.rule))
+            fit(valued_discards=not given.pop("no_valued_discards"), **given)
     except ValueError as err:  # what the data cannot give (too few decisions, ...)
         parser.error(str(err))
     return 0
-
-
-def _gen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    if (args.seconds is None) == (args.games is None):
-        parser.error("give one of --seconds and --games")
-    if args.value_discards == 1:
-        parser.error("argument --value-discards: 0 (off), or the number of discards valued, 2 or more")
-    gen(
-        args.out,
-        args.seed,
-        args.workers,
-        args.model,
-        args.seconds,
-        args.games,
-        args.rollouts,
-        args.discard_keep,
-        not args.no_upcards,
-        args.rollout_model,
-        args.opponent_model,
-        args.value_discards,
-    )

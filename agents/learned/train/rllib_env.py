@@ -1,48 +1,23 @@
 """The AEC env as an RLlib ``MultiAgentEnv`` (new API stack), ready for RLlib's action masking.
 
-RLlib's own ``PettingZooEnv`` wrapper passes our observations through unchanged, and RLlib's
-action-masking module (``ActionMaskingTorchRLModule`` in
-``ray.rllib.examples.rl_modules.classes.action_masking_rlm``) then fails twice: it looks for
-the key ``"observations"`` (ours is ``"observation"``), and it feeds the int8 vector into a
-float layer. :class:`ShanghaiMultiAgentEnv` gives every agent
+RLlib's ``ActionMaskingTorchRLModule`` reads the key ``"observations"`` and feeds it to a float
+layer; :class:`ShanghaiMultiAgentEnv` gives every agent ``{"observations": Box(float32, (L,)),
+"action_mask": Box(float32 0/1, (N,))}`` with the observation encoder's bounds and the int8
+values unscaled, so a policy trained here reads what ``ModelAgent`` feeds an SB3 model.
 
-    {"observations": Box(float32, (L,)), "action_mask": Box(float32 0/1, (N,))}
+Agent ids name roles counted from the learning seat (drawn per episode): ``learner``;
+``self_k``, the seat ``k`` places to its left, played by the learner's policy; ``snapshot_k``,
+played by a frozen copy. Any other opponent (a name :func:`~shanghai_env.agents.registry.make_agent`
+accepts) is played inside the env, as in :class:`~shanghai_env.single_agent.SingleAgentEnv`: a bot
+needs the engine's :class:`~shanghai_env.decision.Decision`, which an RLlib module never sees.
+Each of the ``num_players - 1`` seats draws one of ``opponents`` per episode (default ``("self",)``).
 
-with the bounds of :class:`~shanghai_env.observation.ObservationEncoder`, so PPO with that
-module runs as it is. Values are the int8 ones, unscaled, so a policy trained here reads
-exactly what ``ModelAgent`` feeds an SB3 model (``agents/learned/train/methods/rllib.py`` exports to one).
-
-**Agents.** Agent ids name roles, counted from the learning seat (the seat is drawn per
-episode):
-
-- ``"learner"``: the learning seat, present in every episode;
-- ``"self_k"``: the seat ``k`` places to the learner's left, played by the learner's own policy
-  (parameter sharing: its experience trains the learner too);
-- ``"snapshot_k"``: the seat ``k`` places to the left, played by a frozen copy of the learner
-  (the trainer's ``policy_mapping_fn`` picks which copy);
-- any other opponent (``random``, ``greedy``, ``planner``, a saved model's path,
-  ``module:factory``: what :func:`shanghai_env.agents.registry.make_agent` accepts) is played *inside the
-  env*, like :class:`~shanghai_env.single_agent.SingleAgentEnv`'s opponents: bots need the
-  engine's view of the game (the :class:`~shanghai_env.decision.Decision`), which an RLlib
-  module never sees, so they are not RLlib modules. RLlib sees only the seats it plays.
-
-``opponents`` lists what an opponent seat may be; each of the ``num_players - 1`` seats draws
-one uniformly per episode from the env's seeded generator. The default, ``("self",)``, is
-plain parameter-shared self-play: every seat is an RLlib agent.
-
-**Turns and rewards.** One agent acts at a time (the AEC env's ``agent_selection``; during a
-buy offer that is the player offered the upcard, so an agent may act several times in a row).
-Each observation comes with everything that agent earned since its previous action (the AEC
-env's cumulative reward, ``reward="deal"``: ``-deal score / 100`` per finished deal). At the
-game's end every agent that has played gets a last observation (all-zero mask) with its
-remaining reward and ``terminated``; at the AEC env's step cap (``max_moves_per_deal`` times the
-number of deals) every agent is ``truncated``. Every move is the AEC env's step: RLlib's agents
-step it through the AEC env's ``env()`` wrappers, so an action the mask forbids ends the episode
-as there (``illegal_reward`` for the actor, every agent terminated with what it had earned, the
-final infos' ``illegal_action`` naming the actor; RLlib's env checker, which steps a random
-action, relies on it) and an id outside ``0..N-1`` is a ValueError. The bots' answers are checked
-by :func:`~shanghai_env.decision.chosen_move` (a ValueError naming the bot) before the AEC env
-plays them.
+Every move is the AEC env's step through ``env()``'s wrappers: rewards accumulate until the
+agent's next observation, the game's end gives every agent that played a last observation
+(all-zero mask) and its remaining reward, the step cap (``max_moves_per_deal`` times the deals)
+truncates, an illegal action ends the game as ``env()`` does, and an id outside the table is a
+ValueError. Bots' answers are checked by :func:`~shanghai_env.decision.chosen_move`. docs/rllib.md
+says more.
 """
 
 from __future__ import annotations
@@ -56,6 +31,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from shanghai_env.aec import raw_env
 from shanghai_env.agents.registry import check_spec, make_agent
+from shanghai_env.checks import int_arg
 from shanghai_env.decision import Agent, chosen_move, decision_for
 from shanghai_env.fast_wrappers import wrap_classic
 from shanghai_env.render import render_text
@@ -73,19 +49,30 @@ _RULE_KEYS = (
     "same_suit_run_gap",
     "joker_swaps",
 )
+_KEYS = {
+    "num_players",
+    "contracts",
+    "reward",
+    "opponents",
+    "max_moves_per_deal",
+    "illegal_reward",
+    *_RULE_KEYS,
+}
 # RLlib's five multi-agent dicts: observations, rewards, terminateds, truncateds, infos
 StepResult = tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]
 
 
-def check_opponents(opponents: Sequence[str]) -> tuple[str, ...]:
-    """``opponents`` stripped and checked: ``self``, ``snapshot`` or a player name; ValueError if not."""
+def check_opponents(opponents: Sequence[str], roles: Sequence[str] = POLICY_ROLES) -> tuple[str, ...]:
+    """``opponents`` stripped and checked: one of ``roles`` or a player name; ValueError if not."""
     if isinstance(opponents, str) or not opponents:
-        raise ValueError(f"opponents must be a non-empty list of names, got {opponents!r}")
-    out = []
-    for spec in opponents:
-        s = spec.strip() if isinstance(spec, str) else spec
-        out.append(s if s in POLICY_ROLES else check_spec(s))
-    return tuple(out)
+        raise ValueError(f"name one or more players, got {opponents!r}")
+    try:
+        return tuple(
+            s.strip() if isinstance(s, str) and s.strip() in roles else check_spec(s) for s in opponents
+        )
+    except ValueError as err:
+        also = f" (or {', '.join(roles)})" if roles else ""
+        raise ValueError(f"{err}{also}") from None
 
 
 def role_of(agent_id: str) -> tuple[str, int]:
@@ -109,22 +96,18 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(
-            set(config)
-            - {"num_players", "contracts", "reward", "opponents", "max_moves_per_deal", "illegal_reward"}
-            - set(_RULE_KEYS)
-        )
+        unknown = sorted(set(config) - _KEYS)
         if unknown:
             raise ValueError(f"unknown env_config keys {unknown}")
         contracts = tuple(config.get("contracts", (1,)))
-        cap = config.get("max_moves_per_deal", DEFAULT_MAX_MOVES_PER_DEAL)
-        if not isinstance(cap, (int, np.integer)) or isinstance(cap, bool) or cap < 1:
-            raise ValueError(f"max_moves_per_deal must be a positive int, got {cap!r}")
+        cap = int_arg(
+            "max_moves_per_deal", config.get("max_moves_per_deal", DEFAULT_MAX_MOVES_PER_DEAL), low=1
+        )
         self.raw = raw_env(
             num_players=int(config.get("num_players", 4)),
             contracts=contracts,
             reward=config.get("reward", "deal"),
-            max_steps=int(cap) * len(contracts),
+            max_steps=cap * len(contracts),
             **{k: config[k] for k in _RULE_KEYS if k in config},
         )
         self.rules = self.raw.rules
@@ -132,30 +115,26 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         self.illegal_reward = float(config.get("illegal_reward", -1.0))
         # the AEC env as env() wraps it: RLlib's agents step through it (an illegal action ends the game)
         self.aec = wrap_classic(self.raw, illegal_reward=self.illegal_reward)
-        n = self.rules.num_players
-        seats = range(1, n)
-        roles = {r for r in self.opponents if r in POLICY_ROLES}
-        ids: list[Any] = [LEARNER] + [f"{r}_{k}" for r in POLICY_ROLES if r in roles for k in seats]
-        self.possible_agents = ids
-        self.agents = [LEARNER]
-        self._agent_ids = set(self.possible_agents)
-        size = self.raw.action_table.size
-        encoder = self.raw.encoder
-        self.agent_observation_space = spaces.Dict(
-            {
-                "observations": spaces.Box(
-                    low=encoder.low.astype(np.float32), high=encoder.high.astype(np.float32), dtype=np.float32
-                ),
-                "action_mask": spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32),
-            }
+        roles = [r for r in POLICY_ROLES if r in self.opponents]
+        ids: list[Any] = [LEARNER] + [f"{r}_{k}" for r in roles for k in range(1, self.rules.num_players)]
+        self.possible_agents, self.agents, self._agent_ids = ids, [LEARNER], set(ids)
+        size, encoder = self.raw.action_table.size, self.raw.encoder
+        observations = spaces.Box(
+            encoder.low.astype(np.float32), encoder.high.astype(np.float32), dtype=np.float32
         )
+        mask = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+        self.agent_observation_space = spaces.Dict({"observations": observations, "action_mask": mask})
         self.agent_action_space: spaces.Discrete = spaces.Discrete(size)
         observation_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_observation_space)
         action_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_action_space)
-        self.observation_spaces = observation_spaces  # every agent has the same spaces
-        self.action_spaces = action_spaces
-        self.observation_space = spaces.Dict(observation_spaces)
-        self.action_space = spaces.Dict(action_spaces)
+        self.observation_spaces, self.action_spaces = (
+            observation_spaces,
+            action_spaces,
+        )  # every agent's the same
+        self.observation_space, self.action_space = (
+            spaces.Dict(observation_spaces),
+            spaces.Dict(action_spaces),
+        )
         self._bots: dict[tuple[int, str], Agent] = {}  # per (relative seat, name): bots keep game state
         self.learner_seat = 0
         self.game_seed = 0

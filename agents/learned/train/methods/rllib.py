@@ -3,73 +3,61 @@
     shanghai-train rllib --iterations 20 --out runs/rllib
     shanghai-train rllib --address auto --num-env-runners 16 --iterations 500
 
-The environment is
-:class:`shanghai_env.agents.learned.train.rllib_env.ShanghaiMultiAgentEnv` (the AEC env, observations
-as RLlib's action-masking module wants them). The full description, the cluster recipe and
-the throughput measurements are in docs/rllib.md.
-
-- **One shared policy** (module ``learner``) for every seat it plays: observations are
-  seat-relative, so one network plays any seat. It plays the ``learner`` agent and every
-  ``self_k`` seat, and all of that experience trains it.
-- **Frozen snapshots**: ``pool_size`` modules ``snapshot_0..`` that are never trained; every
-  ``snapshot_every`` iterations the oldest is overwritten with the learner's current weights.
-  ``policy_mapping_fn`` maps each ``snapshot_k`` seat to one of them per episode.
-- **Bots** (``random``, ``greedy``, ``planner``, saved models, ``module:factory``) are played
-  inside the env (they need the engine's view of the game, which an RLlib module never sees).
-  Each opponent seat draws one of ``opponents`` per episode.
-- **Action masking**: RLlib's ``ActionMaskingTorchRLModule`` (illegal logits pushed to the
-  float minimum before sampling and in the loss).
-- **Evaluation** before training (iteration 0) and every ``eval_every`` iterations: the learner
-  is exported as a MaskablePPO ``.zip`` (same network, same weights: see :func:`export_policy`)
-  plays duplicate games against each ``eval_opponents`` bot through shanghai-train's evaluation
-  (:func:`~shanghai_env.agents.learned.train.evaluation.evaluate_all`: the learner's game score
-  minus the bot seats', with its 95% interval, the columns of every method's ``eval.csv``), and
-  the shared ``plot_curve`` draws ``eval.csv`` as ``curve.png``.
-- **Outputs** in ``out``: ``policy.zip`` (the final learner; ``python evaluate.py --players
-  runs/rllib/policy.zip,greedy,greedy,greedy --contracts 1``), ``best_policy.zip`` (best
-  evaluation against the first bot), ``checkpoints/iter_NNNNNN/`` (RLlib's checkpoint, for
-  ``Algorithm.from_checkpoint``) with ``iter_NNNNNN.zip`` beside it (that checkpoint's learner as
-  a player), ``config.json`` (the options), ``progress.csv`` (per iteration: env steps, wall
-  time, throughput, returns), ``eval.csv``, ``curve.png`` and ``run.json`` (the results). Every
-  ``.zip`` has a ``.json`` beside it naming its table, so evaluate.py checks it against the
-  tournament's table.
+The env is :class:`~shanghai_env.agents.learned.train.rllib_env.ShanghaiMultiAgentEnv`. One
+shared, action-masked policy (module ``learner``) plays the learner and every ``self_k`` seat;
+``snapshot_k`` seats play frozen copies of it (``snapshot_0..``, the oldest overwritten every
+``snapshot_every`` iterations); bots play inside the env. The learner is exported as a MaskablePPO
+``.zip`` (:func:`export_policy`) that every command plays, evaluated as every method of
+shanghai-train is (``eval.csv``, ``curve.png``). Outputs, options and measurements: docs/rllib.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
+import operator
 import os
 import time
 import zlib
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from shanghai_env.agents.arena.ray_address import connection_problem
-from shanghai_env.agents.arena.ray_address import ray_address_problem as address_problem
+import ray
+import torch
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
+from shanghai_env.agents.learned.players.policy import rules_json
+from shanghai_env.agents.learned.players.sb3 import save_maskable
+from shanghai_env.agents.learned.train.cli import _ints
 from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
+    POLICY_ROLES,
     SELF,
     SNAPSHOT,
     ShanghaiMultiAgentEnv,
     check_opponents,
 )
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
-from shanghai_env.agents.registry import check_spec, contracts_arg
-from shanghai_env.cli import EXTRA_MODULES, Parser, extra_hint, int_in, missing_modules, number_in
+from shanghai_env.agents.registry import contracts_arg
+from shanghai_env.cli import Parser, int_in, number_in, require_extra, write_atomically
 from shanghai_env.rules import Rules
+from shanghai_env.single_agent import SingleAgentEnv
 
 COMMAND = "shanghai-train rllib"
 SNAPSHOT_PREFIX = "snapshot_"
-ACTIVATIONS = ("tanh", "relu")
+ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 
 
 @dataclass
 class RLlibConfig:
-    """Everything a run depends on (saved in ``run.json``)."""
+    """Everything a run depends on (saved in ``config.json`` and ``run.json``)."""
 
     iterations: int = 20
     num_env_runners: int = 0  # 0: sample in the driver process
@@ -100,13 +88,11 @@ class RLlibConfig:
     checkpoint_every: int = 10  # iterations; 0: only at the end
     num_cpus: int | None = None  # a local Ray's CPUs (default: enough for the env runners)
     verbose: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.contracts = tuple(self.contracts)
-        self.net_arch = tuple(self.net_arch)
+        self.contracts, self.net_arch = tuple(self.contracts), tuple(self.net_arch)
         self.opponents = check_opponents(self.opponents)
-        self.eval_opponents = tuple(self.eval_opponents)
+        self.eval_opponents = check_opponents(self.eval_opponents, roles=())
         Rules(num_players=self.players, contracts=self.contracts)  # raises on a bad table
         for name in ("iterations", "train_batch", "minibatch", "epochs", "pool_size", "snapshot_every"):
             if getattr(self, name) < 1:
@@ -117,7 +103,7 @@ class RLlibConfig:
         if self.minibatch > self.train_batch:
             raise ValueError(f"minibatch ({self.minibatch}) must not exceed train_batch ({self.train_batch})")
         if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+            raise ValueError(f"activation must be one of {tuple(ACTIVATIONS)}, got {self.activation!r}")
         if not self.net_arch or min(self.net_arch) < 1:
             raise ValueError(f"net_arch must be one or more positive layer sizes, got {self.net_arch}")
 
@@ -132,61 +118,43 @@ class RLlibConfig:
 
     @property
     def env_config(self) -> dict[str, Any]:
-        return {
-            "num_players": self.players,
-            "contracts": self.contracts,
-            "reward": self.reward,
-            "opponents": self.opponents,
-            "max_moves_per_deal": self.max_moves_per_deal,
-        }
+        names = ("num_players", "contracts", "reward", "opponents", "max_moves_per_deal")
+        values = (self.players, self.contracts, self.reward, self.opponents, self.max_moves_per_deal)
+        return dict(zip(names, values))
 
 
 def policy_mapping_fn(agent_id: str, episode: Any, pool_size: int = 0, **kwargs: Any) -> str:
-    """``learner`` and every ``self_k`` seat: the learner; ``snapshot_k``: one frozen copy.
-
-    The copy is fixed for the episode and the seat (a hash of both), uniform over the pool.
-    """
+    """``learner`` and every ``self_k`` seat: the learner; ``snapshot_k``: one frozen copy, fixed
+    for the episode and the seat (a hash of both), uniform over the pool."""
     if agent_id.startswith(SNAPSHOT_PREFIX) and pool_size > 0:
         key = f"{getattr(episode, 'id_', episode)}/{agent_id}".encode()
         return f"{SNAPSHOT_PREFIX}{zlib.crc32(key) % pool_size}"
     return LEARNER
 
 
-# --- building the algorithm --------------------------------------------------------------------
+# --- the algorithm and its learner as a player -----------------------------------------------------
 
 
-def model_config(config: RLlibConfig) -> dict[str, Any]:
-    """The PPO module's network: separate actor and critic MLPs, as SB3's ``MlpPolicy`` has."""
-    return {
-        "fcnet_hiddens": list(config.net_arch),
-        "fcnet_activation": config.activation,
-        "vf_share_layers": False,
-        "head_fcnet_hiddens": [],
-    }
-
-
-def module_spec(config: RLlibConfig, env: ShanghaiMultiAgentEnv | None = None) -> Any:
-    """One masked PPO module (RLlib's ``ActionMaskingTorchRLModule``) for this table."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+def module_spec(config: RLlibConfig) -> RLModuleSpec:
+    """One masked PPO module for this table: separate actor and critic MLPs, as SB3's ``MlpPolicy``."""
+    # imported here: importing it logs a deprecation warning of Ray's, which --help and a usage error
+    # (one line) must not print
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    env = env or ShanghaiMultiAgentEnv(config.env_config)
+    env = ShanghaiMultiAgentEnv(config.env_config)
+    hidden = {"fcnet_hiddens": list(config.net_arch), "fcnet_activation": config.activation}
     return RLModuleSpec(
         module_class=ActionMaskingTorchRLModule,
         observation_space=env.agent_observation_space,
         action_space=env.agent_action_space,
-        model_config=model_config(config),
+        model_config={**hidden, "vf_share_layers": False, "head_fcnet_hiddens": []},
     )
 
 
 def build_algorithm(config: RLlibConfig) -> Any:
-    """The PPO algorithm: the learner and the frozen snapshots, one env per env runner."""
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-
-    env = ShanghaiMultiAgentEnv(config.env_config)
-    spec = module_spec(config, env)
+    """The PPO algorithm: the learner and the frozen snapshots (each the untrained learner)."""
     modules = [LEARNER, *config.snapshots]
+    spec = module_spec(config)
     ppo = (
         PPOConfig()
         .environment(ShanghaiMultiAgentEnv, env_config=config.env_config)
@@ -213,7 +181,7 @@ def build_algorithm(config: RLlibConfig) -> Any:
         .debugging(seed=config.seed)
     )
     algo = ppo.build_algo()
-    if config.snapshots:  # every snapshot starts as the untrained learner
+    if config.snapshots:
         copy_to_snapshots(algo, config.snapshots)
     return algo
 
@@ -225,8 +193,7 @@ def learner_state(algo: Any) -> dict[str, Any]:
 
 def copy_to_snapshots(algo: Any, snapshot_ids: Sequence[str]) -> None:
     """Overwrite frozen modules with the learner's current weights, in the learners and env runners."""
-    state = learner_state(algo)
-    algo.learner_group.set_weights(dict.fromkeys(snapshot_ids, state))
+    algo.learner_group.set_weights(dict.fromkeys(snapshot_ids, learner_state(algo)))
     algo.env_runner_group.sync_weights(
         policies=list(snapshot_ids),
         from_worker_or_learner_group=algo.learner_group,
@@ -235,72 +202,42 @@ def copy_to_snapshots(algo: Any, snapshot_ids: Sequence[str]) -> None:
     )
 
 
-# --- the learner as a player ---------------------------------------------------------------------
-
-
 def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
-    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``.
+    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``, with a
+    ``.json`` beside it naming its table.
 
-    RLlib's module is an actor MLP, a linear policy head, a critic MLP and a linear value head on
-    the raw observation values; SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
-    same activation is the same function, so the weights are copied layer by layer (shapes
-    checked). The file plays through
-    :class:`shanghai_env.agents.learned.players.sb3.ModelAgent` (evaluate.py, train.py's
-    opponents) without Ray. A ``.json`` beside it records the table for evaluate.py's checks.
+    RLlib's module (actor MLP + linear head, critic MLP + linear value head, on the raw
+    observation) is the function SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
+    same activation computes, so the weights are copied layer by layer (shapes checked).
     """
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from shanghai_env.agents.learned.players.sb3 import save_maskable
-    from shanghai_env.single_agent import SingleAgentEnv
+    from sb3_contrib import MaskablePPO  # the 'rllib' extra's: checked before Ray starts (main)
 
     module = module_spec(config).build()
     module.set_state(state)
-    env = SingleAgentEnv(None, num_players=config.players, contracts=config.contracts)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
+    arch = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
     model = MaskablePPO(
         "MlpPolicy",
-        env,
-        policy_kwargs={
-            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-            "activation_fn": activation,
-        },
+        SingleAgentEnv(None, num_players=config.players, contracts=config.contracts),
+        policy_kwargs={"net_arch": arch, "activation_fn": ACTIVATIONS[config.activation]},
         device="cpu",
         seed=config.seed,
     )
-    policy = model.policy
-    pairs = [
-        (
-            _linears(module.encoder.actor_encoder, module.pi),
-            [*_linears(policy.mlp_extractor.policy_net), policy.action_net],
-        ),
-        (
-            _linears(module.encoder.critic_encoder, module.vf),
-            [*_linears(policy.mlp_extractor.value_net), policy.value_net],
-        ),
-    ]
+    policy, mlp = model.policy, model.policy.mlp_extractor
+    source = _linears(module.encoder.actor_encoder, module.pi, module.encoder.critic_encoder, module.vf)
+    target = _linears(mlp.policy_net, policy.action_net, mlp.value_net, policy.value_net)
+    if [s.weight.shape for s in source] != [t.weight.shape for t in target]:
+        raise ValueError("the RLlib module and the SB3 policy have different layers")
     with torch.no_grad():
-        for source, target in pairs:
-            if [s.weight.shape for s in source] != [t.weight.shape for t in target]:
-                raise ValueError("the RLlib module and the SB3 policy have different layers")
-            for s, t in zip(source, target):
-                t.weight.copy_(s.weight)
-                t.bias.copy_(s.bias)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        for s, t in zip(source, target):
+            t.weight.copy_(s.weight)
+            t.bias.copy_(s.bias)
     save_maskable(model, path)
-    meta = {
-        "config": {"num_players": config.players, "contracts": list(config.contracts)},
-        "exported_from": "rllib",
-    }
-    with open(os.path.splitext(path)[0] + ".json", "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=2)
-    env.close()
+    meta = {"config": rules_json(config.rules), "exported_from": "rllib"}
+    write_atomically(os.path.splitext(path)[0] + ".json", json.dumps(meta, indent=2))
     return path
 
 
-def _linears(*parts: Any) -> list[Any]:
-    import torch
-
+def _linears(*parts: torch.nn.Module) -> list[Any]:
     return [m for part in parts for m in part.modules() if isinstance(m, torch.nn.Linear)]
 
 
@@ -308,74 +245,46 @@ def _linears(*parts: Any) -> list[Any]:
 
 
 def _metric(result: dict[str, Any], *path: str) -> float:
-    node: Any = result
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return float("nan")
-        node = node[key]
+    """A number of RLlib's result dict, NaN where it has none."""
     try:
-        return float(node)
-    except (TypeError, ValueError):
+        return float(functools.reduce(operator.getitem, path, result))
+    except (KeyError, TypeError, ValueError):
         return float("nan")
 
 
-class _LearnTimer:
-    """Times the learner group's updates (the rest of a PPO iteration is sampling and weight sync)."""
+def _time_updates(algo: Any) -> list[float]:
+    """Make the learner group add the seconds of each update to the list returned (the rest of a
+    PPO iteration is sampling and the weight sync)."""
+    spent = [0.0]
+    group = algo.learner_group
+    update = group.update
 
-    def __init__(self, algo: Any) -> None:
-        self.seconds = 0.0
-        group = algo.learner_group
-        update = group.update
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return update(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - start
 
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return update(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-
-        group.update = timed
+    group.update = timed
+    return spent
 
 
 def start_ray(config: RLlibConfig) -> bool:
     """Connect to ``config.address``, or start a local Ray; True if this call started it."""
-    import ray
-
     if ray.is_initialized():
         return False
-    if config.address:
-        ray.init(address=config.address, include_dashboard=False, log_to_driver=config.verbose)
-    else:
-        cpus = config.num_cpus or max(os.cpu_count() or 1, config.num_env_runners + 1)
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=config.verbose)
+    cpus = None if config.address else config.num_cpus or max(os.cpu_count() or 1, config.num_env_runners + 1)
+    ray.init(address=config.address, num_cpus=cpus, include_dashboard=False, log_to_driver=config.verbose)
     return True
 
 
-def run_config(config: RLlibConfig) -> RunConfig:
-    """The options an RLlib run shares with every method of shanghai-train: its table, folder and
-    evaluation (the same statistic and ``eval.csv`` columns as the loop's, and shanghai-evaluate's)."""
-    return RunConfig(
-        method="rllib",
-        players=config.players,
-        contracts=config.contracts,
-        seed=config.seed,
-        out=config.out,
-        opponents=config.opponents,
-        eval_games=config.eval_games,
-        eval_opponents=config.eval_opponents,
-        eval_seed=config.eval_seed,
-        progress=config.verbose,
-    )
-
-
-class _Session:
+class _Training:
     """A run in progress: the algorithm, the run folder, the env steps sampled, the evaluations."""
 
-    def __init__(self, config: RLlibConfig, algo: Any) -> None:
-        self.config, self.algo = config, algo
-        self.shared = run_config(config)
-        self.run = Run(self.shared)
-        self.timer = _LearnTimer(algo)
+    def __init__(self, config: RLlibConfig, algo: Any, run: Run) -> None:
+        self.config, self.algo, self.run = config, algo, run
+        self.learn_seconds = _time_updates(algo)
         self.sampled = 0.0
         self.evals: list[dict[str, Any]] = []
         self.best: dict[str, Any] = {}
@@ -390,13 +299,12 @@ class _Session:
 
     def evaluate(self, it: int) -> None:
         """The learner against each evaluation bot: a row of eval.csv, the curve, the best player."""
-        out = self.config.out
-        path = self.export(os.path.join(out, "policy.zip"))
+        path = self.export(self.run.path("policy.zip"))
         row = {"env_steps": int(self.sampled), "wall_seconds": round(self.run.wall(), 1), "iteration": it}
-        row.update(evaluate_all(path, self.shared))
+        row.update(evaluate_all(path, self.config))
         self.evals.append(row)
         self.run.log("eval.csv", row)
-        plot_curve([self.run.path("eval.csv")], self.run.path("curve.png"), f"rllib: {out}")
+        plot_curve([self.run.path("eval.csv")], self.run.path("curve.png"), f"rllib: {self.config.out}")
         bots = self.config.eval_opponents
         shown = ", ".join(
             f"{b} {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]" for b in bots
@@ -405,7 +313,7 @@ class _Session:
         key = f"{bots[0]}_diff"
         if not self.best or row[key] < self.best[key]:
             self.best = row
-            self.export(os.path.join(out, "best_policy.zip"))
+            self.export(self.run.path("best_policy.zip"))
 
     def iterate(self, it: int) -> None:
         """One PPO iteration, its progress row and, when due, a snapshot of the learner."""
@@ -414,7 +322,7 @@ class _Session:
         seconds = time.perf_counter() - t0
         now_sampled = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
         steps, self.sampled = now_sampled - self.sampled, now_sampled
-        learn_s, self.timer.seconds = self.timer.seconds, 0.0
+        learn_s, self.learn_seconds[0] = self.learn_seconds[0], 0.0
         sample_s = seconds - learn_s  # sampling, plus the (small) weight sync
         row = {
             "env_steps": int(self.sampled),
@@ -448,58 +356,48 @@ class _Session:
         self.algo.save_to_path(ckpt)
         self.export(ckpt + ".zip")
 
-    def finish(self, seconds: float, ray_version: str) -> dict[str, Any]:
+    def finish(self, seconds: float) -> dict[str, Any]:
         """The final player and run.json (the configuration and the results)."""
-        config = self.config
-        self.export(os.path.join(config.out, "policy.zip"))
+        self.export(self.run.path("policy.zip"))
         meta = {
-            "config": asdict(config),
-            "iterations": config.iterations,
+            "config": asdict(self.config),
+            "iterations": self.config.iterations,
             "env_steps_sampled": self.sampled,
             "seconds": seconds,
             "env_steps_per_s": self.sampled / seconds if seconds > 0 else 0.0,  # evaluations included
             "final_eval": self.evals[-1] if self.evals else {},
             "best_eval_vs_first_bot": self.best,
-            "ray": ray_version,
+            "ray": ray.__version__,
         }
-        with open(os.path.join(config.out, "run.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2, default=str)
+        write_atomically(self.run.path("run.json"), json.dumps(meta, indent=2, default=str))
         return meta
 
 
 def train(config: RLlibConfig) -> dict[str, Any]:
-    """Train for ``config.iterations`` iterations, write the outputs (module docstring), return run.json."""
-    import ray
-
-    missing = missing_modules(EXTRA_MODULES["rllib"])  # exporting the policy needs sb3-contrib and torch
-    if missing:
-        raise ImportError(f"training with RLlib needs {', '.join(missing)}: {extra_hint('rllib')}")
-    out = config.out
-    os.makedirs(os.path.join(out, "checkpoints"), exist_ok=True)
-    for name in ("progress.csv", "eval.csv"):  # a run starts afresh (RLlib's checkpoints resume it)
-        if os.path.exists(os.path.join(out, name)):
-            os.remove(os.path.join(out, name))
-    started = start_ray(config)
-    algo = session = None
+    """Train for ``config.iterations`` iterations, write the outputs (docs/rllib.md), return run.json."""
+    run = Run(RunConfig(method="rllib", out=config.out))  # the folder's lock, the logs, the wall time
+    started = algo = None
     try:
+        for name in ("progress.csv", "eval.csv"):  # a run starts afresh (RLlib's checkpoints resume it)
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(run.path(name))
+        write_atomically(run.path("config.json"), json.dumps(asdict(config), indent=2, default=str))
+        started = start_ray(config)
         algo = build_algorithm(config)
-        session = _Session(config, algo)
-        with open(session.run.path("config.json"), "w", encoding="utf-8") as f:
-            json.dump(asdict(config), f, indent=2, default=str)
+        training = _Training(config, algo, run)
         start = time.perf_counter()
         if config.eval_games and config.eval_every:
-            session.evaluate(0)  # the untrained policy: where the curve starts
+            training.evaluate(0)  # the untrained policy: where the curve starts
         for it in range(1, config.iterations + 1):
-            session.iterate(it)
+            training.iterate(it)
             last = it == config.iterations
             if (config.checkpoint_every and it % config.checkpoint_every == 0) or last:
-                session.checkpoint(it)
+                training.checkpoint(it)
             if config.eval_games and ((config.eval_every and it % config.eval_every == 0) or last):
-                session.evaluate(it)
-        return session.finish(time.perf_counter() - start, ray.__version__)
+                training.evaluate(it)
+        return training.finish(time.perf_counter() - start)
     finally:
-        if session is not None:
-            session.run.close()  # the folder's lock: another run (in this process too) may use it now
+        run.close()  # another run (in this process too) may use the folder now
         if algo is not None:
             algo.stop()
         if started:
@@ -509,73 +407,50 @@ def train(config: RLlibConfig) -> dict[str, Any]:
 # --- the command line ----------------------------------------------------------------------------
 
 
-def _names(text: str) -> tuple[str, ...]:
-    names = tuple(s.strip() for s in text.split(",") if s.strip())
-    if not names:
-        raise argparse.ArgumentTypeError("name at least one player")
-    return names
+def _names(roles: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """An argparse type: comma-separated player names (or ``roles``), checked."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        try:
+            return check_opponents([s for s in text.split(",") if s.strip()], roles)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse
 
 
-def _opponents(text: str) -> tuple[str, ...]:
-    try:
-        return check_opponents(_names(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"{err} (or self, snapshot)") from None
-
-
-def _bots(text: str) -> tuple[str, ...]:
-    try:
-        return tuple(check_spec(n) for n in _names(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(s) for s in text.split(","))
-    except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive layer sizes, got {text!r}")
-    return sizes
-
-
-# (option, RLlibConfig field, type, help); defaults come from RLlibConfig; the names of the options
-# every method of shanghai-train has are theirs
-_OPTIONS: list[tuple[str, str, Any, str]] = [
-    ("--iterations", "iterations", int_in(1), "PPO iterations"),
-    ("--num-env-runners", "num_env_runners", int_in(0), "sampling processes (0: the driver samples)"),
-    (
-        "--address",
-        "address",
-        str,
-        "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379; default: a local Ray",
-    ),
-    ("--contracts", "contracts", contracts_arg, "contracts of one game, e.g. 1 or 1,2,3"),
-    ("--players", "players", int_in(3, 8), "seats at the table (3-8)"),
-    ("--seed", "seed", int_in(0), "seeds RLlib, the envs and the evaluation"),
-    ("--out", "out", str, "output folder (created if missing)"),
-    (
-        "--opponents",
-        "opponents",
-        _opponents,
+# option -> (type, help); its RLlibConfig field has its name, and the default comes from there
+_OPTIONS: dict[str, tuple[Callable[[str], Any], str]] = {
+    "--iterations": (int_in(1), "PPO iterations"),
+    "--num-env-runners": (int_in(0), "sampling processes (0: the driver samples)"),
+    "--address": (str, "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379; default: a local Ray"),
+    "--contracts": (contracts_arg, "contracts of one game, e.g. 1 or 1,2,3"),
+    "--players": (int_in(3, 8), "seats at the table (3-8)"),
+    "--seed": (int_in(0), "seeds RLlib, the envs and the evaluation"),
+    "--out": (str, "output folder (created if missing)"),
+    "--opponents": (
+        _names(POLICY_ROLES),
         "what an opponent seat may be, one drawn per seat and episode: self (the learner), snapshot "
         "(a frozen copy), or a player as evaluate.py names them (random, greedy, planner, a model .zip)",
     ),
-    ("--pool-size", "pool_size", int_in(1), "frozen snapshots"),
-    ("--snapshot-every", "snapshot_every", int_in(1), "iterations between snapshots"),
-    ("--train-batch", "train_batch", int_in(1), "env steps sampled per iteration"),
-    ("--minibatch", "minibatch", int_in(1), "SGD minibatch"),
-    ("--epochs", "epochs", int_in(1), "SGD epochs per iteration"),
-    ("--lr", "lr", number_in(0.0, low_open=True), "learning rate"),
-    ("--net-arch", "net_arch", _sizes, "hidden layers of the actor and of the critic, e.g. 256,256"),
-    ("--eval-every", "eval_every", int_in(0), "iterations between evaluations (0: at the end only)"),
-    ("--eval-games", "eval_games", int_in(0), "duplicate games per evaluation bot (0: no evaluation)"),
-    ("--eval-opponents", "eval_opponents", _bots, "bots to evaluate against, e.g. greedy,random"),
-    ("--eval-seed", "eval_seed", int_in(0), "the evaluation's decks"),
-    ("--checkpoint-every", "checkpoint_every", int_in(0), "iterations between checkpoints (0: at the end)"),
-    ("--max-moves-per-deal", "max_moves_per_deal", int_in(1), "step cap per deal (truncation)"),
-]
+    "--pool-size": (int_in(1), "frozen snapshots"),
+    "--snapshot-every": (int_in(1), "iterations between snapshots"),
+    "--train-batch": (int_in(1), "env steps sampled per iteration"),
+    "--minibatch": (int_in(1), "SGD minibatch"),
+    "--epochs": (int_in(1), "SGD epochs per iteration"),
+    "--lr": (number_in(0.0, low_open=True), "learning rate"),
+    "--net-arch": (_ints, "hidden layers of the actor and of the critic, e.g. 256,256"),
+    "--eval-every": (int_in(0), "iterations between evaluations (0: at the end only)"),
+    "--eval-games": (int_in(0), "duplicate games per evaluation bot (0: no evaluation)"),
+    "--eval-opponents": (_names(()), "bots to evaluate against, e.g. greedy,random"),
+    "--eval-seed": (int_in(0), "the evaluation's decks"),
+    "--checkpoint-every": (int_in(0), "iterations between checkpoints (0: at the end)"),
+    "--max-moves-per-deal": (int_in(1), "step cap per deal (truncation)"),
+}
+
+
+def _field(flag: str) -> str:
+    return flag[2:].replace("-", "_")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -585,47 +460,35 @@ def build_parser() -> argparse.ArgumentParser:
         prog=COMMAND,
         description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
     )
-    for flag, dest, kind, text in _OPTIONS:
-        default = getattr(defaults, dest)
+    for flag, (kind, text) in _OPTIONS.items():
+        default = getattr(defaults, _field(flag))
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-        metavar = flag[2:].upper().replace("-", "_")
-        p.add_argument(flag, dest=dest, type=kind, default=default, metavar=metavar, help=f"{text} [{shown}]")
+        p.add_argument(
+            flag, type=kind, default=default, metavar=_field(flag).upper(), help=f"{text} [{shown}]"
+        )
     p.add_argument("--quiet", action="store_true", help="print nothing per iteration")
     return p
 
 
-def _connect(parser: argparse.ArgumentParser, config: RLlibConfig) -> bool:
-    """Start or reach Ray (a usage error when it cannot); True if this call started it."""
-    problem = address_problem(config.address)
-    if problem:
-        parser.error(f"argument --address: {problem}")
-    try:
-        return start_ray(config)
-    except (ConnectionError, ValueError, RuntimeError) as err:
-        parser.error(f"argument --address: {connection_problem(config.address, err)}")
-
-
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``shanghai-train rllib [options]``: train; a bad argument exits with status 2."""
+    """``shanghai-train rllib [options]``: train; a bad argument exits with status 2 before Ray starts."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        config = RLlibConfig(
-            **{dest: getattr(args, dest) for _, dest, _, _ in _OPTIONS}, verbose=not args.quiet
-        )
+        options = {_field(flag): getattr(args, _field(flag)) for flag in _OPTIONS}
+        config = RLlibConfig(**options, verbose=not args.quiet)
     except ValueError as err:
         parser.error(str(err))
     if os.path.exists(config.out) and not os.path.isdir(config.out):
         parser.error(f"argument --out: {config.out!r} exists and is not a folder")
-    # every dependency before Ray starts: sb3-contrib is first needed at the first export
-    missing = missing_modules(EXTRA_MODULES["rllib"])
-    if missing:
-        parser.error(
-            f"{COMMAND} needs the 'rllib' extra (not installed: {', '.join(missing)}): {extra_hint('rllib')}"
-        )
-    import ray
-
-    started = _connect(parser, config)
+    require_extra(COMMAND, "rllib")  # sb3-contrib too, which the first export needs
+    problem = ray_address_problem(config.address)
+    if problem:
+        parser.error(f"argument --address: {problem}")
+    try:
+        started = start_ray(config)
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        parser.error(f"argument --address: {connection_problem(config.address, err)}")
     try:
         return train(config)
     finally:

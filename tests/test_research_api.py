@@ -181,10 +181,10 @@ def test_a_zip_is_sent_to_its_own_loader(name):
 
 sb3_contrib = pytest.importorskip("sb3_contrib")
 
-from shanghai_env.agents.learned.train.sb3_vec import SB3VectorEnv  # noqa: E402
 from shanghai_env.agents.registry import make_agent  # noqa: E402
 from shanghai_env.gym_vector import SingleAgentVectorEnv  # noqa: E402
 from shanghai_env.observation import ObservationEncoder  # noqa: E402
+from shanghai_env.sb3_vec_env import SB3VectorEnv  # noqa: E402
 
 
 def random_bots(n: int) -> list:

@@ -9,7 +9,7 @@ the player is a MaskablePPO ``model.zip`` that every command plays
 
 - Games: a :class:`~shanghai_env.single_agent.SingleAgentEnv` each in SB3's ``DummyVecEnv``
   (stepped one by one, the learner's seat drawn per game), or with ``--vector-env`` the
-  ``num_envs`` games stepped together (:class:`~shanghai_env.agents.learned.train.sb3_vec.SB3VectorEnv`:
+  ``num_envs`` games stepped together (:class:`~shanghai_env.sb3_vec_env.SB3VectorEnv`:
   the learner at seat 0, the other seats' network deciding every game in one call).
 - Opponents: ``--opponents self`` (the default): every other seat plays the current policy's
   most probable move; otherwise the named players (one name: every other seat).
@@ -50,11 +50,11 @@ from shanghai_env.agents.learned.players.sb3 import load_maskable, policy_modes,
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
 from shanghai_env.agents.learned.train.run import SELF, RunConfig
-from shanghai_env.agents.learned.train.sb3_vec import LEARNER, SB3VectorEnv
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Agent, Decision
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
+from shanghai_env.sb3_vec_env import LEARNER, SB3VectorEnv
 from shanghai_env.single_agent import SingleAgentEnv
 
 

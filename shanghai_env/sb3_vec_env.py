@@ -2,20 +2,21 @@
 on N games stepped together in one process::
 
     from sb3_contrib import MaskablePPO
-    from shanghai_env.agents.learned.train.sb3_vec import SB3VectorEnv
     from shanghai_env.agents.registry import make_agent
+    from shanghai_env.sb3_vec_env import SB3VectorEnv
 
     env = SB3VectorEnv(16, opponents=[lambda: make_agent("greedy")] * 3, num_players=4, contracts=(1,))
     model = MaskablePPO("MlpPolicy", env, n_steps=64, seed=0)
     model.learn(8192)
 
-It is :class:`shanghai_env.gym_vector.SingleAgentVectorEnv`'s view in SB3's API (Gymnasium's
-``VectorEnv`` is no SB3 env: SB3 wraps one-game envs in its own ``DummyVecEnv``, stepping them one
-by one). In every game the learner holds seat 0 and ``opponents`` the other seats (the vector
-env's ``players`` entries: a network with ``act_batch`` or ``act_arrays`` decides its seat in all
-games in one call, a factory gives each game its own bot); ``reward`` is the vector env's
-(``"deal"``, ``"win"`` or ``"relative"``), the learner's share of it. Observations ``(N, L)``
-int8 (``ObservationEncoder``), actions ``Discrete(A)`` per game.
+It is :class:`shanghai_env.gym_vector.SingleAgentVectorEnv`'s view in SB3's API (SB3 takes no
+Gymnasium ``VectorEnv``: it wraps one-game envs in its ``DummyVecEnv``, stepping them one by one);
+``shanghai_env`` does not import it, as stable-baselines3 is an optional extra. In every game the
+learner holds seat 0 and ``opponents`` the other seats (the vector env's ``players`` entries: a
+network with ``act_batch`` or ``act_arrays`` decides its seat in all games in one call, a factory
+gives each game its own bot); ``reward`` is the vector env's (``"deal"``, ``"win"`` or
+``"relative"``), the learner's share of it. Observations ``(N, L)`` int8 (``ObservationEncoder``),
+actions ``Discrete(A)`` per game.
 
 - **Masks**: ``action_masks()`` gives ``(N, A)`` bool, and ``env_method("action_masks")`` one
   row per game, which is what sb3-contrib's ``get_action_masks`` calls.
@@ -44,19 +45,16 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from shanghai_env.checks import is_int
-from shanghai_env.vector import PlayerEntry
-from shanghai_env.vector import VectorEnv as GameBatch
+from .checks import is_int
+from .vector import PlayerEntry
+from .vector import VectorEnv as GameBatch
 
 LEARNER = 0  # the learner's seat in every game
 
 
 class _Games(GameBatch):
-    """The batched games, keeping each row's learner observation of a game that just ended.
-
-    The batched env deals a finished game's successor at once, inside the step; SB3 wants the
-    finished game's last observation (``terminal_observation``), so it is taken here, just
-    before the new deal replaces the game."""
+    """The batched games, keeping the learner's last observation of a game that ended (SB3's
+    ``terminal_observation``) just before the step deals its successor."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.terminal: dict[int, np.ndarray] = {}
@@ -79,13 +77,11 @@ class SB3VectorEnv(VecEnv):
         reward: str = "deal",
         **rule_options: Any,
     ) -> None:
+        allowed = "the other seats' players (a network or a factory of bots each)"
         if not isinstance(opponents, (list, tuple)):
-            raise TypeError(
-                "opponents must be a list or tuple of the other seats' players (a network or a "
-                f"factory of bots each), got {opponents!r}"
-            )
+            raise TypeError(f"opponents must be a list or tuple of {allowed}, got {opponents!r}")
         if any(o is None for o in opponents):
-            raise ValueError("opponents: every other seat needs a player (a network or a factory of bots)")
+            raise ValueError(f"opponents: every other seat needs a player: {allowed}")
         self.games = _Games(num_envs, players=[None, *opponents], reward=reward, **rule_options)
         encoder = self.games.encoder
         observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.int8)

@@ -51,9 +51,7 @@ def test_one_pass_choice_is_predicts_choice(tmp_path: Path, contracts: tuple[int
             if p == 0:
                 action = agent.act(decision)  # first: the agent puts the policy in eval mode itself
                 mask = decision.action_mask.astype(bool)
-                expected, _ = model.predict(
-                    agent._model_input(model, decision), action_masks=mask, deterministic=True
-                )
+                expected, _ = model.predict(decision.observation, action_masks=mask, deterministic=True)
                 assert action == int(np.asarray(expected).reshape(-1)[0])
                 checked += 1
             else:

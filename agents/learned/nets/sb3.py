@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from stable_baselines3.common.policies import BaseModel
 from torch import nn
 
-from shanghai_env.actions import action_table
-from shanghai_env.agents.learned.players.sb3 import load_maskable
-from shanghai_env.observation import ObservationEncoder
+from shanghai_env.agents.learned.players.sb3 import check_model, load_maskable
 from shanghai_env.rules import Rules
 
 
@@ -33,7 +30,6 @@ class SB3Net(nn.Module):
         self.policy.set_training_mode(True)
         self.num_actions = int(model.action_space.n)
         self.hidden: tuple[int, ...] = ()
-        self.observation_length = int(np.prod(model.observation_space.shape))
 
     def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         """``(B, A + 1)``: every action's logit, then the value."""
@@ -67,19 +63,15 @@ def load_sb3(path: str, rules: Rules, device: torch.device) -> tuple[SB3Net, Any
     """The model at ``path`` as an :class:`SB3Net` (and the MaskablePPO object, to save with);
     ValueError if it is no MaskablePPO model or plays another table than ``rules``."""
     try:
+        check_model(path, rules, "this run's table")  # its message starts with the file's name
+    except ValueError as err:
+        raise ValueError(f"--init {err}") from None
+    try:
         model = load_maskable(path, device=device)
     except Exception as err:  # SB3 raises many kinds; say which file and why in one line
         first = (str(err).strip().splitlines() or [""])[0][:200]
         raise ValueError(f"--init {path!r} cannot be loaded as a MaskablePPO model ({first})") from None
-    net = SB3Net(model)
-    want_obs, want_actions = ObservationEncoder(rules).size, action_table(rules).size
-    if net.observation_length != want_obs or net.num_actions != want_actions:
-        raise ValueError(
-            f"--init {path!r} plays observations of {net.observation_length} values and "
-            f"{net.num_actions} actions; this run's table ({rules.num_players} players, contracts "
-            f"{','.join(map(str, rules.contracts))}) has {want_obs} and {want_actions}"
-        )
-    return net, model
+    return SB3Net(model), model
 
 
 def save_sb3(path: str, model: Any) -> None:

@@ -1,27 +1,15 @@
 """A trained model as an agent: a saved sb3-contrib ``MaskablePPO`` acting on the observation vector.
 
-The model is loaded lazily (``MaskablePPO.load``) on the first decision, so naming a model costs
-nothing until it plays, and worker processes each load their own copy. At every decision it
-takes the mode of the masked policy on the acting player's observation from
-:class:`shanghai_env.observation.ObservationEncoder` (imported only here, only when a model
-plays), so a model sees exactly what the environment showed it in training. The choice is the
-one ``predict(observation, action_masks=mask, deterministic=True)`` makes, computed without its
-per-call overhead (switching every module to eval mode, building a distribution object): the
-policy is put in eval mode once, the logits come from one forward pass under
-``torch.inference_mode``, and the same masked softmax is maximised (tests/test_model_agent.py
-checks the two agree).
+:class:`ModelAgent` loads the model on its first decision (naming one costs nothing until it
+plays; each worker process loads its own copy) and takes the choice
+``predict(observation, action_masks=mask, deterministic=True)`` makes, from one forward pass with
+the policy in eval mode once (:func:`policy_modes`; tests/test_model_agent.py checks the two
+agree). :func:`check_model` tells, from the zip's metadata alone, whether a file is a model and
+whether it plays a table (the observation length and the number of actions depend on it).
 
-:func:`check_model` tells, before any game, whether a saved file is a model at all and whether it
-plays a given table: the observation length and the number of actions depend on the player count,
-the number of deals and the most melds of a contract, and the file records the ones it was
-trained on (read from the zip's metadata, without loading the network).
-
-**In one's own code** a ``.zip`` of ``shanghai-train sb3`` is an sb3-contrib model, not a
-:class:`~shanghai_env.agents.learned.nets.policy.PolicyNet` (for those, the ``.pt`` players, see
-:func:`shanghai_env.agents.learned.players.policy.load_scorer_module`). Load it with
-:func:`load_maskable` (``MaskablePPO.load`` that also finds the classes of older files); its
-``.policy`` is a ``MaskableActorCriticPolicy`` reading the plain observation (``venv.obs`` of a
-vector env with the table of :func:`saved_table`), and its masked action distribution gives
+**In one's own code** load a ``.zip`` of ``shanghai-train sb3`` with :func:`load_maskable`
+(``MaskablePPO.load`` that also finds the classes of older files); its ``.policy`` reads the plain
+observation (``venv.obs`` of a vector env with the table of :func:`saved_table`) and gives
 probabilities over every action::
 
     model = load_maskable("runs/sb3/model.zip", device="cpu")
@@ -32,11 +20,9 @@ probabilities over every action::
 
 from __future__ import annotations
 
-import base64
 import importlib
 import json
 import os
-import pickle
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -46,8 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from shanghai_env.actions import action_table
 from shanghai_env.agents.base import Decision
 from shanghai_env.cli import extra_hint, missing_modules
+from shanghai_env.observation import ObservationEncoder
+from shanghai_env.rules import Rules
 
 SAVED_PLAYER = (
     "a saved player is a .zip written by shanghai-train (a MaskablePPO model) "
@@ -59,11 +48,8 @@ MISSING_PREFIX = "playing a saved MaskablePPO model needs the 'train' extra"
 # the modules of policies that models of earlier versions were saved with and this one lacks
 RETIRED_POLICIES = ("shanghai_env.agents.learned.structured",)
 
-# Models saved before the players moved under shanghai_env.agents name their feature extractor
-# by its old module path (agents.features.RummyFeatures); while a model loads, those names lead
-# to the modules' new homes.
-# 0.2.0 kept the extractor at shanghai_env.agents.learned.features (before the networks moved
-# into learned/nets/).
+# Models of 0.1.0 name their feature extractor agents.features.RummyFeatures, those of 0.2.0
+# shanghai_env.agents.learned.features.RummyFeatures; while a model loads, those names lead here.
 _OLD_MODULES = {
     "agents": "shanghai_env.agents",
     "agents.features": "shanghai_env.agents.learned.nets.features",
@@ -147,41 +133,19 @@ class ModelAgent:
         nothing between decisions, so several games' decisions can be taken together)."""
         model = self.load()
         masks = np.stack([d.action_mask for d in decisions]).astype(bool)
-        inputs = [self._model_input(model, d) for d in decisions]
-        policy = getattr(model, "policy", None)
-        if isinstance(inputs[0], dict) or not hasattr(policy, "mlp_extractor"):
-            # dict observations, or a model object that is not an actor-critic: its own predict()
-            chosen = [
-                int(np.asarray(model.predict(x, action_masks=m, deterministic=True)[0]).reshape(-1)[0])
-                for x, m in zip(inputs, masks)
-            ]
-        else:
-            chosen = policy_modes(policy, np.stack(inputs), masks)
-        for a, mask in zip(chosen, masks):
-            if not 0 <= a < mask.size or not mask[a]:
-                raise ValueError(f"model {self.name!r} chose action {a}, which is not legal here")
-        return chosen
-
-    @staticmethod
-    def _model_input(model: Any, decision: Decision) -> Any:
-        """The observation vector, or a dict of it and the mask if the model was trained on one."""
-        space = getattr(model, "observation_space", None)
-        keys = list(getattr(space, "spaces", {}) or {})
-        if not keys:
-            return decision.observation
-        return {k: decision.action_mask if "mask" in k else decision.observation for k in keys}
-
-
-def policy_mode(policy: Any, observation: np.ndarray, mask: np.ndarray) -> int:
-    """The mode of a MaskablePPO policy masked by ``mask`` at one observation vector: the action
-    ``predict(observation, action_masks=mask, deterministic=True)`` returns, computed as
-    MaskableCategorical does (masked logits set to -1e8, softmax, argmax) from one forward pass."""
-    return policy_modes(policy, np.asarray(observation).reshape(1, -1), np.asarray(mask).reshape(1, -1))[0]
+        if hasattr(getattr(model, "policy", None), "mlp_extractor"):
+            return policy_modes(model.policy, np.stack([d.observation for d in decisions]), masks)
+        # a model object that is not an actor-critic: its own predict()
+        return [
+            int(np.ravel(model.predict(d.observation, action_masks=m, deterministic=True)[0])[0])
+            for d, m in zip(decisions, masks)
+        ]
 
 
 def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> list[int]:
-    """:func:`policy_mode` of every row of ``observations`` (masked by the same row of ``masks``),
-    from one forward pass over the batch."""
+    """The mode of a MaskablePPO policy at every row of ``observations``, masked by the same row
+    of ``masks``: what ``predict(..., deterministic=True)`` returns, computed as MaskableCategorical
+    does (masked logits set to -1e8, softmax, argmax) from one forward pass over the batch."""
     import torch
     from stable_baselines3.common.policies import BaseModel
 
@@ -197,60 +161,46 @@ def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> li
         return [int(a) for a in torch.softmax(masked, dim=1).argmax(dim=1)]
 
 
-def observation_encoder(rules: Any) -> Any:
-    """The environment's observation encoder for these rules (imported lazily)."""
-    from shanghai_env.observation import ObservationEncoder
-
+def observation_encoder(rules: Rules) -> ObservationEncoder:
+    """The environment's observation encoder for these rules."""
     return ObservationEncoder(rules)
 
 
 @dataclass(frozen=True)
 class ModelTable:
     """The table a model plays: its observation length and number of actions, and the player
-    count and contracts where they are known."""
+    count and contracts where they are recorded."""
 
     observation: int
     actions: int
     num_players: int | None = None
     contracts: tuple[int, ...] | None = None
-    deals: int | None = None  # known from the sizes alone when the contracts are not recorded
 
     def describe(self) -> str:
         """E.g. ``4 players, contracts 1 (observations of 1382 values, 1626 actions)``."""
         sizes = f"observations of {self.observation} values, {self.actions} actions"
-        if self.num_players is None:
+        if self.num_players is None or self.contracts is None:
             return sizes
-        text = f"{self.num_players} players"
-        if self.contracts:
-            text += f", contracts {','.join(map(str, self.contracts))}"
-        elif self.deals:
-            text += f", {self.deals} deal{'s' * (self.deals > 1)}"
-        return f"{text} ({sizes})"
+        return f"{self.num_players} players, contracts {','.join(map(str, self.contracts))} ({sizes})"
 
 
-def table_for(rules: Any) -> ModelTable:
+def table_for(rules: Rules) -> ModelTable:
     """The table of the environment for these rules (what a model must have been trained on)."""
-    from shanghai_env.actions import action_table
-
     return ModelTable(
-        observation_encoder(rules).size,
-        action_table(rules).size,
-        rules.num_players,
-        tuple(rules.contracts),
+        ObservationEncoder(rules).size, action_table(rules).size, rules.num_players, rules.contracts
     )
 
 
 def saved_table(path: str) -> ModelTable:
     """The table the saved model at ``path`` was trained on; ValueError if it is not a saved model.
 
-    Reads the zip's ``data`` (SB3's JSON of the model's attributes): the spaces' sizes, and the
-    player count and contracts from the feature extractor's arguments or, failing that, from the
-    training's JSON beside the file (``model.json``, or the zip's name with ``.json``).
+    Read without loading the network, from the zip's ``data`` (SB3's JSON of the model's
+    attributes): the spaces' sizes, and the player count and contracts from the feature
+    extractor's arguments or from the ``.json`` beside the file (an RLlib export's).
     """
     try:
         with zipfile.ZipFile(path) as z:
-            names = set(z.namelist())
-            if "data" not in names or "policy.pth" not in names:
+            if not {"data", "policy.pth"} <= set(z.namelist()):
                 raise ValueError(f"{path!r} is a zip file but not a saved MaskablePPO model")
             damaged = z.testzip()
             if damaged is not None:
@@ -262,39 +212,23 @@ def saved_table(path: str) -> ModelTable:
         raise ValueError(f"{path!r} is not a saved model (not a zip file)") from None
     except Exception as err:  # truncated or unreadable files raise many kinds of errors
         raise ValueError(f"{path!r} cannot be read as a saved model: {err}") from None
-    policy_class = data.get("policy_class")
+    policy_class = data.get("policy_class") if isinstance(data, dict) else None
     if isinstance(policy_class, dict) and policy_class.get("__module__") in RETIRED_POLICIES:
         raise ValueError(
             f"{path!r} is a structured MaskablePPO policy (the ppo_full_* players), retired after "
             "shanghai-env 0.2.0, which still plays it (pip install shanghai-env==0.2.0)"
         )
     try:
-        observation = _space_size(data["observation_space"])
+        observation = int(np.prod(data["observation_space"]["_shape"]))
         actions = int(data["action_space"]["n"])
     except Exception:
         raise ValueError(f"{path!r} is not a model of this game (no observation vector, actions)") from None
-    players, contracts = _recorded_table(data, path)
-    table = ModelTable(observation, actions, players, contracts)
-    if players is not None and contracts is not None:
-        from shanghai_env.rules import Rules
-
-        try:
-            recorded = table_for(Rules(num_players=players, contracts=contracts))
-        except Exception:
-            recorded = None
-        if recorded is None or (recorded.observation, recorded.actions) != (observation, actions):
-            table = ModelTable(observation, actions)  # the record does not fit the file: sizes only
-    if table.num_players is None:
-        table = _inferred(observation, actions)
-    return table
+    return ModelTable(observation, actions, *_recorded_table(data, path))
 
 
-def check_model(path: str, rules: Any, where: str = "this table") -> ModelTable:
-    """Raise ValueError unless ``path`` is a saved model that plays ``rules``' table.
-
-    The message names both tables: what the model was trained for, and ``where`` (e.g. "the
-    tournament") with the table it asks for.
-    """
+def check_model(path: str, rules: Rules, where: str = "this table") -> ModelTable:
+    """Raise ValueError unless ``path`` is a saved model that plays ``rules``' table; the message
+    names what the model was trained for and ``where`` (e.g. "the tournament") with its table."""
     saved = saved_table(path)
     wanted = table_for(rules)
     same = (saved.observation, saved.actions) == (wanted.observation, wanted.actions)
@@ -303,50 +237,16 @@ def check_model(path: str, rules: Any, where: str = "this table") -> ModelTable:
     return saved
 
 
-def _space_size(space: dict[str, Any]) -> int:
-    """The observation vector's length from SB3's JSON of a space (a Box, or a Dict with a mask)."""
-    shape = space.get("_shape")
-    if shape:
-        return int(np.prod(shape))
-    loaded = pickle.loads(base64.b64decode(space[":serialized:"]))
-    spaces = getattr(loaded, "spaces", None)
-    if spaces:
-        loaded = next(s for k, s in spaces.items() if "mask" not in k)
-    return int(np.prod(loaded.shape))
-
-
-def _inferred(observation: int, actions: int) -> ModelTable:
-    """The player count and number of deals whose sizes these are (when only one fits)."""
-    from shanghai_env.rules import Rules
-
-    fits = []
-    for n in range(3, 9):
-        for contract in (1, 4, 9):  # contracts of 2, 3 and 4 melds
-            for deals in range(1, 21):
-                t = table_for(Rules(num_players=n, contracts=(contract,) * deals))
-                if (t.observation, t.actions) == (observation, actions):
-                    fits.append((n, deals))
-    if len(set(fits)) != 1:
-        return ModelTable(observation, actions)
-    return ModelTable(observation, actions, fits[0][0], deals=fits[0][1])
-
-
-def _recorded_table(data: dict[str, Any], path: str) -> tuple[int | None, tuple[int, ...] | None]:
+def _recorded_table(data: dict[str, Any], path: str) -> tuple[int, tuple[int, ...]] | tuple[None, None]:
     """The player count and contracts recorded with the model, or (None, None)."""
-    candidates: list[Any] = []
     kwargs = data.get("policy_kwargs")
-    if isinstance(kwargs, dict):
-        candidates += [kwargs.get("features_extractor_kwargs"), kwargs]  # an MLP's extractor, or a policy's
-    folder = os.path.dirname(path)
-    for meta_path in (os.path.splitext(path)[0] + ".json", os.path.join(folder, "model.json")):
-        try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if isinstance(meta, dict):
-            candidates.append(meta.get("config"))
-            candidates += [v.get("config") for v in meta.values() if isinstance(v, dict)]
+    candidates = [kwargs.get("features_extractor_kwargs")] if isinstance(kwargs, dict) else []
+    try:
+        with open(os.path.splitext(path)[0] + ".json", encoding="utf-8") as f:
+            meta = json.load(f)
+        candidates.append(meta.get("config") if isinstance(meta, dict) else None)
+    except (OSError, ValueError):
+        pass  # no record beside the file
     for c in candidates:
         if isinstance(c, dict) and isinstance(c.get("num_players"), int) and c.get("contracts"):
             try:

@@ -1,38 +1,21 @@
 """Stable-Baselines3's MaskablePPO (sb3-contrib) on the Gymnasium single-agent view, on the loop.
 
-One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``num_envs``
-:class:`~shanghai_env.single_agent.SingleAgentEnv` (the learner's seat; the other seats play
-inside the env), then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does.
-The run folder, config, checkpoints, evaluations and curve are the loop's, as for every method;
-the player is a MaskablePPO ``model.zip`` that every command plays
+One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``num_envs`` games,
+then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does. The games are a
+:class:`~shanghai_env.single_agent.SingleAgentEnv` each in SB3's ``DummyVecEnv`` (the learner's seat
+drawn per game), or with ``--vector-env`` one :class:`~shanghai_env.sb3_vec_env.SB3VectorEnv` (the
+learner at seat 0, the other seats' network deciding every game in one call). ``--opponents self``
+(the default) seats the current policy's most probable move everywhere else. The network reads the
+observation through :class:`~shanghai_env.agents.learned.nets.features.RummyFeatures`; ``--init`` a
+MaskablePPO ``.zip`` goes on from that player's network with this run's settings. The run folder,
+checkpoints (tensors and random streams, no pickle; a resumed run deals new games), evaluations and
+curve are the loop's; the player is a MaskablePPO ``model.zip``
 (:class:`~shanghai_env.agents.learned.players.sb3.ModelAgent`).
-
-- Games: a :class:`~shanghai_env.single_agent.SingleAgentEnv` each in SB3's ``DummyVecEnv``
-  (stepped one by one, the learner's seat drawn per game), or with ``--vector-env`` the
-  ``num_envs`` games stepped together (:class:`~shanghai_env.sb3_vec_env.SB3VectorEnv`:
-  the learner at seat 0, the other seats' network deciding every game in one call).
-- Opponents: ``--opponents self`` (the default): every other seat plays the current policy's
-  most probable move; otherwise the named players (one name: every other seat).
-- Reward: ``--reward deal`` is the env's (``-deal score / 100``); ``relative`` (the default) that
-  minus the table's mean, as the other methods learn it. ``shaping`` adds the env's
-  potential-based shaping on the distance of the hand to the contract (0: none).
-- Network: the observation read through :class:`~shanghai_env.agents.learned.nets.features.RummyFeatures`,
-  then ``net_arch`` for the policy and the value; ``--init`` a MaskablePPO ``.zip`` goes on from
-  that player's network (its own widths) with this run's settings.
-- A checkpoint holds the network's and the optimiser's tensors and the random streams (no
-  pickle); a resumed run deals new games (seeded by the number of updates), as its games in
-  progress are not kept.
-
-Options (``shanghai-train sb3 --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``,
-``n_steps``, ``gamma``, ``gae_lambda``, ``clip``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
-``norm_adv``, ``shaping``, ``vector_env``. Cloning a teacher is the ``dagger`` method's; sb3 does not
-pretrain.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +34,7 @@ from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
 from shanghai_env.agents.learned.train.run import SELF, RunConfig
 from shanghai_env.agents.registry import make_agent
-from shanghai_env.decision import Agent, Decision
+from shanghai_env.decision import Decision
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 from shanghai_env.sb3_vec_env import LEARNER, SB3VectorEnv
@@ -73,10 +56,7 @@ class SB3Options:
     max_grad_norm: float = 0.5
     norm_adv: bool = True  # Stable-Baselines3's default
     shaping: float = 0.0  # potential -shaping * distance of the hand to the contract (0: none)
-    # the games stepped together in one batched env (SB3VectorEnv: the learner at seat 0, the other
-    # seats' networks deciding every game in one call) instead of a SingleAgentEnv each in SB3's
-    # DummyVecEnv (the learner's seat drawn per game)
-    vector_env: bool = False
+    vector_env: bool = False  # one SB3VectorEnv instead of a SingleAgentEnv each in a DummyVecEnv
 
 
 class SelfPlayer:
@@ -179,10 +159,17 @@ class SB3:
         set_random_seed(config.seed)
         self.wrapped: list[Scored] = []
         if self.opt.vector_env:
-            self.venv: Any = ScoredVec(self._vector_env())
+            games = SB3VectorEnv(
+                config.num_envs,
+                opponents=self._opponents(),
+                reward=config.reward,
+                num_players=config.players,
+                contracts=config.contracts,
+            )
+            self.venv: Any = ScoredVec(games)
         else:
             self.wrapped = [self._env() for _ in range(config.num_envs)]
-            self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
+            self.venv = DummyVecEnv([lambda env=env: env for env in self.wrapped])
         self.venv.seed(config.seed)
         if config.init:
             self.model = load_init(config, self.venv, device, settings(self.opt))
@@ -202,25 +189,15 @@ class SB3:
         )
         return Scored(env, config.reward == "relative")
 
-    def _vector_env(self) -> SB3VectorEnv:
-        config = self.config
-        if tuple(config.opponents) == (SELF,):  # one object: every game's other seats in one batch
-            opponents: list[Any] = [SelfPlayer(self)] * (config.players - 1)
-        else:
-            opponents = players_for(config)[1:]
-        reward = "relative" if config.reward == "relative" else "deal"
-        return SB3VectorEnv(
-            config.num_envs,
-            opponents=opponents,
-            reward=reward,
-            num_players=config.players,
-            contracts=config.contracts,
-        )
-
-    def _opponents(self) -> list[Agent]:
+    def _opponents(self) -> list[Any]:
+        """The other seats' players: the current policy (it keeps nothing between decisions, so
+        one object serves every seat and game), else the named players (the batched env's
+        entries with ``--vector-env``, an agent each for a SingleAgentEnv)."""
         seats, names = self.config.players - 1, tuple(self.config.opponents)
         if names == (SELF,):
-            return [SelfPlayer(self)] * seats  # no state between decisions: one object serves all
+            return [SelfPlayer(self)] * seats
+        if self.opt.vector_env:
+            return players_for(self.config)[1:]
         return [make_agent(names[k % len(names)]) for k in range(seats)]
 
     def step(self) -> dict[str, float]:
@@ -232,12 +209,10 @@ class SB3:
         logged = self.model.logger.name_to_value
         out = {k.split("/", 1)[1]: round(float(v), 5) for k, v in logged.items() if k.startswith("train/")}
         self.model.logger.dump()  # (no outputs: clears the values for the next iteration)
-        finished = [d for env in self.wrapped for d in env.finished]
-        for env in self.wrapped:
-            env.finished.clear()
-        if isinstance(self.venv, ScoredVec):
-            finished += self.venv.finished
-            self.venv.finished.clear()
+        sources: list[Any] = [self.venv] if isinstance(self.venv, ScoredVec) else self.wrapped
+        finished = [d for source in sources for d in source.finished]
+        for source in sources:
+            source.finished.clear()
         out["games_finished"] = float(len(finished))
         out.update(training_games(self.config, finished))
         out["env_steps"] = float(steps)
@@ -298,10 +273,6 @@ def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: 
     policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
     policy["net_arch"] = {"pi": arch, "vf": arch}
     return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
-
-
-def _returns(env: Scored) -> Callable[[], Scored]:
-    return lambda: env
 
 
 def check_config(config: RunConfig) -> None:

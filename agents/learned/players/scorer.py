@@ -1,19 +1,12 @@
 """``scorer``: a network that scores each candidate move from its own features (no search).
 
-The network is asked only the questions that decide a deal: take or draw the upcard, buy or pass,
-and which card to discard (before going down and once down). Each candidate is a row of features:
-the decision's context (contract, phase, hand size, distance to the contract and live outs, what
-the opponents have done, stock left, ...) and what the move does to the hand (distance and live
-outs after it, the card's points, whether it can be laid off, its danger, the planner's own score
-of it, ...). The network maps a row to a *cost* in points; the player plays the cheapest. Forced
-or never-worth-a-choice moves (a joker upcard is taken, going down as soon as allowed, layoffs
-and joker swaps) follow :class:`~shanghai_env.agents.bots.planner.PlannerBot`, which this extends.
-
-The network runs in numpy (playing needs no torch); training is
-:mod:`shanghai_env.agents.learned.train.methods.scorer`. A saved scorer is a zip container named
-``.scorer`` (:data:`EXTENSION`; one saved as ``.zip`` before loads the same, read by content)
-holding ``scorer.json`` (format, sizes, configuration) and ``weights.npz``. A scorer with no
-layers is the planner (expert iteration's player before its first fit).
+It decides take or draw, buy or pass, and which card to discard; each candidate is a row of
+features (the decision's context and what the move does to the hand), the network maps a row to
+a cost in points and the player plays the cheapest (docs/training.md, "`scorer`"). Everything
+else follows :class:`~shanghai_env.agents.bots.planner.PlannerBot`, which this extends. The
+network runs in numpy. A saved scorer is a zip container named ``.scorer`` (:data:`EXTENSION`;
+one saved as ``.zip`` before loads the same, told by its content) holding ``scorer.json`` and
+``weights.npz``; one with no layers is the planner (expert iteration's player before its first fit).
 """
 
 from __future__ import annotations
@@ -77,12 +70,13 @@ class ScorerNet:
     def __init__(
         self, weights: list[np.ndarray], biases: list[np.ndarray], config: dict[str, Any] | None = None
     ):
-        problem = layers_problem(weights, biases) or config_problem(config or {})
+        config = {} if config is None else config
+        problem = layers_problem(weights, biases) or config_problem(config)
         if problem:
             raise ValueError(f"a ScorerNet's {problem}")
         self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
-        self.config = dict(config or {})
+        self.config = dict(config)
 
     def costs(self, x: np.ndarray) -> np.ndarray:
         """Cost of each row of ``x`` (lower is better)."""
@@ -130,11 +124,10 @@ class ScorerNet:
         if not _count(layers) or set(arrays) != {f"{k}{i}" for k in "wb" for i in range(layers)}:
             raise ValueError(f"{path}: not a saved scorer ('layers' is {layers!r}, arrays {sorted(arrays)})")
         weights, biases = [arrays[f"w{i}"] for i in range(layers)], [arrays[f"b{i}"] for i in range(layers)]
-        config = meta.get("config", {})
-        problem = layers_problem(weights, biases) or config_problem(config)
-        if problem:
-            raise ValueError(f"{path}: a damaged scorer: its {problem}")
-        return cls(weights, biases, config)
+        try:
+            return cls(weights, biases, meta.get("config", {}))
+        except ValueError as err:
+            raise ValueError(f"{path}: a damaged scorer: {err}") from None
 
 
 def _number(v: Any) -> bool:
@@ -181,9 +174,8 @@ def config_problem(config: Any) -> str | None:
 
 
 def layers_problem(weights: Sequence[Any], biases: Sequence[Any]) -> str | None:
-    """What is wrong with a network's layers (a phrase), or None: as many bias vectors as weight
-    matrices, sizes that chain from INPUT_SIZE features to 1 cost, finite numbers (or no layers at
-    all: the planner)."""
+    """What is wrong with a network's layers (a phrase), or None: as many biases as weights, sizes
+    chaining INPUT_SIZE features to 1 cost, finite numbers (or no layers at all: the planner)."""
     if len(weights) != len(biases):
         return "layers need as many bias vectors as weight matrices"
     size = INPUT_SIZE
@@ -212,19 +204,14 @@ def is_scorer_file(path: str | Path) -> bool:
 
 
 class ScorerBot(PlannerBot):
-    """The planner's skeleton with every draw, buy and discard chosen by a :class:`ScorerNet`.
-
-    Without a network (``net=None``, or one with no layers) it plays exactly as the planner;
-    :meth:`candidates` is what training reads to describe a decision.
-    """
+    """The planner's skeleton with every draw, buy and discard chosen by a :class:`ScorerNet`; without
+    one (or with one of no layers) the planner. :meth:`candidates` is what training reads."""
 
     name = "scorer"
 
     def __init__(self, net: ScorerNet | None = None, name: str | None = None, seed: int | None = None):
         self.net = net if net is not None and net.weights else None
         super().__init__(name, seed)
-
-    # --- the decisions --------------------------------------------------------------------
 
     def draw(self, view: PlayerView) -> Move:
         return self._upcard(view, GreedyBot.draw(self, view))  # type: ignore[arg-type]  # the planner's is greedy's
@@ -243,17 +230,13 @@ class ScorerBot(PlannerBot):
         planner's move (a buy it would make is always asked)."""
         if view.phase == Phase.DRAW:
             return view.upcard != JOKER and self.upcard_matters(view, buying=False)
-        if view.phase == Phase.BUY:
-            if view.upcard < 0 or view.down[view.player]:
-                return False
-            return prior == BUY or self.upcard_matters(view, buying=True)
-        return False
+        buyable = view.phase == Phase.BUY and view.upcard >= 0 and not view.down[view.player]
+        return buyable and (prior == BUY or self.upcard_matters(view, buying=True))
 
     def _discard_before_down(self, view: PlayerView) -> int:
         if self.net is None:
             return super()._discard_before_down(view)
-        p = self.params
-        if self.count_turn(view) > p.patience and self.rng.random() < p.shake:
+        if self.count_turn(view) > self.params.patience and self.rng.random() < self.params.shake:
             kinds = [c for c in hand_kinds(view.hand) if c != JOKER] or [JOKER]
             return kinds[int(self.rng.integers(len(kinds)))]  # the planner's deadlock shake
         return self._choose(self.candidates(view)).card
@@ -266,8 +249,6 @@ class ScorerBot(PlannerBot):
     def _choose(self, cands: Candidates) -> Move:
         assert self.net is not None
         return cands.moves[int(np.argmin(self.net.costs(cands.features)))]
-
-    # --- describing a decision ------------------------------------------------------------
 
     def upcard_matters(self, view: PlayerView, buying: bool) -> bool:
         """The planner's test, and a joker always matters: the network is asked about every
@@ -301,9 +282,7 @@ class ScorerBot(PlannerBot):
             live = self._live(outs, unseen)
         opp = [q for q in range(n) if q != me]
         opp_down = [q for q in opp if view.down[q]]
-        nxt = (me + 1) % n
-        risk = self._risk(view)
-        scores = view.scores
+        risk, scores = self._risk(view), view.scores
         others = sum(scores[q] for q in opp) / len(opp)
         ctx = np.zeros(CONTEXT_SIZE, dtype=np.float32)
         ctx[contract - 1] = 1.0
@@ -318,7 +297,7 @@ class ScorerBot(PlannerBot):
             float(blind),
             view.buys_left[me] / 3.0,
             len(opp_down) / 3.0,
-            float(view.down[nxt]),
+            float(view.down[(me + 1) % n]),
             min(view.hand_sizes[q] for q in opp) / 12.0,
             min((view.hand_sizes[q] for q in opp_down), default=12) / 12.0,
             risk,
@@ -340,16 +319,13 @@ class ScorerBot(PlannerBot):
         if not facts["down"]:
             d2, outs2 = facts["meter"].analyse(plus(view.hand, up))
             live2 = self._live(outs2, facts["unseen"])
-        grow = 2 if kind == BUY_Q else 1
-        row[3] = d2 / 6.0
-        row[4] = (d2 - facts["d"]) / 2.0
-        row[5] = (live2 - facts["live"]) / 12.0
+        row[3:6] = d2 / 6.0, (d2 - facts["d"]) / 2.0, (live2 - facts["live"]) / 12.0
         row[6] = points(up, self.rules) / 50.0
         row[7] = float(up == JOKER)
         row[8] = float(up != JOKER and fits_table(up, table_melds(view)))
         row[9] = view.hand[up] / 2.0
         row[10] = sum(view.hand[s * 13 + rank_of(up)] for s in range(4)) / 4.0 if up != JOKER else 0.0
-        row[11] = size_deficit(view.hand_sizes[me] + grow, view.contract) / 4.0
+        row[11] = size_deficit(view.hand_sizes[me] + (2 if kind == BUY_Q else 1), view.contract) / 4.0
         row[12] = float(kind == BUY_Q)
         return row
 
@@ -377,9 +353,7 @@ class ScorerBot(PlannerBot):
             row[2] = 1.0  # a discard
             if kind == DISCARD_Q:
                 _, d2, live2 = terms[card]
-                row[3] = d2 / 6.0
-                row[4] = (d2 - facts["d"]) / 2.0
-                row[5] = (live2 - facts["live"]) / 12.0
+                row[3:6] = d2 / 6.0, (d2 - facts["d"]) / 2.0, (live2 - facts["live"]) / 12.0
             natural = card != JOKER
             row[6] = points(card, self.rules) / 50.0
             row[7] = float(not natural)

@@ -1,23 +1,17 @@
-"""Search over a scorer network: the network proposes, rollouts by the network judge.
-
-:class:`~shanghai_env.agents.bots.search.SearchBot` with a scorer network (by default the shipped
-``shanghai_4p``) as prior and rollout policy: the step that turns a learned player into a teacher
-for the next one (docs/bots.md, "`search`: strength against budget"). Named players, for
-``evaluate.py`` and the ladder: ``shanghai_env.agents.learned.players.scorer_search:shanghai_w16``
-(16 worlds a searched decision; ``shanghai_w<N>`` for any N >= 1, every other option
-``SearchParams``' default).
+"""Search over a scorer network: :class:`~shanghai_env.agents.bots.search.SearchBot` with a scorer
+(by default the shipped ``shanghai_4p``) as prior and rollout policy (docs/bots.md). Named players:
+``shanghai_env.agents.learned.players.scorer_search:shanghai_w<N>``, N worlds a searched decision.
 """
 
 from __future__ import annotations
 
 import importlib.resources
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from shanghai_env.agents.bots.search import SearchBot
 from shanghai_env.agents.learned.players.scorer import EXTENSION, ScorerBot, ScorerNet
-
-_NETS: dict[str, ScorerNet] = {}
 
 
 def shipped_scorer(name: str = "shanghai_4p") -> Path:
@@ -25,19 +19,16 @@ def shipped_scorer(name: str = "shanghai_4p") -> Path:
     return Path(str(importlib.resources.files("shanghai_env.models").joinpath(name + EXTENSION)))
 
 
-def _net(path: str | Path) -> ScorerNet:
+@cache
+def _net(path: str) -> ScorerNet:
     """One network per file and process: the searcher's prior and its rollout seats share it."""
-    key = str(path)
-    net = _NETS.get(key)
-    if net is None:
-        net = _NETS[key] = ScorerNet.load(path)
-    return net
+    return ScorerNet.load(path)
 
 
 def scorer_search(path: str | Path | None = None, name: str | None = None, **options: Any) -> SearchBot:
     """A searcher whose prior and rollout policy are the scorer saved at ``path`` (by default
     ``shanghai_4p``); ``options`` are :class:`~shanghai_env.agents.bots.search.SearchParams` fields."""
-    net = _net(path if path is not None else shipped_scorer())
+    net = _net(str(path if path is not None else shipped_scorer()))
     return SearchBot(
         name=name or f"search-{Path(str(path or 'shanghai_4p')).stem}",
         prior=ScorerBot(net),

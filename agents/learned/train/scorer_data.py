@@ -1,25 +1,19 @@
 """Training data for the scorer: real games, with each upcard decision valued by rollouts.
 
 A game seats the *behaviour* player (the planner, or the current scorer) once or twice and bots
-in the other seats. At every decision of a behaviour seat:
-
-- **take or draw, buy or pass** (when the scorer would be asked): both candidates are played on
-  from the true state ``rollouts`` times to the end of the deal with the same rollout seeds and
-  coupled stock draws (common random numbers, as in :mod:`shanghai_env.agents.bots.search`). The
-  label is the mean difference of the seat's *relative* deal score (its score minus the mean of
-  the others'; lower is better) between the two: from the true state, so that averaged over the
-  data it is the move's value under the real distribution of the hidden cards;
-- **a discard**: the candidates and the planner's choice (cloning labels); with
-  ``value_discards`` k, also the behaviour player's k best discards played on the same way, each
-  against its first choice (pairs in the same points as the upcard ones).
-
-Everything is seeded: the same seed gives the same data.
+in the other seats. At each of its take-or-draw and buy-or-pass decisions that the scorer would
+be asked, both candidates are played on from the true state ``rollouts`` times to the end of the
+deal with the same seeds and coupled stock draws (as in :mod:`shanghai_env.agents.bots.search`);
+the label is the mean difference of the seat's *relative* deal score (its score minus the mean of
+the others'; lower is better). At a discard: the candidates and the planner's choice; with
+``value_discards`` k, also the player's k best discards valued the same way against its first
+choice. Everything is seeded: the same seed gives the same data.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,13 +55,12 @@ class Batch:
     def arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays for ``np.savez`` (discards as one matrix with group offsets)."""
         sizes = np.array([len(x) for x in self.disc_x], dtype=np.int64)
+        disc_x = np.concatenate([np.zeros((0, INPUT_SIZE), np.float32), *self.disc_x])
         return {
             "pair_x": np.array(self.pair_x, dtype=np.float32).reshape(-1, 2, INPUT_SIZE),
             "pair_a": np.array(self.pair_a, dtype=np.float32),
             "pair_se": np.array(self.pair_se, dtype=np.float32),
-            "disc_x": (np.concatenate(self.disc_x) if self.disc_x else np.zeros((0, INPUT_SIZE))).astype(
-                np.float16
-            ),
+            "disc_x": disc_x.astype(np.float16),
             "disc_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
             "disc_y": np.array(self.disc_y, dtype=np.int64),
             "stats": np.array([self.games, self.moves, self.rollouts], dtype=np.int64),
@@ -91,94 +84,70 @@ def generate(
 ) -> Batch:
     """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed; label them.
 
-    The behaviour player is ``ScorerBot(net)`` (the planner when ``net`` is None). Each game seats
-    it once or twice, and its opponents are all greedy or all planner bots, drawn per game.
-    ``discard_keep`` is the fraction of discard decisions kept (cheap labels, many of them).
-
-    ``rollout_net`` plays the behaviour seats in the rollouts instead of the planner (the value of
-    a move when the network itself plays on: the student becomes the teacher); with
-    ``opponent_net`` a third kind of table is drawn, its opponents all ``ScorerBot(opponent_net)``
-    (and so in their rollouts). ``value_discards`` (0, or 2 and more): see the module's text.
-    Without these three, the data are those of earlier versions, seed for seed.
-    """
+    The behaviour player is ``ScorerBot(net)`` (the planner when ``net`` is None); its opponents
+    are all greedy or all planner bots (or with ``opponent_net`` all ``ScorerBot(opponent_net)``),
+    drawn per game; ``rollout_net`` plays the behaviour seats in the rollouts instead of the
+    planner. ``discard_keep``: the fraction of discard decisions kept."""
     if games is None and seconds is None:
         raise ValueError("give games or seconds")
     if value_discards == 1 or value_discards < 0:
         raise ValueError(
             f"value_discards is 0 (off) or the number of discards valued, 2 or more; got {value_discards}"
         )
-    rng = np.random.default_rng(seed)
     rules = Rules(num_players=num_players, contracts=tuple(contracts))
-    table = action_table(rules)
-    out = Batch()
-    start = time.monotonic()
-
-    label = _Labeller(rng, rollouts, label_upcards, discard_keep, value_discards, out)
+    rng, nets = np.random.default_rng(seed), (net, rollout_net, opponent_net)
+    play = _Games(rng, rules, nets, rollouts, label_upcards, discard_keep, value_discards)
+    out, start = play.out, time.monotonic()
     while (games is None or out.games < games) and (seconds is None or time.monotonic() - start < seconds):
-        out.moves += _one_game(rng, net, rules, table, label, rollout_net, opponent_net)
-        out.games += 1
+        play.one()
     return out
 
 
-def _one_game(
-    rng: np.random.Generator,
-    net: ScorerNet | None,
-    rules: Rules,
-    table: ActionTable,
-    label: Callable[[Game, Decision, ScorerBot, list[HeuristicBot]], None],
-    rollout_net: ScorerNet | None = None,
-    opponent_net: ScorerNet | None = None,
-) -> int:
-    """Play one game, calling ``label`` at every decision of a behaviour seat before its move;
-    the number of moves played."""
-    n = rules.num_players
-    learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
-    kinds = sorted(OPPONENTS) + (["scorer"] if opponent_net is not None else [])
-    opponent = str(rng.choice(kinds))
-
-    def opponent_bot() -> HeuristicBot:
-        return ScorerBot(opponent_net) if opponent == "scorer" else OPPONENTS[opponent]()
-
-    agents: list[HeuristicBot] = [ScorerBot(net) if s in learners else opponent_bot() for s in range(n)]
-    for agent in agents:
-        agent.reset(int(rng.integers(1 << 62)))
-    # the continuation policy of rollouts: the planner (or rollout_net) for the behaviour seats,
-    # the opponents' own bots for theirs
-    rollout_bots: list[HeuristicBot] = [
-        (ScorerBot(rollout_net) if rollout_net is not None else PlannerBot())
-        if s in learners
-        else opponent_bot()
-        for s in range(n)
-    ]
-    game = Game(rules)
-    game.reset(int(rng.integers(1 << 62)))
-    moves = 0
-    while not game.game_over:
-        p = game.to_act
-        decision = decision_for(game, p, table)
-        agent = agents[p]
-        if p in learners:
-            assert isinstance(agent, ScorerBot)
-            label(game, decision, agent, rollout_bots)
-        # (the rules' move cap ends a stalled deal)
-        apply_action(game, decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
-        moves += 1
-    return moves
-
-
 @dataclass
-class _Labeller:
-    """What :func:`generate` records into ``out`` at a decision of a behaviour seat (before its
-    move), the rollouts drawing from ``rng``."""
+class _Games:
+    """:func:`generate`'s games, and what it records of them into ``out``; every draw from ``rng``."""
 
     rng: np.random.Generator
+    rules: Rules
+    nets: tuple[ScorerNet | None, ScorerNet | None, ScorerNet | None]  # behaviour, rollout, opponent
     rollouts: int
     label_upcards: bool
     discard_keep: float
     value_discards: int
-    out: Batch
+    out: Batch = field(default_factory=Batch)
 
-    def __call__(self, game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
+    def one(self) -> None:
+        """Play one game, labelling every decision of a behaviour seat before its move."""
+        rng, n, table = self.rng, self.rules.num_players, action_table(self.rules)
+        net, rollout_net, opponent_net = self.nets
+        learners = sorted(rng.choice(n, size=int(rng.integers(1, 3)), replace=False).tolist())
+        opponent = str(rng.choice(sorted(OPPONENTS) + (["scorer"] if opponent_net is not None else [])))
+
+        def opponent_bot() -> HeuristicBot:
+            return ScorerBot(opponent_net) if opponent == "scorer" else OPPONENTS[opponent]()
+
+        agents: list[HeuristicBot] = [ScorerBot(net) if s in learners else opponent_bot() for s in range(n)]
+        for agent in agents:
+            agent.reset(int(rng.integers(1 << 62)))
+
+        # the continuation policy of rollouts: the planner (or rollout_net) for the behaviour
+        # seats, the opponents' own bots for theirs
+        def learner_bot() -> HeuristicBot:
+            return ScorerBot(rollout_net) if rollout_net is not None else PlannerBot()
+
+        rollout_bots = [learner_bot() if s in learners else opponent_bot() for s in range(n)]
+        game = Game(self.rules)
+        game.reset(int(rng.integers(1 << 62)))
+        while not game.game_over:  # (the rules' move cap ends a stalled deal)
+            p = game.to_act
+            decision, agent = decision_for(game, p, table), agents[p]
+            if isinstance(agent, ScorerBot) and p in learners:
+                self._label(game, decision, agent, rollout_bots)
+            apply_action(game, decision, agent.act(decision), f"agent {agent.name!r} in seat {p}")
+            self.out.moves += 1
+        self.out.games += 1
+
+    def _label(self, game: Game, decision: Decision, agent: ScorerBot, bots: list[HeuristicBot]) -> None:
         view = decision.view
         agent.rules = decision.rules
         if view.phase == Phase.PLAY:
@@ -195,12 +164,10 @@ class _Labeller:
         view = decision.view
         kinds = {m.kind for m in view.legal_moves}
         down = view.down[view.player]
-        if view.went_down_this_turn or MoveKind.DISCARD not in kinds:
+        # none to label: going down now (the arrangement's discard is the planner's), layoffs first
+        first = {MoveKind.LAYOFF, MoveKind.SWAP} if down else {MoveKind.MELD}
+        if view.went_down_this_turn or MoveKind.DISCARD not in kinds or kinds & first:
             return
-        if not down and MoveKind.MELD in kinds:
-            return  # going down now: the arrangement's discard is the planner's
-        if down and kinds & {MoveKind.LAYOFF, MoveKind.SWAP}:
-            return  # layoffs first
         found = agent.candidates(view) if self.value_discards else None
         if found is not None and len(found.moves) >= 2:
             # the behaviour player's k best (by its network's costs, or the planner's own score,

@@ -1,16 +1,9 @@
-"""Training the scorer (:mod:`shanghai_env.agents.learned.players.scorer`): generate, fit, repeat.
-
-1. ``gen``: the behaviour player (the planner at first, then the latest scorer) plays games in
-   parallel worker processes; its upcard decisions are valued by coupled rollouts, its discards
-   labelled with the planner's choice (:mod:`shanghai_env.agents.learned.train.scorer_data`). The
-   shard is written once, as one ``.npz``.
-2. ``fit``: a network is fitted to every shard given (Huber loss of the upcard pairs' cost
-   difference to the rollout advantage, cross-entropy of the discards' softmin to the planner's
-   choice), seeded, and saved as a ``.scorer``.
-3. Play the new scorer, generate again from its games, refit on everything.
-
-``shanghai-train scorer [options]`` runs the rounds on the trainer's loop (:class:`Scorer`);
-``shanghai-train scorer gen|fit --help``: the stages one at a time (docs/training.md).
+"""Training the scorer (:mod:`shanghai_env.agents.learned.players.scorer`) by expert iteration:
+``gen`` plays games and labels their decisions (:mod:`shanghai_env.agents.learned.train.scorer_data`)
+into a shard (``.npz``), ``fit`` fits a network to every shard so far and saves it as a
+``.scorer``, and the new scorer plays the next round. :class:`Scorer` runs the rounds on the
+trainer's loop (``shanghai-train scorer``); :func:`tool_main` runs a stage by hand
+(``shanghai-train scorer gen|fit``). docs/training.md describes both.
 """
 
 from __future__ import annotations
@@ -27,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from shanghai_env.agents.arena.workers import map_in_workers
 from shanghai_env.agents.learned.players.scorer import (
     DISCARD_Q,
     DOWN_DISCARD_Q,
@@ -35,38 +29,20 @@ from shanghai_env.agents.learned.players.scorer import (
     KIND_AT,
     ScorerNet,
 )
+from shanghai_env.agents.learned.train.scorer_data import generate
 from shanghai_env.cli import Parser, int_in, number_in, output_file_problem
 from shanghai_env.rules import ALL_CONTRACTS
 
 if TYPE_CHECKING:
     from shanghai_env.agents.learned.train.run import RunConfig
 
-# a worker's job: its seed and the options every worker of the shard shares
-Job = tuple[int, dict[str, Any]]
 _MODELS = ("model", "rollout_model", "opponent_model")
 
 
-def _net(path: str | None) -> ScorerNet | None:
-    return ScorerNet.load(path) if path else None
-
-
-def _in_workers(worker: Callable[[Job], Any], seed: int, workers: int, options: dict[str, Any]) -> list[Any]:
-    """``worker`` on seeds ``seed * 1000 + i``, in ``workers`` spawned processes (in this one
-    when there is one)."""
-    jobs = [(seed * 1000 + i, options) for i in range(workers)]
-    if workers == 1:
-        return [worker(jobs[0])]
-    from shanghai_env.agents.arena.workers import map_in_workers
-
-    # the arena's workers end with this command however it ends (Ctrl-C, a kill), not minutes later
-    return map_in_workers([(worker, (job,)) for job in jobs], workers)
-
-
-def _gen_worker(job: Job) -> dict[str, np.ndarray]:
-    from shanghai_env.agents.learned.train.scorer_data import generate
-
+def _gen_worker(job: tuple[int, dict[str, Any]]) -> dict[str, np.ndarray]:
+    """One worker's part of a shard: its seed and the options every worker shares."""
     seed, options = job
-    nets = {k: _net(options[k]) for k in _MODELS}
+    nets = {k: ScorerNet.load(options[k]) if options[k] else None for k in _MODELS}
     rest = {k: v for k, v in options.items() if k not in _MODELS}
     return generate(
         seed, nets["model"], rollout_net=nets["rollout_model"], opponent_net=nets["opponent_model"], **rest
@@ -97,7 +73,11 @@ def gen(
     options |= {"label_upcards": label_upcards, "rollout_model": rollout_model}
     options |= {"opponent_model": opponent_model, "value_discards": value_discards}
     t0 = time.monotonic()
-    merged = merge(_in_workers(_gen_worker, seed, workers, options))
+    jobs = [(seed * 1000 + i, options) for i in range(workers)]
+    if workers == 1:
+        merged = merge([_gen_worker(jobs[0])])
+    else:  # the arena's workers end with this command however it ends (Ctrl-C, a kill)
+        merged = merge(map_in_workers([(_gen_worker, (job,)) for job in jobs], workers))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"seed": seed, "workers": workers, **options, "wall_s": round(time.monotonic() - t0, 1)}
@@ -167,15 +147,10 @@ def fit_data(shards: Sequence[str | Path], valued_discards: bool = True) -> FitD
     if not valued_discards:
         keep = ~discard_pairs(data["pair_x"])
         data.update({k: data[k][keep] for k in ("pair_x", "pair_a", "pair_se")})
-    offs = data["disc_offsets"]
-    sizes = np.diff(offs)
-    k = int(sizes.max()) if len(sizes) else 1
-    dx = np.zeros((len(sizes), k, INPUT_SIZE), dtype=np.float32)
-    dm = np.zeros((len(sizes), k), dtype=bool)
-    flat = data["disc_x"].astype(np.float32)
-    for i, (a, b) in enumerate(itertools.pairwise(offs)):
-        dx[i, : b - a] = flat[a:b]
-        dm[i, : b - a] = True
+    sizes = np.diff(data["disc_offsets"])
+    dm = np.arange(int(sizes.max()) if len(sizes) else 1) < sizes[:, None]
+    dx = np.zeros((*dm.shape, INPUT_SIZE), dtype=np.float32)
+    dx[dm] = data["disc_x"]  # the candidates in order, decision by decision (C order of the mask)
     return FitData(
         pair_x=torch.tensor(data["pair_x"].astype(np.float32)),
         pair_a=torch.tensor(data["pair_a"].astype(np.float32)),
@@ -190,15 +165,9 @@ def scorer_model(hidden: Sequence[int], start: ScorerNet | None = None) -> torch
     layers and weights."""
     if start is not None:
         hidden = [w.shape[1] for w in start.weights[:-1]]
-    layers: list[torch.nn.Module] = []
-    width = INPUT_SIZE
-    for h in hidden:
-        layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-        width = h
-    layers.append(torch.nn.Linear(width, 1))
-    model = torch.nn.Sequential(*layers)
+    linear = [torch.nn.Linear(a, b) for a, b in itertools.pairwise([INPUT_SIZE, *hidden, 1])]
+    model = torch.nn.Sequential(*[m for layer in linear for m in (layer, torch.nn.ReLU())][:-1])
     if start is not None:  # the saved last layer is in points: back to tens
-        linear = [m for m in model if isinstance(m, torch.nn.Linear)]
         for i, (m, w, b) in enumerate(zip(linear, start.weights, start.biases)):
             gain = SCALE if i == len(linear) - 1 else 1.0
             with torch.no_grad():
@@ -265,12 +234,6 @@ def holdout_metrics(
         return m
 
 
-def _split(rng: np.random.Generator, n: int, holdout: float) -> tuple[np.ndarray, np.ndarray]:
-    idx = rng.permutation(n)
-    cut = int(n * holdout)
-    return idx[cut:], idx[:cut]
-
-
 def _batch(order: np.ndarray, step: int) -> np.ndarray:
     """The ``step``-th batch of ``order``, wrapping around (none when ``order`` is empty)."""
     return order[(step * BATCH) % len(order) :][:BATCH] if len(order) else order
@@ -278,18 +241,15 @@ def _batch(order: np.ndarray, step: int) -> np.ndarray:
 
 def _train(
     model: torch.nn.Module,
-    data: FitData,
-    targets: torch.Tensor,
+    loss: Callable[[np.ndarray, np.ndarray], torch.Tensor],
     train: tuple[np.ndarray, np.ndarray],
     rng: np.random.Generator,
     epochs: int,
     lr: float,
-    hub: torch.nn.Module,
-    discard_weight: float,
     report: Callable[[int], None],
 ) -> None:
-    """``epochs`` of Adam on a one-cycle schedule over the training pairs and discards (``train``),
-    one batch of each a step; ``report(epoch)`` every ten epochs and after the last."""
+    """``epochs`` of Adam on a one-cycle schedule; a step's ``loss`` is of a batch of the training
+    pairs and one of the discards (``train``); ``report(epoch)`` every ten epochs and the last."""
     pair_train, disc_train = train
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     steps_per_epoch = max(1, max(len(pair_train), len(disc_train)) // BATCH)
@@ -297,13 +257,8 @@ def _train(
     for epoch in range(epochs):
         pairs, discards = rng.permutation(pair_train), rng.permutation(disc_train)
         for s in range(steps_per_epoch):
-            loss = torch.zeros(())
-            if len(pairs):
-                loss = loss + pair_loss(model, data, _batch(pairs, s), hub)
-            if len(discards):
-                loss = loss + discard_weight * discard_loss(model, data, _batch(discards, s), targets)
             opt.zero_grad()
-            loss.backward()
+            loss(_batch(pairs, s), _batch(discards, s)).backward()
             opt.step()
             sched.step()
         if epoch == epochs - 1 or epoch % 10 == 0:
@@ -335,8 +290,8 @@ def fit(
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     data = fit_data(shards, valued_discards)
-    pair_train, pair_held = _split(rng, len(data.pair_a), holdout)
-    disc_train, disc_held = _split(rng, len(data.disc_y), holdout)
+    split = [np.split(rng.permutation(n), [int(n * holdout)]) for n in (len(data.pair_a), len(data.disc_y))]
+    (pair_held, pair_train), (disc_held, disc_train) = split  # a random ``holdout`` of each held out
     start = ScorerNet.load(init) if init is not None else None
     targets = data.disc_y
     if own_discards and start is not None and len(data.disc_y):
@@ -345,11 +300,17 @@ def fit(
     model = scorer_model(hidden, start)
     hub = torch.nn.HuberLoss(delta=huber / SCALE)
 
+    def loss(pairs: np.ndarray, discards: np.ndarray) -> torch.Tensor:
+        total = pair_loss(model, data, pairs, hub) if len(pairs) else torch.zeros(())
+        if len(discards):
+            total = total + discard_weight * discard_loss(model, data, discards, targets)
+        return total
+
     def report(epoch: int) -> None:
         shown = holdout_metrics(model, data, pair_held, disc_held, hub)
         log(f"epoch {epoch + 1}/{epochs}: " + ", ".join(f"{k} {v:.4f}" for k, v in shown.items()))
 
-    _train(model, data, targets, (pair_train, disc_train), rng, epochs, lr, hub, discard_weight, report)
+    _train(model, loss, (pair_train, disc_train), rng, epochs, lr, report)
     metrics = holdout_metrics(model, data, pair_held, disc_held, hub)
     widths = [m.out_features for m in model if isinstance(m, torch.nn.Linear)][:-1]
     config = {"shards": [str(s) for s in shards], "hidden": widths, "epochs": epochs, "lr": lr, "seed": seed}
@@ -363,9 +324,8 @@ def fit(
 
 @dataclass
 class ScorerOptions:
-    """``shanghai-train scorer``'s own options. The run's are shanghai-train's: ``--players``,
-    ``--contracts``, ``--seed``, ``--init`` (a saved scorer: rounds of its own play),
-    ``--env-workers`` (the processes that play a round's games), evaluation and checkpoints."""
+    """``shanghai-train scorer``'s own options; the run's (``--players``, ``--init`` a saved scorer:
+    rounds of its own play, ``--env-workers``: the processes of a round's games, ...) are the loop's."""
 
     games: int = 100  # games each worker plays in a round
     rollouts: int = 6  # rollouts per upcard candidate
@@ -380,14 +340,9 @@ def _quiet(text: str) -> None:
 
 
 class Scorer:
-    """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round.
-
-    Without ``--init``: first a shard of the planner's discards; then each round the latest
-    scorer (the planner in round 0) plays ``games`` games per worker, its upcard decisions valued
-    by rollouts in which the planner plays on, and the next scorer is fitted on every shard so
-    far. With ``--init SCORER`` (own play, no teacher) the latest scorer plays every role and is
-    fine-tuned with its own discards as targets (docs/training.md). The shards and each round's
-    scorer stay in the run folder's ``rounds/``; a round's env steps are the moves of its games,
+    """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round (one shard
+    played by the latest scorer, then a fit on every shard so far; docs/training.md). The shards
+    and each round's scorer stay in ``rounds/``; a round's env steps are the moves of its games,
     its seed ``seed + 1 + round`` (a resumed run plays the games it would have played)."""
 
     Options = ScorerOptions
@@ -404,9 +359,8 @@ class Scorer:
         self.config = config
         self.opt = ScorerOptions(**config.method_options)
         self.own_play = bool(config.init)
-        # (named ``scorer``, not ``net``: the loop checks a method's ``net``, a torch module, for
-        # finite weights; a ScorerNet refuses non-finite ones itself.) Before its first fit the
-        # player is the planner: a scorer with no layers
+        # the planner before the first fit: no layers (not ``net``, which the loop checks as a
+        # torch module; a ScorerNet refuses non-finite weights itself)
         self.scorer = ScorerNet([], [], {})
         if config.init:
             try:
@@ -472,14 +426,9 @@ TOOLS = ("gen", "fit")
 
 
 def _widths(text: str) -> tuple[int, ...]:
-    try:
-        widths = tuple(int(h) for h in text.split(","))
-    except ValueError:
-        widths = ()
-    if not widths or min(widths) < 1:
-        raise argparse.ArgumentTypeError(
-            f"layer widths are comma-separated positive ints (e.g. 128,128), got {text!r}"
-        )
+    widths = tuple(int(h) for h in text.split(",") if h.strip().isdecimal())
+    if len(widths) != text.count(",") + 1 or min(widths) < 1:
+        raise argparse.ArgumentTypeError(f"layer widths are comma-separated positive ints, got {text!r}")
     return widths
 
 
@@ -503,40 +452,37 @@ def _shard_problem(path: str) -> str | None:
     return None
 
 
-def _gen_parser(p: argparse.ArgumentParser) -> None:
+def tool_parser(name: str) -> argparse.ArgumentParser:
+    """The command line of ``shanghai-train scorer NAME`` (one of :data:`TOOLS`)."""
+    return _gen_parser() if name == "gen" else _fit_parser()
+
+
+def _gen_parser() -> argparse.ArgumentParser:
+    p = Parser(
+        prog="shanghai-train scorer gen", description="play games and label their decisions (one shard)"
+    )
+
+    def scorer(flag: str, text: str) -> None:
+        p.add_argument(flag, type=_scorer_file, default=None, help=text)
+
     p.add_argument("--out", required=True, help="the shard to write (.npz)")
     p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
     p.add_argument("--workers", type=int_in(1), default=2)
-    p.add_argument(
-        "--model", type=_scorer_file, default=None, help="the behaviour scorer; the planner if omitted"
-    )
+    scorer("--model", "the behaviour scorer; the planner if omitted")
     p.add_argument("--seconds", type=number_in(1.0), default=None, help="play per worker")
     p.add_argument("--games", type=int_in(1), default=None, help="... or this many games each")
     p.add_argument("--rollouts", type=int_in(1), default=6, help="rollouts per upcard candidate")
     p.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
     p.add_argument("--no-upcards", action="store_true", help="no upcard decisions valued")
-    p.add_argument(
-        "--value-discards",
-        type=int_in(0),
-        default=0,
-        metavar="K",
-        help="also value the behaviour player's K best discards by rollouts (0: off; 2 or more)",
-    )
-    p.add_argument(
-        "--rollout-model",
-        type=_scorer_file,
-        default=None,
-        help="a scorer playing the behaviour seats in rollouts (default: the planner)",
-    )
-    p.add_argument(
-        "--opponent-model",
-        type=_scorer_file,
-        default=None,
-        help="a scorer that also sits as some games' opponents",
-    )
+    valued = "also value the behaviour player's K best discards by rollouts (0: off; 2 or more)"
+    p.add_argument("--value-discards", type=int_in(0), default=0, metavar="K", help=valued)
+    scorer("--rollout-model", "a scorer playing the behaviour seats in rollouts (default: the planner)")
+    scorer("--opponent-model", "a scorer that also sits as some games' opponents")
+    return p
 
 
-def _fit_parser(p: argparse.ArgumentParser) -> None:
+def _fit_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="shanghai-train scorer fit", description="fit a scorer to shards")
     p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
     p.add_argument("--out", required=True, help=f"the scorer to write ({EXTENSION})")
     p.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
@@ -546,29 +492,10 @@ def _fit_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
     p.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
     p.add_argument("--init", type=_scorer_file, default=None, help="start from this saved scorer's weights")
-    p.add_argument(
-        "--own-discards",
-        action="store_true",
-        help="the discards' targets are the --init scorer's own choices, not the planner's (no teacher)",
-    )
-    p.add_argument(
-        "--no-valued-discards",
-        action="store_true",
-        help="leave out the valued discard pairs of shards made with gen --value-discards",
-    )
-
-
-_TOOL_HELP = {
-    "gen": ("play games and label their decisions (one shard)", _gen_parser),
-    "fit": ("fit a scorer to shards", _fit_parser),
-}
-
-
-def tool_parser(name: str) -> argparse.ArgumentParser:
-    """The command line of ``shanghai-train scorer NAME`` (one of :data:`TOOLS`)."""
-    text, add = _TOOL_HELP[name]
-    p = Parser(prog=f"shanghai-train scorer {name}", description=text)
-    add(p)
+    own = "the discards' targets are the --init scorer's own choices, not the planner's (no teacher)"
+    p.add_argument("--own-discards", action="store_true", help=own)
+    unvalued = "leave out the valued discard pairs of shards made with gen --value-discards"
+    p.add_argument("--no-valued-discards", action="store_true", help=unvalued)
     return p
 
 

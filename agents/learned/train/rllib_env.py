@@ -1,23 +1,11 @@
 """The AEC env as an RLlib ``MultiAgentEnv`` (new API stack), ready for RLlib's action masking.
 
-RLlib's ``ActionMaskingTorchRLModule`` reads the key ``"observations"`` and feeds it to a float
-layer; :class:`ShanghaiMultiAgentEnv` gives every agent ``{"observations": Box(float32, (L,)),
-"action_mask": Box(float32 0/1, (N,))}`` with the observation encoder's bounds and the int8
-values unscaled, so a policy trained here reads what ``ModelAgent`` feeds an SB3 model.
-
-Agent ids name roles counted from the learning seat (drawn per episode): ``learner``;
-``self_k``, the seat ``k`` places to its left, played by the learner's policy; ``snapshot_k``,
-played by a frozen copy. Any other opponent (a name :func:`~shanghai_env.agents.registry.make_agent`
-accepts) is played inside the env, as in :class:`~shanghai_env.single_agent.SingleAgentEnv`: a bot
-needs the engine's :class:`~shanghai_env.decision.Decision`, which an RLlib module never sees.
-Each of the ``num_players - 1`` seats draws one of ``opponents`` per episode (default ``("self",)``).
-
-Every move is the AEC env's step through ``env()``'s wrappers: rewards accumulate until the
-agent's next observation, the game's end gives every agent that played a last observation
-(all-zero mask) and its remaining reward, the step cap (``max_moves_per_deal`` times the deals)
-truncates, an illegal action ends the game as ``env()`` does, and an id outside the table is a
-ValueError. Bots' answers are checked by :func:`~shanghai_env.decision.chosen_move`. docs/rllib.md
-says more.
+Every agent observes ``{"observations": Box(float32, (L,)), "action_mask": Box(float32 0/1, (N,))}``
+(the int8 values unscaled, what ``ModelAgent`` feeds an SB3 model), the keys and dtype
+``ActionMaskingTorchRLModule`` reads. Agents are roles counted from the learning seat: ``learner``,
+``self_k`` (the learner's policy) and ``snapshot_k`` (a frozen copy); other opponents are bots
+played inside the env. Every move is the AEC env's step through ``env()``'s wrappers (rewards,
+the step cap, an illegal action ending the game as there). docs/rllib.md describes it all.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from shanghai_env.agents.learned.train.rllib_env import (
 )
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
 from shanghai_env.agents.registry import contracts_arg
+from shanghai_env.checks import int_arg
 from shanghai_env.cli import Parser, int_in, number_in, require_extra, write_atomically
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
@@ -95,11 +96,9 @@ class RLlibConfig:
         self.eval_opponents = check_opponents(self.eval_opponents, roles=())
         Rules(num_players=self.players, contracts=self.contracts)  # raises on a bad table
         for name in ("iterations", "train_batch", "minibatch", "epochs", "pool_size", "snapshot_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+            int_arg(name, getattr(self, name), low=1)
         for name in ("num_env_runners", "eval_every", "checkpoint_every", "eval_games"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+            int_arg(name, getattr(self, name), low=0)
         if self.minibatch > self.train_batch:
             raise ValueError(f"minibatch ({self.minibatch}) must not exceed train_batch ({self.train_batch})")
         if self.activation not in ACTIVATIONS:
@@ -212,7 +211,7 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
     """
     from sb3_contrib import MaskablePPO  # the 'rllib' extra's: checked before Ray starts (main)
 
-    module = module_spec(config).build()
+    module: Any = module_spec(config).build()
     module.set_state(state)
     arch = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
     model = MaskablePPO(
@@ -247,7 +246,8 @@ def _linears(*parts: torch.nn.Module) -> list[Any]:
 def _metric(result: dict[str, Any], *path: str) -> float:
     """A number of RLlib's result dict, NaN where it has none."""
     try:
-        return float(functools.reduce(operator.getitem, path, result))
+        value: Any = functools.reduce(operator.getitem, path, result)
+        return float(value)
     except (KeyError, TypeError, ValueError):
         return float("nan")
 
@@ -430,8 +430,8 @@ _OPTIONS: dict[str, tuple[Callable[[str], Any], str]] = {
     "--out": (str, "output folder (created if missing)"),
     "--opponents": (
         _names(POLICY_ROLES),
-        "what an opponent seat may be, one drawn per seat and episode: self (the learner), snapshot "
-        "(a frozen copy), or a player as evaluate.py names them (random, greedy, planner, a model .zip)",
+        "what an opponent seat may be (one drawn per seat and episode): "
+        "self (the learner), snapshot (a frozen copy), or a player (greedy, a .zip, ...)",
     ),
     "--pool-size": (int_in(1), "frozen snapshots"),
     "--snapshot-every": (int_in(1), "iterations between snapshots"),

@@ -16,6 +16,7 @@ curve are the loop's; the player is a MaskablePPO ``model.zip``
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,7 +170,7 @@ class SB3:
             self.venv: Any = ScoredVec(games)
         else:
             self.wrapped = [self._env() for _ in range(config.num_envs)]
-            self.venv = DummyVecEnv([lambda env=env: env for env in self.wrapped])
+            self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
         self.venv.seed(config.seed)
         if config.init:
             self.model = load_init(config, self.venv, device, settings(self.opt))
@@ -273,6 +274,10 @@ def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: 
     policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
     policy["net_arch"] = {"pi": arch, "vf": arch}
     return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
+
+
+def _returns(env: Scored) -> Callable[[], Scored]:
+    return lambda: env
 
 
 def check_config(config: RunConfig) -> None:

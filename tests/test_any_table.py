@@ -212,6 +212,7 @@ def test_vector_env_agrees_with_the_aec_env():
                     o, m = _obs_and_mask(e, e.agent_selection)
                     np.testing.assert_array_equal(obs[i], o)
                     np.testing.assert_array_equal(mask[i], m)
+                    assert venv.legal_actions[i] == np.flatnonzero(m).tolist()
                     np.testing.assert_array_equal(venv.observe(i, 0), e.observe("player_0")["observation"])
             actions = np.array([ids[rng.integers(len(ids))] for ids in venv.legal_actions])
             obs, mask, seat, rewards, done = venv.step(actions)

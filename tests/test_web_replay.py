@@ -187,3 +187,46 @@ def test_the_replay_table_stays_put_and_fits_a_1400x900_window(
                     py = table_scene(frame_state, head, viewer, width=width, status=status)
                     assert js == [list(shape) for shape in py], (width, viewer)
         browser.close()
+
+
+REPLAY_MEASURE = """() => {
+  const svg = document.querySelector('#table svg');
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const shown = (e) => e.getClientRects().length > 0;
+  const texts = Array.from(document.querySelectorAll('body *')).filter(e =>
+    !e.closest('#table') && shown(e) &&
+    Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()));
+  const drawn = Array.from(svg.querySelectorAll('text'));
+  return {
+    drawingFont: Math.min(...drawn.map(t => Number(t.getAttribute('font-size')) * scale)),
+    htmlFont: Math.min(...texts.map(e => parseFloat(getComputedStyle(e).fontSize))),
+    pageWidth: document.documentElement.scrollWidth,
+    offSide: drawn.filter(t => t.getBoundingClientRect().right > innerWidth + 0.5).map(t => t.textContent),
+    scale: scale,
+  };
+}"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
+@pytest.mark.parametrize("width, height", [(390, 844), (800, 600), (1366, 768), (1400, 900)])
+def test_the_replay_is_readable_on_a_phone_a_small_screen_and_a_laptop(
+    tmp_path: Path, record: dict[str, Any], width: int, height: int
+) -> None:
+    """No text under 12 CSS px, the table's included, and nothing off the side of the screen."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (the dev extra)"
+    )
+    _, states, _ = replay_frames(record)
+    path = tmp_path / "game.html"
+    path.write_text(replay_html(record), encoding="utf-8")
+    busiest = max(range(len(states)), key=lambda i: sum(len(m) for m in states[i]["melds"]))
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{path.as_uri()}#step={busiest}")
+        got = page.evaluate(REPLAY_MEASURE)
+        page.screenshot(path=str(tmp_path / f"replay-{width}x{height}.png"))
+        browser.close()
+    assert got["drawingFont"] >= 12 and got["htmlFont"] >= 12, got
+    assert got["pageWidth"] <= width and got["offSide"] == [], got
+    assert got["scale"] >= 1, got  # never drawn smaller than laid out: a unit is a pixel or more

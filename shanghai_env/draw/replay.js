@@ -62,9 +62,7 @@ function startViewer(data) {
   function show(i, fromHash) {
     frame = Math.max(0, Math.min(last, i));
     const state = states[frame];
-    const scene = tableScene(state, header, viewer);
-    el("table").innerHTML = sceneSvg(scene, WIDTH, drawnHeight(state, header, viewer));
-    fit();
+    draw(state);
     el("caption").textContent = captions[frame];
     el("where").textContent = "frame " + frame + " / " + last;
     // always five lines (blank ones first), so that the table below never moves
@@ -85,11 +83,22 @@ function startViewer(data) {
 
   // The table is scaled to fit the window's height (at the largest it can grow to, so that
   // the scale does not change as players go down): every player's panel stays in view.
-  function fit() {
-    const svg = el("table").querySelector("svg");
-    if (!svg) return;
-    const room = Math.max(300, window.innerHeight - el("table").offsetTop - 8);
-    svg.style.maxWidth = Math.floor(room * WIDTH / height(header.players)) + "px";
+  // The table is laid out for the width it has, one unit to a CSS pixel (WIDTH units at most):
+  // never scaled down, so no text in it is under 12 px, and on a phone nothing is off the side
+  // (text wraps, a player's score and buys go below their name).
+  function draw(state) {
+    const box = el("table");
+    const width = Math.max(NARROWEST, Math.min(WIDTH, Math.floor(box.clientWidth)));
+    const options = { width: width };
+    const h = drawnHeight(state, header, viewer, options);
+    box.innerHTML = sceneSvg(tableScene(state, header, viewer, options), width, h);
+    box.querySelector("svg").style.width = width + "px";
+  }
+
+  let resized = null;
+  function redraw() {
+    clearTimeout(resized);
+    resized = setTimeout(() => draw(states[frame]), 100);
   }
 
   function fromHash() {
@@ -124,7 +133,7 @@ function startViewer(data) {
   dealSelect.onchange = () => show(Number(dealSelect.value));
   viewSelect.onchange = () => { viewer = viewSelect.value === "all" ? null : Number(viewSelect.value); show(frame); };
   window.addEventListener("hashchange", fromHash);
-  window.addEventListener("resize", fit);
+  window.addEventListener("resize", redraw);
   document.addEventListener("keydown", (e) => {
     if (e.target && (e.target.tagName === "SELECT" || e.target.tagName === "INPUT")) return;
     const keys = {

@@ -131,7 +131,14 @@ button:hover { background: #3f9663; }
 #caption { font-size: 16px; font-weight: bold; color: #f2c14e; min-height: 24px; margin: 6px 0; }
 #log { color: #cfe3d2; font-size: 12px; line-height: 17px; height: 85px; overflow: hidden; }
 #log div { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-#table svg { width: 100%; height: auto; display: block; margin: 0 auto; border-radius: 8px; }
+#table svg { height: auto; display: block; margin: 0 auto; border-radius: 8px; }
+/* a wide screen: the moves beside the table, so that a four-player table is in view at 1400x900 */
+@media (min-width: 1360px) {
+  main { max-width: 1340px; }
+  .stage { display: flex; flex-direction: row-reverse; gap: 16px; align-items: flex-start; }
+  .moves { flex: 1 1 0; min-width: 0; }
+  #table { flex: 0 0 1000px; }
+}
 footer { color: #9fc7ab; font-size: 12px; margin-top: 8px; }
 """
 
@@ -184,9 +191,10 @@ def replay_html(record: Mapping[str, Any], title: str | None = None) -> str:
 <select id="deal" aria-label="jump to a deal"></select>
 <select id="view" aria-label="whose cards are shown"><option value="all">all hands</option></select>
 </div>
-<div id="log"></div>
-<div id="caption"></div>
+<div class="stage">
+<div class="moves"><div id="log"></div><div id="caption"></div></div>
 <div id="table"></div>
+</div>
 <footer>← → one move · ↑ ↓ one deal · Home End · space plays · the address (#step=N&amp;view=P) keeps
 the frame and the view. Made by {_escape(str(record.get("package", "shanghai-env")))}.</footer>
 </main>

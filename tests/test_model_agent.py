@@ -80,3 +80,44 @@ def test_workers_use_one_thread_unless_the_user_chose(monkeypatch: pytest.Monkey
         assert os.environ["OMP_NUM_THREADS"] == "2" and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+class _Mkdir:
+    """Unpickled, it creates a folder: what a crafted file could run instead."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (os.mkdir, (self.path,))
+
+
+def test_reading_a_models_table_runs_nothing_in_the_file(tmp_path: Path) -> None:
+    """check_model reads a file's sizes from SB3's JSON; a space recorded only as a pickle (no
+    ``_shape``) is refused unread, not unpickled (which could run any code)."""
+    import base64
+    import json
+    import pickle
+    import zipfile
+
+    from shanghai_env.agents.learned.players.sb3 import saved_table
+
+    rules = Rules(num_players=3, contracts=(1,))
+    source, crafted = tmp_path / "player.zip", tmp_path / "crafted.zip"
+    build_model(rules, SB3Options(net_arch=(8,)), SingleAgentEnv(None, num_players=3, contracts=(1,))).save(
+        str(source)
+    )
+    marker = tmp_path / "ran"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(crafted, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename == "data":
+                data = json.loads(body)
+                blob = base64.b64encode(pickle.dumps(_Mkdir(str(marker)))).decode()
+                data["observation_space"] = {":serialized:": blob}
+                body = json.dumps(data).encode()
+            dst.writestr(item, body)
+    assert saved_table(str(source)).observation == observation_encoder(rules).size
+    with pytest.raises(ValueError, match="not a model of this game"):
+        saved_table(str(crafted))
+    assert not marker.exists()

@@ -196,6 +196,17 @@ def test_bad_env_config_is_refused() -> None:
         ShanghaiMultiAgentEnv({"players": 4})
     with pytest.raises(ValueError, match="unknown player"):
         ShanghaiMultiAgentEnv({"opponents": ["nobody"]})
+    with pytest.raises(TypeError, match="max_moves_per_deal"):
+        ShanghaiMultiAgentEnv({"max_moves_per_deal": 2.5})
+
+
+def test_a_config_refuses_evaluation_players_before_anything_starts() -> None:
+    # (they were first made at the first evaluation, after Ray had started and RLlib built)
+    with pytest.raises(ValueError, match="unknown player 'nobody'"):
+        RLlibConfig(eval_opponents=("greedy", "nobody"))
+    with pytest.raises(ValueError, match="unknown player 'self'"):
+        RLlibConfig(eval_opponents=("self",))
+    assert RLlibConfig(eval_opponents=(" random ",)).eval_opponents == ("random",)
 
 
 def test_the_exported_policy_is_the_module(tmp_path) -> None:

@@ -4,7 +4,7 @@ state (as ``shanghai-train scorer gen`` values them) and from worlds sampled fro
     python benchmarks/label_noise.py --decisions 718 --rollouts 16 --seed 11   # about 45 minutes
     python benchmarks/label_noise.py --decisions 20 --rollouts 4               # a minute
 
-A scorer (``--model``, default ``models/shanghai.zip``) plays every seat of seeded full 4-player
+A scorer (``--model``, default ``models/shanghai.scorer``) plays every seat of seeded full 4-player
 games. At each upcard decision of seat 0 where the network is asked (take or draw, buy or pass),
 both candidates are played to the end of the deal with the scorer in every seat:
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--decisions", type=int, default=200, help="upcard decisions to value")
     parser.add_argument("--rollouts", type=int, default=16, help="rollouts of each kind a decision")
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--model", default=os.path.join(ROOT, "models", "shanghai.zip"))
+    parser.add_argument("--model", default=os.path.join(ROOT, "models", "shanghai.scorer"))
     parser.add_argument("--save", default=None, help="write the rows to this .npy file")
     args = parser.parse_args(argv)
     if args.decisions < 2:

@@ -9,7 +9,7 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
   saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning);
 - ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player);
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
-  round a step; ``shanghai-train scorer gen|fit|labels|probe`` run its stages one at a time.
+  round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time.
 
 Methods with programs of their own, reached through the same command:
 
@@ -34,6 +34,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from shanghai_env.any_table import ENCODINGS
 from shanghai_env.cli import (
     Parser,
     extra_hint,
@@ -48,7 +49,7 @@ from shanghai_env.cli import run as run_cli
 LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer")
 OTHER_METHODS = ("rllib",)
 METHODS = LOOP_METHODS + OTHER_METHODS
-SCORER_TOOLS = ("gen", "fit", "labels", "probe")  # scorer_train.TOOLS, its stages one at a time
+SCORER_TOOLS = ("gen", "fit")  # the scorer's stages, one at a time
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
 # 600,000 decisions ended 23 points a deal behind the bots
@@ -176,6 +177,13 @@ def _run_options(g: Any, method: str) -> None:
         "to it) to the network's input",
     )
     g.add_argument(
+        "--encoding",
+        choices=ENCODINGS,
+        default=defaults.encoding,
+        help="table: the env's observation and actions (default); any_table (ppo, dmc, dagger): the 8-seat "
+        "layout, whose player plays every table size, 3 to 8 players",
+    )
+    g.add_argument(
         "--init",
         type=_init_arg,
         default=defaults.init,
@@ -256,6 +264,8 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error(f"argument --opponents: name one player or {args.players - 1}, one for each other seat")
     if getattr(args, "teacher", None) == "":
         parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
+    if args.encoding != "table" and method not in ("ppo", "dmc", "dagger"):
+        parser.error(f"argument --encoding: {args.encoding} trains with ppo, dmc or dagger, not {method}")
     if method == "dagger" and args.env_workers > 1:
         parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
     made = not os.path.exists(args.out)  # a refused run leaves no folder it made

@@ -125,9 +125,9 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
     assert top == {"shanghai_env"}
     for needed in (
         "shanghai_env/py.typed",
-        "shanghai_env/models/shanghai_4p.zip",
+        "shanghai_env/models/shanghai_4p.scorer",
         "shanghai_env/models/shanghai_4p.json",
-        "shanghai_env/models/shanghai.zip",
+        "shanghai_env/models/shanghai.scorer",
         "shanghai_env/models/shanghai.json",
         "shanghai_env/models/scratch_4p.pt",
         "shanghai_env/models/scratch_4p.json",

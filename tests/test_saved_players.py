@@ -237,7 +237,7 @@ def test_a_missing_factory_module_is_still_a_value_error() -> None:
 
 
 def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_it() -> None:
-    """A trainer policy ships as a ``.pt``, a move scorer as a ``.zip``; a trainer policy's card
+    """A trainer policy ships as a ``.pt``, a move scorer as a ``.scorer``; a trainer policy's card
     names its file and that file's SHA-256."""
     import hashlib
 
@@ -246,7 +246,7 @@ def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_i
 
     assert shipped_models()
     for name, path in shipped_models().items():
-        assert Path(path).suffix == (".zip" if is_scorer_file(path) else ".pt"), name
+        assert Path(path).suffix == (".scorer" if is_scorer_file(path) else ".pt"), name
         if Path(path).suffix == ".pt":
             card = json.loads(Path(path).with_suffix(".json").read_text(encoding="utf-8"))
             assert card["file"] == Path(path).name, name

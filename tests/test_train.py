@@ -139,7 +139,7 @@ def test_the_relative_reward_is_the_score_against_the_table() -> None:
         (["--facts"], "--facts"),
         (["--env-workers", "2"], "--env-workers"),
         (["--init", "scratch_contract1"], "--init"),  # a network of the loop, not MaskablePPO
-        (["--init", "shanghai_4p"], "not a saved MaskablePPO model"),
+        (["--init", "shanghai_4p"], "goes on from a MaskablePPO player"),
         (["--batch-size", "0"], "--batch-size"),
         (["--shaping", "-1"], "--shaping"),
         (["--vector-env", "--shaping", "0.5"], "--shaping"),  # the batched games pay no shaping

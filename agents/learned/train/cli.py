@@ -73,7 +73,7 @@ FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
 }
 
 
-def _ints(text: str) -> tuple[int, ...]:
+def positive_ints(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
@@ -111,7 +111,7 @@ def _player_name(text: str) -> str:
 
 
 def _init_arg(text: str) -> str:
-    """A saved network to start from: a shipped model's name or a file (.pt or MaskablePPO .zip)."""
+    """A saved network to start from: a shipped model's name or a file (.pt, MaskablePPO .zip, .scorer)."""
     from shanghai_env.agents.registry import check_spec
 
     if text == "":  # the default (argparse passes a string default through the type too): fresh
@@ -120,8 +120,10 @@ def _init_arg(text: str) -> str:
         path = check_spec(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if not path.endswith((".pt", ".zip")) or not os.path.isfile(path):
-        raise argparse.ArgumentTypeError(f"{text!r} is no saved network (.pt of shanghai-train, or .zip)")
+    if not path.endswith((".pt", ".zip", ".scorer")) or not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is no saved network (.pt of shanghai-train, .zip of sb3, or .scorer)"
+        )
     return path
 
 
@@ -231,7 +233,7 @@ def _method_options(h: Any, options: Any) -> None:
         if isinstance(default, tuple):
             h.add_argument(
                 name,
-                type=_ints,
+                type=positive_ints,
                 default=default,
                 help=f"comma-separated (default {','.join(map(str, default)) or 'none'})",
             )

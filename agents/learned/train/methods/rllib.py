@@ -34,7 +34,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.learned.players.policy import rules_json
 from shanghai_env.agents.learned.players.sb3 import save_maskable
-from shanghai_env.agents.learned.train.cli import _ints
+from shanghai_env.agents.learned.train.cli import positive_ints
 from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
@@ -439,7 +439,7 @@ _OPTIONS: dict[str, tuple[Callable[[str], Any], str]] = {
     "--minibatch": (int_in(1), "SGD minibatch"),
     "--epochs": (int_in(1), "SGD epochs per iteration"),
     "--lr": (number_in(0.0, low_open=True), "learning rate"),
-    "--net-arch": (_ints, "hidden layers of the actor and of the critic, e.g. 256,256"),
+    "--net-arch": (positive_ints, "hidden layers of the actor and of the critic, e.g. 256,256"),
     "--eval-every": (int_in(0), "iterations between evaluations (0: at the end only)"),
     "--eval-games": (int_in(0), "duplicate games per evaluation bot (0: no evaluation)"),
     "--eval-opponents": (_names(()), "bots to evaluate against, e.g. greedy,random"),

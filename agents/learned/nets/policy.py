@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from shanghai_env.observation import ObservationEncoder
+from shanghai_env.any_table import ENCODINGS, encoding_tables
+from shanghai_env.checks import choice_arg
 from shanghai_env.rules import Rules
 
 
@@ -96,6 +97,7 @@ class PolicyNet(nn.Module):
         # is what those moves decide; None: they read none (facts version 1, or no facts)
         self.upcard = upcard if self.extra_size and self.has_fields else None
         self.facts_version = 0  # which facts the extra inputs are (nets/facts.py; set by build_net)
+        self.encoding = "table"  # the layout of its inputs and action ids (set by build_net)
         self.move_net = tuple(int(h) for h in move_net) if self.has_fields else ()
         self.move_mlp: nn.Sequential | None = None
         if self.move_net:  # reads (features, the move's row, its two facts); starts at zero output
@@ -304,11 +306,11 @@ def move_fields(num_actions: int, table_fields: np.ndarray) -> np.ndarray:
     return out - out.min(0)
 
 
-def action_fields(rules: Rules) -> np.ndarray:
-    """The kind, card and place of every action of ``rules``' table (-1 where a move has none)."""
-    from shanghai_env.actions import action_table
-
-    return np.array([(int(m.kind), m.card, m.place) for m in action_table(rules).moves], np.int64)
+def action_fields(rules: Rules, encoding: str = "table") -> np.ndarray:
+    """The kind, card and place of every action of ``rules``' table in ``encoding`` (-1 where a
+    move has none)."""
+    table, _ = encoding_tables(rules, encoding)
+    return np.array([(int(m.kind), m.card, m.place) for m in table.moves], np.int64)
 
 
 def build_net(
@@ -317,19 +319,23 @@ def build_net(
     facts: bool = False,
     version: int | None = None,
     move_net: Sequence[int] = (),
+    encoding: str = "table",
 ) -> PolicyNet:
     """A fresh network for ``rules``' table; with ``facts``, the facts block of ``version``
     (nets/facts.py, the newest by default: from version 2 the moves without a card read the
-    upcard's facts); ``move_net``: the hidden sizes of the move MLP (none by default)."""
-    from shanghai_env.actions import action_table
+    upcard's facts); ``move_net``: the hidden sizes of the move MLP (none by default);
+    ``encoding``: the layout it reads and answers in, ``"table"`` (the env's own, for
+    ``rules.num_players``) or ``"any_table"`` (the 8-seat layout, :mod:`shanghai_env.any_table`:
+    one network for every table size of these contracts)."""
     from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, FACTS_VERSION
 
+    choice_arg("encoding", encoding, ENCODINGS)
     version = FACTS_VERSION if version is None else int(version)
-    encoder = ObservationEncoder(rules)
-    table = action_table(rules)
+    table, encoder = encoding_tables(rules, encoding)
     extra = FACTS_SIZE if facts else 0
     at = encoder.slices["upcard_offered"] if facts and version >= 2 else None
     high = np.asarray(encoder.high, np.float32)
-    net = PolicyNet(high, table.size, hidden, action_fields(rules), extra, at, move_net)
+    net = PolicyNet(high, table.size, hidden, action_fields(rules, encoding), extra, at, move_net)
     net.facts_version = version if facts else 0
+    net.encoding = encoding
     return net

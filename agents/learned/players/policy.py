@@ -24,6 +24,7 @@ from shanghai_env.agents.learned.nets.sampling import (
     legal_index,
     legal_log_probs,
 )
+from shanghai_env.any_table import ENCODINGS, MAX_SEATS, MIN_SEATS, AnyTable
 from shanghai_env.decision import Decision
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
@@ -63,6 +64,7 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
             "facts": bool(net.extra_size),
             "facts_version": net.facts_version,
             "move_net": list(net.move_net),
+            "encoding": net.encoding,
             "state_dict": net.state_dict(),
             "meta": json.loads(json.dumps(meta or {})),
         },
@@ -113,9 +115,12 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
         )
     # no "facts_version": saved before there were versions, with the first facts
     facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
+    encoding = blob.get("encoding", "table")  # none: saved before there were encodings
+    if encoding not in ENCODINGS:
+        raise ValueError(f"{path!r} reads the encoding {encoding!r}, which this version does not know")
     try:
         rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
-        net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()))
+        net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()), encoding)
         net.load_state_dict(state)
     except (KeyError, TypeError, ValueError, RuntimeError):
         what = "a header (table, sizes) that does not match its weights"
@@ -157,9 +162,17 @@ def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:
 
 def check_policy(path: str, rules: Rules | None, where: str = "this table") -> None:
     """ValueError unless ``path`` is a saved policy that plays ``rules``' table (the same
-    observation length and action table: players and the contracts' shapes)."""
-    _, own, _ = load_policy(path)
+    observation length and action table: players and the contracts' shapes; an ``any_table``
+    player plays 3 to 8 players, so only the contracts' shapes)."""
+    net, own, _ = load_policy(path)
     if rules is None:
+        return
+    if net.encoding == "any_table":  # its lengths depend on the largest contract and the deals only
+        if (own.max_melds, len(own.contracts)) != (rules.max_melds, len(rules.contracts)):
+            raise ValueError(
+                f"player {path!r} was trained for contracts {','.join(map(str, own.contracts))} (any "
+                f"table size); {where} has contracts {','.join(map(str, rules.contracts))}"
+            )
         return
     from shanghai_env.actions import action_table
 
@@ -181,7 +194,9 @@ class PolicyAgent:
 
     Decides each decision on its own (no state kept), so ``act_batch`` decides many in one
     forward pass; the observation must come from the same table (players, contracts) it was
-    trained for, which the tournament checks through :attr:`rules`.
+    trained for, which the tournament checks (:func:`check_policy`). An ``any_table`` player
+    reads the 8-seat layout (:mod:`shanghai_env.any_table`): a native observation of 3 to 8
+    players, told by its length, is mapped into it with its legal ids, and the answer mapped back.
     """
 
     needs_observation = True  # the tournament then builds decisions with the observation vector
@@ -193,6 +208,12 @@ class PolicyAgent:
         self.needs_view = bool(self.net.extra_size)
         self.greedy = greedy
         self.name = name or path
+        self.encoding = self.net.encoding
+        self._any: dict[int, AnyTable] = {}  # the maps from each table size, by its native length
+        if self.encoding == "any_table":
+            for n in range(MIN_SEATS, MAX_SEATS + 1):
+                maps = AnyTable(Rules(num_players=n, contracts=self.rules.contracts))
+                self._any[maps.native_obs_size] = maps
         self._gen = torch.Generator().manual_seed(0)
 
     def reset(self, seed: int | None = None) -> None:
@@ -227,10 +248,15 @@ class PolicyAgent:
     def act_arrays(
         self, obs: np.ndarray, legal: Sequence[Sequence[int]], extra: np.ndarray | None = None
     ) -> list[int]:
+        maps = self._any.get(obs.shape[1])
+        if maps is not None:  # a native table's decisions, in the 8-seat layout
+            obs = maps.obs_to_any(obs)
+            legal = [maps.to_any[np.asarray(ids, np.int64)] for ids in legal]
         idx, _ = padded(legal)
         logits = self.logits_of(obs, legal, extra)
         k = greedy_legal(logits) if self.greedy else gumbel_argmax(logits, self._gen)
-        return idx[np.arange(len(legal)), k.numpy()].tolist()
+        chosen = idx[np.arange(len(legal)), k.numpy()]
+        return (chosen if maps is None else maps.to_native[chosen]).tolist()
 
 
 # --- a saved player as a torch module, for one's own code on a vector batch -----------------------
@@ -256,6 +282,7 @@ class ScorerInfo:
     facts_version: int  # which facts (0: none)
     facts: tuple[str, ...]  # the facts in words, in input order (empty: none)
     meta: dict[str, Any]
+    encoding: str = "table"  # the layout it reads: the env's own, or "any_table" (8 seats)
 
     @property
     def env_options(self) -> dict[str, Any]:
@@ -264,6 +291,7 @@ class ScorerInfo:
         options: dict[str, Any] = {
             "num_players": self.rules.num_players,
             "contracts": tuple(self.rules.contracts),
+            "encoding": self.encoding,
         }
         if self.needs_facts:
             options["features"] = facts_function(self.facts_version)
@@ -366,10 +394,10 @@ def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be the path of a saved player (.pt), got {type(path).__name__}")
     path = os.fspath(path)
-    if path.endswith(".zip") and not is_policy_file(path):
+    if path.endswith((".zip", ".scorer")) and not is_policy_file(path):
         raise ValueError(
             f"{path!r} is not a saved trainer policy: a MaskablePPO .zip loads with "
-            "shanghai_env.agents.learned.players.sb3.load_maskable (sb3-contrib), a scorer .zip plays "
+            "shanghai_env.agents.learned.players.sb3.load_maskable (sb3-contrib), a .scorer plays "
             "through make_agent; load_scorer_module takes the .pt of shanghai-train ppo, dmc or dagger"
         )
     net, rules, meta = load_policy(path)
@@ -385,6 +413,7 @@ def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
         facts_version=version,
         facts=tuple(describe_facts(version)) if version else (),
         meta=meta,
+        encoding=net.encoding,
     )
     module = ScorerModule(net, kind)
     module.eval()

@@ -269,7 +269,9 @@ class Training:
             "teacher": config.method_options.get("teacher") or None,
             "init": config.init or None,  # the starting weights, if any
             "inputs": {
-                "observation": "the env's observation of the seat to act (docs/observation.md)",
+                "observation": "the env's observation of the seat to act (docs/observation.md)"
+                + (", in the 8-seat layout of encoding any_table" if config.encoding == "any_table" else ""),
+                "encoding": config.encoding,
                 "facts": describe_facts(config.facts_version) if config.facts else None,
             },
             "env_steps": self.env_steps,

@@ -24,6 +24,7 @@ def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | Non
         "players": players_for(config),
         "num_players": config.players,
         "contracts": config.contracts,
+        "encoding": config.encoding,
     }
     if features is None and config.facts:
         from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, facts_function
@@ -53,10 +54,22 @@ def players_for(config: RunConfig) -> list[Any]:
             f"--opponents names one player for every other seat ({n - 1}) or one for all, got {len(names)}"
         )
     made: dict[str, Any] = {}  # one network object for all the seats it plays: one batch for all
-    return [None, *(_entry(name, seat, made) for seat, name in enumerate(names, start=1))]
+    return [None, *(_entry(name, seat, made, config.encoding) for seat, name in enumerate(names, start=1))]
 
 
-def _entry(spec: str, seat: int, made: dict[str, Any]) -> Any:
+def check_encoding(agent: Any, spec: str, encoding: str) -> None:
+    """ValueError when ``agent`` cannot read the run's decisions: in an ``any_table`` run every
+    seat's observation is in the 8-seat layout, which only an any_table player reads (bots and
+    scorers read the game, not the observation)."""
+    own = getattr(agent, "encoding", "table")
+    if encoding != "table" and getattr(agent, "needs_observation", False) and own != encoding:
+        raise ValueError(
+            f"player {spec!r} reads the observation of encoding {own!r}, and this run's is {encoding!r}: "
+            "seat bots, scorers or a player trained with the same --encoding"
+        )
+
+
+def _entry(spec: str, seat: int, made: dict[str, Any], encoding: str) -> Any:
     from shanghai_env.agents.registry import make_agent
 
     if spec == SELF:
@@ -64,6 +77,7 @@ def _entry(spec: str, seat: int, made: dict[str, Any]) -> Any:
     if spec in made:
         return made[spec]
     agent = make_agent(spec, seed=seat)
+    check_encoding(agent, spec, encoding)
     if hasattr(agent, "act_batch"):
         made[spec] = agent  # a network: one object decides its seats in every game
         return agent

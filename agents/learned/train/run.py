@@ -71,6 +71,9 @@ class RunConfig:
     # which facts (nets/facts.py FACTS_VERSION): not an option but a record, since a run goes on
     # reading the facts it started with (a folder from before versions read version 1)
     facts_version: int = FACTS_VERSION
+    # the layout the network reads and answers in: "table" (the env's own) or "any_table" (8 seats,
+    # shanghai_env.any_table: its player plays every table size of the run's contracts)
+    encoding: str = "table"
     # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
     # (a MaskablePPO .zip of the sb3 method: nets/sb3.py reads it; ppo and sb3 only)
     init: str = ""

@@ -31,6 +31,8 @@ class NetMethod:
         self.sb3_model: Any = None  # the MaskablePPO object when the network is one (--init a .zip)
         self.player_file = "model.pt"
         if config.init.endswith(".zip"):  # a MaskablePPO player (load_sb3 says so if it is none)
+            if config.encoding != "table":
+                raise ValueError(f"--init {config.init!r}: a MaskablePPO policy reads the 'table' encoding")
             if not self.takes_sb3:
                 raise ValueError(
                     f"--init {config.init!r} is a MaskablePPO policy; {self.name} learns a value per "
@@ -42,7 +44,8 @@ class NetMethod:
         else:
             net_arch, facts = self.opt.net_arch, config.facts
             move_net = getattr(self.opt, "move_net", ())
-            self.net = build_net(config.rules, net_arch, facts, config.facts_version, move_net).to(device)
+            net = build_net(config.rules, net_arch, facts, config.facts_version, move_net, config.encoding)
+            self.net = net.to(device)
             if config.init:
                 self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
@@ -63,12 +66,16 @@ class NetMethod:
             self.net.hidden,
             self.net.facts_version,
             self.net.move_net,
+            self.net.encoding,
         )
         theirs = (rules.num_players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net)
+        theirs += (net.encoding,)
+        if net.encoding == "any_table":  # its weights fit every table size: the players may differ
+            theirs = (mine[0], *theirs[1:])
         if mine != theirs:
             raise ValueError(
-                f"--init {path!r} has players, contracts, net_arch, facts version, move_net {theirs}; "
-                f"this run has {mine}: give the run the same options (facts version 0: no --facts)"
+                f"--init {path!r} has players, contracts, net_arch, facts version, move_net, encoding "
+                f"{theirs}; this run has {mine}: give the run the same options (facts version 0: no --facts)"
             )
         self.net.load_state_dict(net.state_dict())
 

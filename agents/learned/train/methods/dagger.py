@@ -33,7 +33,9 @@ from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
 from shanghai_env.agents.learned.train.methods.teachers import Teachers
+from shanghai_env.agents.learned.train.opponents import check_encoding
 from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Phase
 
 
@@ -62,6 +64,8 @@ class Dagger(NetMethod):
             raise ValueError("dagger imitates a player: name it with --teacher (e.g. planner or shanghai)")
         if config.env_workers > 1:
             raise ValueError("dagger asks its teacher about every game in this process: use --env-workers 1")
+        if config.encoding != "table":  # a network reading the native layout would be misled
+            check_encoding(make_agent(teacher), teacher, config.encoding)
         super().setup(config, device)
 
     # --- the teacher (one per game and learner seat, :mod:`.teachers`) and who plays each game --

@@ -447,13 +447,17 @@ def global_allowed(module: str, name: str) -> bool:
     return isinstance(obj, type) if classes else inspect.isfunction(obj)
 
 
-class _RunUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
+# pickle's Python unpickler, whose opcodes are methods that can be overridden (the C one's cannot)
+_PyUnpickler: Any = pickle._Unpickler
+
+
+class _RunUnpickler(_PyUnpickler):
     """pickle's own unpickler (its Python version, whose opcodes can be overridden), restricted:
     a global must pass :func:`global_allowed`; ``make_agent`` may only sit in a ``partial`` naming
     a player of the run (called when a game needs a bot, never while reading); a bytes value that
     is a whole pickle (a worker's games) is checked the same way."""
 
-    dispatch: ClassVar[dict[int, Any]] = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+    dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
 
     def __init__(self, data: bytes, specs: Collection[str]) -> None:
         super().__init__(io.BytesIO(data))
@@ -513,7 +517,7 @@ class _RunUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
 
 
 for _op in (pickle.REDUCE, pickle.NEWOBJ, pickle.NEWOBJ_EX, pickle.BUILD):
-    _RunUnpickler.dispatch[_op[0]] = getattr(_RunUnpickler, pickle._Unpickler.dispatch[_op[0]].__name__)  # type: ignore[attr-defined]
+    _RunUnpickler.dispatch[_op[0]] = getattr(_RunUnpickler, _PyUnpickler.dispatch[_op[0]].__name__)
 
 
 def _checking(loader: Any) -> Any:
@@ -521,7 +525,7 @@ def _checking(loader: Any) -> Any:
 
 
 for _op in (pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8):
-    _RunUnpickler.dispatch[_op[0]] = _checking(pickle._Unpickler.dispatch[_op[0]])  # type: ignore[attr-defined]
+    _RunUnpickler.dispatch[_op[0]] = _checking(_PyUnpickler.dispatch[_op[0]])
 
 
 def check_pickle(data: bytes, specs: Collection[str]) -> Any:

@@ -251,7 +251,7 @@ class PolicyAgent:
         maps = self._any.get(obs.shape[1])
         if maps is not None:  # a native table's decisions, in the 8-seat layout
             obs = maps.obs_to_any(obs)
-            legal = [maps.to_any[np.asarray(ids, np.int64)] for ids in legal]
+            legal = [maps.to_any[np.asarray(ids, np.int64)].tolist() for ids in legal]
         idx, _ = padded(legal)
         logits = self.logits_of(obs, legal, extra)
         k = greedy_legal(logits) if self.greedy else gumbel_argmax(logits, self._gen)

@@ -42,10 +42,9 @@ class NetMethod:
             self.net: Any = net.to(device)
             self.player_file = "model.zip"
         else:
-            net_arch, facts = self.opt.net_arch, config.facts
+            net_arch, facts, version = self.opt.net_arch, config.facts, config.facts_version
             move_net = getattr(self.opt, "move_net", ())
-            net = build_net(config.rules, net_arch, facts, config.facts_version, move_net, config.encoding)
-            self.net = net.to(device)
+            self.net = build_net(config.rules, net_arch, facts, version, move_net, config.encoding).to(device)
             if config.init:
                 self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
@@ -68,10 +67,9 @@ class NetMethod:
             self.net.move_net,
             self.net.encoding,
         )
-        theirs = (rules.num_players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net)
-        theirs += (net.encoding,)
-        if net.encoding == "any_table":  # its weights fit every table size: the players may differ
-            theirs = (mine[0], *theirs[1:])
+        # an any_table network's weights fit every table size: the players may differ
+        players = rules.num_players if net.encoding == "table" else self.config.players
+        theirs = (players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net, net.encoding)
         if mine != theirs:
             raise ValueError(
                 f"--init {path!r} has players, contracts, net_arch, facts version, move_net, encoding "

@@ -245,3 +245,24 @@ def test_the_maps_keep_the_players_choices_legal_at_random_decisions(run):
             game.apply(d.table.moves[a if rng.random() < 0.5 else rng.choice(d.legal_actions)])
             if game.game_over:
                 break
+
+
+def test_the_facts_read_the_game_at_every_table_size(tmp_path):
+    out = str(tmp_path / "facts")
+    opts = {**TINY["ppo"], "move_net": (8,)}
+    train(tiny("ppo", out, encoding="any_table", facts=True, opponents=("greedy",), method_options=opts))
+    path = os.path.join(out, "model.pt")
+    net, rules, _ = load_policy(path)
+    assert net.extra_size and net.facts_version >= 2
+    # the moves without a card read the upcard where the 8-seat observation holds it
+    assert net.upcard == AnyTableEncoder(rules).slices["upcard_offered"]
+    assert net.upcard != ObservationEncoder(rules).slices["upcard_offered"]
+    for n in (3, 7):
+        config = tournament.TournamentConfig(
+            players=(path, *["greedy"] * (n - 1)), games=1, seed=n, contracts=(1,), duplicate=False
+        )
+        try:
+            (game,) = tournament.run_tournament(config, workers=1)
+        finally:
+            tournament.forget_agents(config.players)
+        assert len(game.scores) == n and game.moves > 0

@@ -51,6 +51,17 @@ def int_in(low: int, high: int | None = None, what: str = "an integer") -> Calla
     return parse
 
 
+def positive_ints(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated positive integers (layer sizes: ``128,128``)."""
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
 def number_in(
     low: float, high: float | None = None, *, low_open: bool = False, what: str = "a number"
 ) -> Callable[[str], float]:

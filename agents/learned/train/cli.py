@@ -41,6 +41,7 @@ from shanghai_env.cli import (
     int_in,
     number_in,
     output_file_problem,
+    positive_ints,
     prepare_output,
     require_extra,
 )
@@ -71,16 +72,6 @@ FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
     "clip": (0.0, None, True),
     "max_grad_norm": (0.0, None, True),
 }
-
-
-def positive_ints(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
 
 
 def _players_list(text: str) -> tuple[str, ...]:
@@ -198,6 +189,11 @@ def _run_options(g: Any, method: str) -> None:
         default=defaults.reward,
         help="relative: -deal score/100 minus the table's mean (default); deal: the env's reward",
     )
+    _bookkeeping_options(g, defaults)
+
+
+def _bookkeeping_options(g: Any, defaults: Any) -> None:
+    """The run options that say when to evaluate and save, and what it runs on."""
     g.add_argument(
         "--eval-every",
         type=int_in(0),

@@ -34,7 +34,6 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.learned.players.policy import rules_json
 from shanghai_env.agents.learned.players.sb3 import save_maskable
-from shanghai_env.agents.learned.train.cli import positive_ints
 from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
@@ -47,7 +46,7 @@ from shanghai_env.agents.learned.train.rllib_env import (
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
 from shanghai_env.agents.registry import contracts_arg
 from shanghai_env.checks import int_arg
-from shanghai_env.cli import Parser, int_in, number_in, require_extra, write_atomically
+from shanghai_env.cli import Parser, int_in, number_in, positive_ints, require_extra, write_atomically
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from shanghai_env.any_table import ENCODINGS, encoding_tables
+from shanghai_env.any_table import ENCODINGS, AnyTable, encoding_tables
 from shanghai_env.checks import choice_arg
 from shanghai_env.rules import Rules
 
@@ -339,3 +339,56 @@ def build_net(
     net.facts_version = version if facts else 0
     net.encoding = encoding
     return net
+
+
+def to_any_table(net: PolicyNet, rules: Rules) -> PolicyNet:
+    """The native network ``net`` of ``rules``' table as an ``any_table`` network (the 8-seat layout,
+    :mod:`shanghai_env.any_table`) that scores every decision of that table as ``net`` does, and
+    so plays the same moves there, while it sits at every table size of the contracts: a native
+    player to fine-tune at other sizes. What the native layout has no counterpart for (empty
+    seats, the player count, the targets of absent seats) starts at zero weight."""
+    if not isinstance(net, PolicyNet):
+        raise TypeError(f"net must be a PolicyNet, got {type(net).__name__}")
+    maps = AnyTable(rules)  # TypeError unless rules is a Rules
+    first = net.trunk[0] if net.hidden else None
+    inputs = first.in_features if isinstance(first, nn.Linear) else -1
+    native = ("table", True, maps.native_num_actions, maps.native_obs_size + net.extra_size)
+    if (net.encoding, net.has_fields, net.num_actions, inputs) != native:
+        raise ValueError(
+            f"to_any_table converts a native network (encoding 'table', hidden layers) of rules' table "
+            f"({rules.num_players} players: {maps.native_num_actions} moves, observations of "
+            f"{maps.native_obs_size}); got encoding {net.encoding!r}, hidden {net.hidden}, "
+            f"{net.num_actions} moves, {inputs - net.extra_size} observation inputs"
+        )
+    facts = bool(net.extra_size)
+    out = build_net(rules, net.hidden, facts, net.facts_version or None, net.move_net, "any_table")
+    src = {name: t.detach().cpu() for name, t in net.state_dict().items()}
+    mapped = ("trunk.0.weight", "pi.weight", "pi.bias", "kind_rows", "card_rows", "place_rows")
+    state = {name: t for name, t in out.state_dict().items() if name in ("inv_scale", "fields")}
+    for name, t in out.state_dict().items():  # the rest as they are: trunk, value head, move MLP
+        if name not in state:
+            state[name] = torch.zeros_like(t) if name in (*mapped, "move_weights") else src[name].clone()
+    # the first layer: each observation entry where the 8-seat layout holds it, weighted so that
+    # weight * inv_scale (what multiplies the raw entry) is unchanged; the facts after them as they are
+    at = np.flatnonzero(maps.obs_index < maps.native_obs_size)
+    entry, at_t = torch.from_numpy(maps.obs_index[at]), torch.from_numpy(at)
+    ratio = src["inv_scale"][entry] / out.inv_scale[at_t]
+    state["trunk.0.weight"][:, at_t] = src["trunk.0.weight"][:, entry] * ratio
+    state["trunk.0.weight"][:, maps.obs_size :] = src["trunk.0.weight"][:, maps.native_obs_size :]
+    to_any = torch.tensor(maps.to_any)  # a copy: the maps are read-only
+    state["pi.weight"][to_any] = src["pi.weight"]
+    state["pi.bias"][to_any] = src["pi.bias"]
+    # the kind, card and place rows by the value each field has for the same move in both layouts
+    # (place: where a card goes in a meld, 0..55, in both; matched through the moves, not assumed)
+    for col, name in enumerate(("kind_rows", "card_rows", "place_rows")):
+        same_move = np.stack([src["fields"][:, col].numpy(), out.fields[to_any, col].numpy()], 1)
+        pairs = np.unique(same_move, axis=0)
+        if len(np.unique(pairs[:, 0])) != len(pairs) or len(np.unique(pairs[:, 1])) != len(pairs):
+            raise RuntimeError(f"to_any_table: the {name} fields of the two layouts do not match one to one")
+        theirs, mine = torch.from_numpy(pairs[:, 0]), torch.from_numpy(pairs[:, 1])
+        state[name][mine] = src[name][theirs]
+        if name == "kind_rows" and facts:  # a weight per move kind
+            state["move_weights"][mine] = src["move_weights"][theirs]
+    out.load_state_dict(state)
+    out.train(net.training)
+    return out.to(net.pi.weight.device)

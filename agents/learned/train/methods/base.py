@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.agents.learned.nets.policy import PolicyNet, build_net, padded, padded_rows
+from shanghai_env.agents.learned.nets.policy import PolicyNet, build_net, padded, padded_rows, to_any_table
 from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
@@ -57,8 +57,12 @@ class NetMethod:
         self.reset_extra()
 
     def _start_from(self, path: str) -> None:
-        """Copy the weights of a saved player of the same shape (``--init`` a .pt)."""
+        """Copy the weights of a saved player of the same shape (``--init`` a .pt); an any_table run
+        starts from a native player of its contracts converted (:func:`to_any_table`, any size)."""
         net, rules, _ = load_policy(path)
+        native = net.encoding == "table" and rules.contracts == tuple(self.config.contracts)
+        if native and self.net.encoding == "any_table":  # the same moves at its own size, any size now
+            net = to_any_table(net, rules)
         mine = (
             self.config.players,
             tuple(self.config.contracts),
@@ -71,9 +75,12 @@ class NetMethod:
         players = rules.num_players if net.encoding == "table" else self.config.players
         theirs = (players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net, net.encoding)
         if mine != theirs:
+            hint = "facts version 0: no --facts"
+            if net.encoding == "table" and self.net.encoding == "any_table":
+                hint = "an any_table run starts from a native player of its own contracts, at any --players"
             raise ValueError(
                 f"--init {path!r} has players, contracts, net_arch, facts version, move_net, encoding "
-                f"{theirs}; this run has {mine}: give the run the same options (facts version 0: no --facts)"
+                f"{theirs}; this run has {mine}: give the run the same options ({hint})"
             )
         self.net.load_state_dict(net.state_dict())
 

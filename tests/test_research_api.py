@@ -173,7 +173,7 @@ def test_the_module_says_what_it_needs():
 
 @pytest.mark.parametrize("name", ["shanghai", "shanghai_4p"])
 def test_a_scorer_is_sent_to_its_own_loader(name):
-    with pytest.raises(ValueError, match="a .scorer plays through make_agent"):
+    with pytest.raises(ValueError, match=r"a \.scorer plays through make_agent"):
         load_scorer_module(shipped_models()[name])
 
 

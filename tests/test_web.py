@@ -411,7 +411,8 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # PYTHONFAULTHANDLER: a server that does not stop prints where each of its threads is
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"},
         cwd=tmp_path,
     )
     try:
@@ -435,7 +436,12 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
             assert answer.status == 200
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        try:
+            _, err = process.communicate(timeout=120)  # a loaded machine: once over 60 s
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # the fault handler's traceback of every thread
+            _, err = process.communicate(timeout=30)
+            pytest.fail(f"the server did not stop on Ctrl-C within 120 s:\n{err[-4000:]}")
     assert process.returncode == 0, err
     assert "game record saved to" in err  # the unfinished game, as far as it went
     assert load(record)["game_over"] is False and replay(load(record)).move_count >= 1

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from pathlib import Path
+
+
+def default_ctrl_c() -> None:
+    """``preexec_fn`` for a command that a test stops with SIGINT: Ctrl-C as a terminal's
+    foreground command has it. (A shell that starts a job in the background sets SIGINT to ignored,
+    every child inherits that, and Python then installs no KeyboardInterrupt handler.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(pid: int) -> set[int]:

@@ -5,9 +5,11 @@ high ace drawn as an ace, a table that does not move as the move list fills and 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -147,26 +149,37 @@ def record() -> dict[str, Any]:
     return out
 
 
+@contextlib.contextmanager
+def replay_page(tmp_path: Path, record: dict[str, Any], width: int, height: int) -> Iterator[tuple[Any, str]]:
+    """The record's HTML replay open in Chromium in a ``width`` x ``height`` window: the page and the
+    file's address."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (the dev extra)"
+    )
+    path = tmp_path / "game.html"
+    path.write_text(replay_html(record), encoding="utf-8")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": width, "height": height})
+        try:
+            yield page, path.as_uri()
+        finally:
+            browser.close()
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
 def test_the_replay_table_stays_put_and_fits_a_1400x900_window(
     tmp_path: Path, record: dict[str, Any]
 ) -> None:
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright is not installed (the dev extra)"
-    )
     header, states, _ = replay_frames(record)
-    path = tmp_path / "game.html"
-    path.write_text(replay_html(record), encoding="utf-8")
     everyone_down = next(i for i, s in enumerate(states) if all(s["down"]) and s["phase"] == "PLAY")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+    with replay_page(tmp_path, record, 1400, 900) as (page, uri):
         tops = []
         for frame in range(7):
-            page.goto(f"{path.as_uri()}#step={frame}")
+            page.goto(f"{uri}#step={frame}")
             tops.append(page.evaluate("document.getElementById('table').getBoundingClientRect().top"))
         assert len(set(tops)) == 1, tops  # the move list above it does not push the table down
-        page.goto(f"{path.as_uri()}#step={everyone_down}")
+        page.goto(f"{uri}#step={everyone_down}")
         bottom = page.evaluate("document.querySelector('#table svg').getBoundingClientRect().bottom")
         assert bottom <= 900  # the fourth player's panel is in the window
         # the JavaScript draws a high ace as Python does
@@ -186,7 +199,6 @@ def test_the_replay_table_stays_put_and_fits_a_1400x900_window(
                     )
                     py = table_scene(frame_state, head, viewer, width=width, status=status)
                     assert js == [list(shape) for shape in py], (width, viewer)
-        browser.close()
 
 
 REPLAY_MEASURE = """() => {
@@ -213,20 +225,12 @@ def test_the_replay_is_readable_on_a_phone_a_small_screen_and_a_laptop(
     tmp_path: Path, record: dict[str, Any], width: int, height: int
 ) -> None:
     """No text under 12 CSS px, the table's included, and nothing off the side of the screen."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright is not installed (the dev extra)"
-    )
     _, states, _ = replay_frames(record)
-    path = tmp_path / "game.html"
-    path.write_text(replay_html(record), encoding="utf-8")
     busiest = max(range(len(states)), key=lambda i: sum(len(m) for m in states[i]["melds"]))
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": width, "height": height})
-        page.goto(f"{path.as_uri()}#step={busiest}")
+    with replay_page(tmp_path, record, width, height) as (page, uri):
+        page.goto(f"{uri}#step={busiest}")
         got = page.evaluate(REPLAY_MEASURE)
         page.screenshot(path=str(tmp_path / f"replay-{width}x{height}.png"))
-        browser.close()
     assert got["drawingFont"] >= 12 and got["htmlFont"] >= 12, got
     assert got["pageWidth"] <= width and got["offSide"] == [], got
     assert got["scale"] >= 1, got  # never drawn smaller than laid out: a unit is a pixel or more

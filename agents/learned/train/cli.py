@@ -264,6 +264,15 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
     if args.encoding != "table" and method not in ("ppo", "dmc", "dagger"):
         parser.error(f"argument --encoding: {args.encoding} trains with ppo, dmc or dagger, not {method}")
+    tables = getattr(args, "tables", ())
+    if tables and (args.encoding != "any_table" or args.env_workers > 1):
+        parser.error(
+            "argument --tables: games at several table sizes need --encoding any_table and --env-workers 1"
+        )
+    if tables and any(n not in range(3, 9) for n in tables):
+        parser.error(f"argument --tables: table sizes are 3 to 8 players, got {','.join(map(str, tables))}")
+    if tables and args.opponents != ("self",) and len(args.opponents) > 1:
+        parser.error("argument --opponents: with --tables name one player, who fills every other seat")
     if method == "dagger" and args.env_workers > 1:
         parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
     made = not os.path.exists(args.out)  # a refused run leaves no folder it made

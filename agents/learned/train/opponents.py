@@ -9,6 +9,7 @@ all games in one forward pass; bots get one object per game.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -16,15 +17,17 @@ from typing import Any
 from shanghai_env.agents.learned.train.run import SELF, RunConfig
 
 
-def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | None = None) -> Any:
-    """The run's batched games: in this process, or in ``env_workers`` processes (the same games).
+def make_games(
+    config: RunConfig, features: tuple[Callable[..., Any], int] | None = None, tables: tuple[int, ...] = ()
+) -> Any:
+    """The run's batched games, with the run's rewards: in this process, or in ``env_workers``
+    processes (the same games); with ``tables``, spread over those table sizes (any_table).
     ``features``: the function and size of the extra inputs the network reads (default: the
     facts block with ``--facts``, else none)."""
     options: dict[str, Any] = {
-        "players": players_for(config),
-        "num_players": config.players,
         "contracts": config.contracts,
         "encoding": config.encoding,
+        "reward": config.reward,
     }
     if features is None and config.facts:
         from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, facts_function
@@ -32,6 +35,12 @@ def make_games(config: RunConfig, features: tuple[Callable[..., Any], int] | Non
         features = (facts_function(config.facts_version), FACTS_SIZE)
     if features is not None:
         options.update(features=features[0], features_size=features[1])
+    if tables:
+        from shanghai_env.mixed_tables import MixedTablesEnv
+
+        seats = {n: players_for(dataclasses.replace(config, players=n)) for n in tables}
+        return MixedTablesEnv(config.num_envs, tables=tables, players=seats, **options)
+    options.update(players=players_for(config), num_players=config.players)
     if config.env_workers > 1:
         from shanghai_env.vector_workers import WorkerVectorEnv
 

@@ -418,7 +418,8 @@ _CLASS_MODULES = tuple(
     f"shanghai_env.{m}"
     for m in (
         "actions", "cards", "checks", "decision", "engine", "legal", "melds", "moves", "observation",
-        "rules", "vector", "vector_workers", "worlds", "agents.base", "agents.bots",
+        "rules", "vector", "vector_workers", "mixed_tables", "any_table", "worlds", "agents.base",
+        "agents.bots",
     )
 )  # fmt: skip
 _FUNCTION_MODULES = ("shanghai_env.agents.learned.nets.facts",)

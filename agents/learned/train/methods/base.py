@@ -50,11 +50,15 @@ class NetMethod:
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = make_games(config)
+        self.venv = self.make_venv(config)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         self.updates = 0
         self.reset_extra()
+
+    def make_venv(self, config: RunConfig) -> Any:
+        """The run's batched games (:func:`.make_games`)."""
+        return make_games(config)
 
     def _start_from(self, path: str) -> None:
         """Copy the weights of a saved player of the same shape (``--init`` a .pt); an any_table run

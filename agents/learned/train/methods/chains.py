@@ -17,12 +17,11 @@ import numpy as np
 class SeatChains:
     """The chains of a rollout of ``steps`` steps of every game of ``venv``."""
 
-    def __init__(self, venv: Any, steps: int, learner_seats: Sequence[int], relative: bool) -> None:
+    def __init__(self, venv: Any, steps: int, learner_seats: Sequence[int]) -> None:
         n, p = venv.num_envs, venv.num_players
         size = n * steps
         self.venv = venv
         self.learner_seats = tuple(learner_seats)
-        self.relative = relative  # rewards as the seat's minus the table's mean
         self.rows = np.arange(n)
         self.rewards = np.zeros(size, np.float32)
         self.terminal = np.zeros(size, bool)
@@ -40,8 +39,6 @@ class SeatChains:
 
     def settle(self, rew: np.ndarray, done: np.ndarray) -> None:
         """A step's rewards ``(N, players)`` to each seat's latest decision; ended games close."""
-        if self.relative:
-            rew = rew - rew.mean(1, keepdims=True)
         last = self.last
         for i in np.flatnonzero(rew.any(1)):
             for s in self.learner_seats:

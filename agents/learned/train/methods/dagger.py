@@ -105,7 +105,7 @@ class Dagger(NetMethod):
         legal: list[list[int]] = []
         target = np.full(size, -1, np.int64)  # the teacher's move, as its place among the legal ones
         values = np.empty(size, np.float32)
-        chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
+        chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
         teacher_moves = 0
         for t in range(steps):

@@ -16,7 +16,9 @@ deal ends, then join the batch; each update fits the values of the finished deci
 (mean squared error) for ``epochs`` passes. The saved player plays the highest-valued move.
 
 Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
-``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``.
+``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``,
+``tables`` (table sizes to train at, with ``--encoding any_table``: one game batch over them all,
+:class:`shanghai_env.mixed_tables.MixedTablesEnv`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import torch
 from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.nets.sampling import greedy_legal
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
+from shanghai_env.agents.learned.train.opponents import make_games
 from shanghai_env.agents.learned.train.run import safe_loads
 
 
@@ -45,11 +48,15 @@ class DMCOptions:
     epsilon: float = 0.05
     max_grad_norm: float = 1.0
     td_lambda: float = 1.0  # 1: the deal's result (Monte Carlo); below 1: the lambda-return
+    tables: tuple[int, ...] = ()  # train at these table sizes (any_table); none: at --players
 
 
 class DMC(NetMethod):
     name = "dmc"
     Options = DMCOptions
+
+    def make_venv(self, config: Any) -> Any:
+        return make_games(config, tables=self.opt.tables)
 
     def reset_extra(self) -> None:
         # per row: the decisions of its current deal (observation, action, seat, the highest move
@@ -89,7 +96,6 @@ class DMC(NetMethod):
         act_out: list[int] = []
         tgt_out: list[float] = []
         finished: list[float] = []
-        relative = self.config.reward == "relative"
         table = self.acting_table()  # the weights do not change while collecting
         for _ in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
@@ -112,8 +118,6 @@ class DMC(NetMethod):
                 decision = (seen, int(actions[row]), int(venv.seat[row]), float(best_value[row]))
                 self.pending[row].append(decision)
             _, _, _, rew, done = venv.step(actions)
-            if relative:
-                rew = rew - rew.mean(1, keepdims=True)
             # rewards come when a deal ends: every waiting decision of that row gets its seat's
             for i in np.flatnonzero(rew.any(1) | done):
                 tgt_out.extend(self.targets(self.pending[i], rew[i]))

@@ -64,7 +64,7 @@ class PPO(NetMethod):
         chosen = np.empty(size, np.int64)
         logp = np.empty(size, np.float32)
         values = np.empty(size, np.float32)
-        chains = SeatChains(venv, steps, self.learner_seats, self.config.reward == "relative")
+        chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
         table = self.acting_table()  # the weights do not change during a rollout
         for t in range(steps):

@@ -49,7 +49,6 @@ SELF = "self"
 CHECKPOINT = "checkpoint.pt"
 CHECKSUM = "checkpoint.json"  # the checkpoint's sha256 (and its method and steps), written with it
 LOCK = ".lock"  # held (flock) by the trainer writing the folder
-RUN_FILES = ("config.json", CHECKPOINT, CHECKSUM, "progress.csv", "eval.csv", "model.pt", "model.json")
 
 
 @dataclass

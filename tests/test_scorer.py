@@ -465,6 +465,7 @@ def test_bad_run_command_lines_exit_2_with_one_line(
         (["fit", "{junk}", "--out", "m.scorer", "--epochs", "2", "--epochs", "3"], "--epochs"),
         (["fit", "{junk}", "--out", "m.zip"], "a scorer is saved as .scorer"),
         (["fit", "{junk}", "--out", "m"], "a scorer is saved as .scorer"),
+        (["gen", "--out", "x", "--games", "1"], "a shard is saved as .npz"),
     ],
 )
 def test_bad_stage_command_lines_exit_2_with_one_line(

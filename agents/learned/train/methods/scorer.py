@@ -508,6 +508,8 @@ def _usage_problem(name: str, args: argparse.Namespace) -> str | None:
         return "give one of --seconds and --games"
     if name == "gen" and args.value_discards == 1:
         return "argument --value-discards: 0 (off), or the number of discards valued, 2 or more"
+    if name == "gen" and not args.out.endswith(".npz"):  # numpy would add it, and the log not
+        return f"argument --out: a shard is saved as .npz, got {args.out!r}"
     if name == "fit" and not args.out.endswith(EXTENSION):
         return f"argument --out: a scorer is saved as {EXTENSION}, got {args.out!r}"
     if name == "fit" and args.own_discards and args.init is None:

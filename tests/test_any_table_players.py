@@ -211,6 +211,17 @@ def test_a_file_without_an_encoding_is_native_and_an_unknown_one_is_refused(tmp_
         build_net(rules, (8,), encoding="sideways")
 
 
+def test_an_any_table_file_whose_header_lost_its_encoding_names_the_layout_its_weights_fit(tmp_path):
+    rules = Rules(num_players=5, contracts=(1,))
+    path = str(tmp_path / "p.pt")
+    save_policy(path, build_net(rules, (8,), encoding="any_table"), rules)
+    blob = torch.load(path, weights_only=True)
+    del blob["encoding"]  # read as a native 5-player file, which its weights do not fit
+    torch.save(blob, path)
+    with pytest.raises(ValueError, match="weights fit every table size in encoding any_table, contract 1"):
+        load_policy(path)
+
+
 @pytest.mark.parametrize(
     "argv, needle",
     [

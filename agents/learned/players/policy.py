@@ -24,7 +24,7 @@ from shanghai_env.agents.learned.nets.sampling import (
     legal_index,
     legal_log_probs,
 )
-from shanghai_env.any_table import ENCODINGS, MAX_SEATS, MIN_SEATS, AnyTable
+from shanghai_env.any_table import ENCODINGS, MAX_SEATS, MIN_SEATS, AnyTable, encoding_tables
 from shanghai_env.decision import Decision
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
@@ -152,11 +152,15 @@ def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:
         return "no table this version knows (no action layer)"
     actions, inputs = int(pi.shape[0]), int(first.shape[1]) - (FACTS_SIZE if facts else 0)
     for contracts in (ALL_CONTRACTS, *((c,) for c in ALL_CONTRACTS)):
+        shown = "all contracts" if contracts == ALL_CONTRACTS else f"contract {contracts[0]}"
         for players in range(3, 9):
             rules = Rules(num_players=players, contracts=contracts)
             if action_table(rules).size == actions and ObservationEncoder(rules).size == inputs:
-                shown = "all contracts" if contracts == ALL_CONTRACTS else f"contract {contracts[0]}"
                 return f"{players} players, {shown} ({actions} moves, observations of {inputs})"
+        table, encoder = encoding_tables(Rules(num_players=8, contracts=contracts), "any_table")
+        if (table.size, encoder.size) == (actions, inputs):
+            sizes = f"{actions} moves, observations of {inputs}"
+            return f"every table size in encoding any_table, {shown} ({sizes})"
     return f"a table of {actions} moves and observations of {inputs} entries"
 
 

@@ -1,7 +1,8 @@
 """Games at several table sizes in one batch: one network trained at every table size.
 
 ``MixedTablesEnv(num_envs, tables=(3, 4, 5, 6, 7, 8), **options)`` splits its rows in order
-over one :class:`~shanghai_env.vector.VectorEnv` per table size (as evenly as the count allows;
+over one :class:`~shanghai_env.vector.VectorEnv` per entry of ``tables`` (as evenly as the count
+allows, so a size named twice gets two shares of the rows: a way to weight the sizes;
 rows keep their numbers in the seeds: ``first_row``), all in the 8-seat encoding
 ``any_table``, where observations and actions have one shape whatever the number of players
 (docs/observation.md). It steps like the batched env (``reset``, ``step``, ``obs``, ``mask``,
@@ -26,13 +27,11 @@ from .vector import VectorEnv, checked_actions, env_count
 
 
 def table_sizes(tables: Any) -> tuple[int, ...]:
-    """``tables`` checked: distinct numbers of players, each 3 to 8, ascending."""
+    """``tables`` checked: numbers of players, each 3 to 8, ascending (a size may repeat: each
+    entry is a share of the rows)."""
     if isinstance(tables, (str, bytes)) or not isinstance(tables, Sequence) or not tables:
         raise TypeError(f"tables must be a non-empty list of numbers of players (3 to 8), got {tables!r}")
-    sizes = [int_arg("tables[]", n, low=MIN_SEATS, high=MAX_SEATS) for n in tables]
-    if len(set(sizes)) != len(sizes):
-        raise ValueError(f"tables names a table size twice: {list(tables)!r}")
-    return tuple(sorted(sizes))
+    return tuple(sorted(int_arg("tables[]", n, low=MIN_SEATS, high=MAX_SEATS) for n in tables))
 
 
 class MixedTablesEnv:

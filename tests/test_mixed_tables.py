@@ -97,7 +97,6 @@ def test_a_pickled_batch_goes_on_identically():
         ({"tables": "345"}, TypeError, "numbers of players"),
         ({"tables": (2, 4)}, ValueError, "tables"),
         ({"tables": (4, 9)}, ValueError, "tables"),
-        ({"tables": (4, 4)}, ValueError, "twice"),
         ({"tables": (3, 4), "encoding": "table"}, ValueError, "any_table"),
         ({"tables": (3, 4), "num_players": 4}, TypeError, "tables="),
         ({"tables": (3, 4), "players": {5: [None] * 5}}, TypeError, "players"),
@@ -109,6 +108,15 @@ def test_bad_arguments_are_clear_errors(kwargs, error, needle):
     with pytest.raises(error, match=needle):
         MixedTablesEnv(**kwargs)
     assert table_sizes([8, 3]) == (3, 8)
+
+
+def test_a_size_named_twice_gets_two_shares_of_the_rows():
+    mixed = MixedTablesEnv(9, tables=(3, 8, 3), **OPTIONS)
+    assert mixed.tables == (3, 3, 8)
+    mixed.reset(seed=2)
+    assert [g.rules.num_players for g in mixed.games] == [3, 3, 3, 3, 3, 3, 8, 8, 8]
+    seeds = [b.game_seeds for b in mixed.blocks]  # the two 3-player blocks deal different games
+    assert len({s for block in seeds for s in block}) == 9
 
 
 torch = pytest.importorskip("torch")

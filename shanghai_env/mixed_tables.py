@@ -56,7 +56,7 @@ class MixedTablesEnv:
             raise ValueError("games at several table sizes share one encoding, 'any_table'")
         if "num_players" in options or "copy" in options:
             raise TypeError(
-                "MixedTablesEnv takes tables=, not num_players=, and always returns its own buffers"
+                "MixedTablesEnv takes tables=, not num_players=; no copy= (its arrays are new every step)"
             )
         if players is not None and (not isinstance(players, Mapping) or set(players) - set(self.tables)):
             raise TypeError(

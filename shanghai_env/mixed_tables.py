@@ -96,10 +96,19 @@ class MixedTablesEnv:
         self.deal_ended = np.concatenate([b.deal_ended for b in blocks])
         self._legal = [ids for b in blocks for ids in b.legal_ids]
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Deal a fresh game in every row (``seed``: one int, or None: drawn at random)."""
-        for block in self.blocks:
-            block.reset(seed)
+    def reset(
+        self, seed: int | Sequence[int | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Deal a fresh game in every row. ``seed``: one int, one per game (a list, each block
+        given its rows' part), or None (drawn at random)."""
+        if isinstance(seed, Sequence) and not isinstance(seed, (str, bytes)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed: one per game ({self.num_envs}), got {len(seed)}")
+            for block, (a, b) in zip(self.blocks, self._bounds):
+                block.reset(list(seed[a:b]))
+        else:
+            for block in self.blocks:
+                block.reset(seed)
         self._gather()
         return self.obs, self.mask, self.seat
 

@@ -110,6 +110,18 @@ def test_bad_arguments_are_clear_errors(kwargs, error, needle):
     assert table_sizes([8, 3]) == (3, 8)
 
 
+def test_a_seed_per_game_deals_each_row_its_own_seed():
+    mixed = MixedTablesEnv(5, tables=(3, 6), **OPTIONS)
+    seeds = [101, 102, 103, 104, 105]
+    mixed.reset(seed=seeds)
+    alone = VectorEnv(2, num_players=6, first_row=3, encoding="any_table", **OPTIONS)
+    alone.reset(seed=seeds[3:])
+    np.testing.assert_array_equal(mixed.obs[3:], alone.obs)
+    assert mixed.blocks[1].game_seeds == alone.game_seeds
+    with pytest.raises(ValueError, match=r"one per game \(5\), got 2"):
+        mixed.reset(seed=[1, 2])
+
+
 def test_a_size_named_twice_gets_two_shares_of_the_rows():
     mixed = MixedTablesEnv(9, tables=(3, 8, 3), **OPTIONS)
     assert mixed.tables == (3, 3, 8)
@@ -159,7 +171,7 @@ MIXED = ["dmc", "--encoding", "any_table", "--tables", "3,4"]
     ("argv", "needle"),
     [
         (["dmc", "--tables", "3,4"], "--encoding any_table"),
-        (["dmc", "--encoding", "any_table", "--tables", "3,9"], "3 to 8"),
+        (["dmc", "--encoding", "any_table", "--tables", "3,9"], "an int 3..8, got 9"),
         ([*MIXED, "--env-workers", "2"], "--env-workers 1"),
         ([*MIXED, "--opponents", "greedy,planner,greedy"], "with --tables name one player"),
     ],

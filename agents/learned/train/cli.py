@@ -46,6 +46,7 @@ from shanghai_env.cli import (
     require_extra,
 )
 from shanghai_env.cli import run as run_cli
+from shanghai_env.mixed_tables import table_sizes
 
 LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer")
 OTHER_METHODS = ("rllib",)
@@ -269,8 +270,11 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error(
             "argument --tables: games at several table sizes need --encoding any_table and --env-workers 1"
         )
-    if tables and any(n not in range(3, 9) for n in tables):
-        parser.error(f"argument --tables: table sizes are 3 to 8 players, got {','.join(map(str, tables))}")
+    try:
+        if tables:
+            table_sizes(tables)
+    except ValueError as err:
+        parser.error(f"argument --tables: {err}")
     if tables and args.opponents != ("self",) and len(args.opponents) > 1:
         parser.error("argument --opponents: with --tables name one player, who fills every other seat")
     if method == "dagger" and args.env_workers > 1:

@@ -49,6 +49,7 @@ import shanghai_env
 from shanghai_env import Game
 from shanghai_env.actions import ActionTable
 from shanghai_env.observation import ObservationEncoder
+from shanghai_env.vector_workers import WorkerVectorEnv
 
 
 class Slices:
@@ -147,7 +148,7 @@ def aec_loop(num_players: int, wrapped: bool, cap: int | None) -> Callable[[], i
     return episode
 
 
-def vector_loop(num_players: int, num_envs: int, copy: bool = False) -> Callable[[], int]:
+def vector_loop(num_players: int, num_envs: int, copy: bool = False, workers: int = 0) -> Callable[[], int]:
     """One call: ``vector_env(num_envs)`` reset, then stepped until every row has played a whole
     game (the actions drawn among each row's legal ids); returns the steps of all rows.
 
@@ -155,17 +156,21 @@ def vector_loop(num_players: int, num_envs: int, copy: bool = False) -> Callable
     of one table size differ in length by a few percent, so a batch measured for a fixed time
     after a reset would see only the early deals (contract 1's sets, its layoffs) of every row.
     Rows whose game ends first start their next and play on until the last row's ends (a few
-    percent more early-deal steps). ``copy``: the env made with ``copy=True``."""
-    venv = shanghai_env.vector_env(num_envs, num_players=num_players, copy=copy)
+    percent more early-deal steps). ``copy``: the env made with ``copy=True``; ``workers``: the
+    same games in a ``WorkerVectorEnv`` of that many processes."""
+    if workers:
+        venv: Any = WorkerVectorEnv(num_envs, workers=workers, num_players=num_players, copy=copy)
+    else:
+        venv = shanghai_env.vector_env(num_envs, num_players=num_players, copy=copy)
     rng = random.Random(0)
     seeds = iter(range(10**9))
 
     def games() -> int:
         venv.reset(seed=next(seeds))
         steps = 0
-        played = venv.games_played
-        while min(played) < 2:
-            venv.step([rng.choice(ids) for ids in venv.legal_actions])
+        ended = np.zeros(num_envs, bool)
+        while not ended.all():
+            ended |= venv.step([rng.choice(ids) for ids in venv.legal_actions])[4]
             steps += num_envs
         return steps
 
@@ -403,9 +408,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--vector-envs", default="16,64", help="games of the batched env in the whole-games group, e.g. 16,64"
     )
+    parser.add_argument(
+        "--workers", type=int, default=0, help="whole games: also each batched env in this many processes"
+    )
     parser.add_argument("--json", default=None, help="write the figures to this file")
     parser.add_argument("--markdown", default=None, help="write the figures as Markdown tables to this file")
     args = parser.parse_args(argv)
+    if args.workers and args.clock != "wall":
+        parser.error("--workers needs --clock wall: the time of the worker processes is not this process's")
     seconds = args.seconds or (0.5 if args.quick else 6.0)
     rounds = args.rounds or (1 if args.quick else 6)
     players = [int(p) for p in args.players.split(",")]
@@ -448,6 +458,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not args.no_whole:
             whole = [Slices(f"env whole games {n}p", aec_loop(n, True, None))]
             whole += [Slices(f"vector_env({k}) {n}p", vector_loop(n, k)) for k in vector_envs]
+            if args.workers:
+                w = args.workers
+                for k in vector_envs:
+                    whole.append(Slices(f"vector_env({k}, workers={w}) {n}p", vector_loop(n, k, workers=w)))
             if args.copy and vector_envs:
                 k = vector_envs[0]
                 whole.append(Slices(f"vector_env({k}, copy=True) {n}p", vector_loop(n, k, copy=True)))
@@ -461,6 +475,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(f"{s.label:<34} {s.rate:>10,.0f} steps/s")
             for s in whole[1:]:
                 ratio(results, s, whole[0])
+            for k in vector_envs if args.workers else []:  # the workers against one process
+                split = next(s for s in whole if s.label == f"vector_env({k}, workers={args.workers}) {n}p")
+                ratio(results, split, next(s for s in whole if s.label == f"vector_env({k}) {n}p"))
             for s in peer_whole:
                 sps.setdefault(s.label, {})[f"{n}p"] = s.rate
                 print(f"{s.label + f' (with {n}p)':<34} {s.rate:>10,.0f} steps/s")

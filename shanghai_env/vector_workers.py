@@ -1,16 +1,19 @@
-"""The batched env with its games in worker processes: the same games, more cores.
+"""The batched env with its games in several processes: the same games, more cores.
 
 ``WorkerVectorEnv(num_envs, workers=W, **options)`` splits the ``num_envs`` rows into ``W``
-contiguous blocks, each a :class:`~shanghai_env.vector.VectorEnv` in a process of its own (its
-rows keep their numbers in the seeds: ``first_row``), steps them all at once and gathers their
-arrays. It has the batched env's interface (``reset``, ``step``, ``obs``, ``mask``, ``seat``,
-``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``, ``deal_counts``, ``deal_ended``,
-``bool_mask``, ``broken``; the options ``reward``, ``mask_dtype`` and ``copy``) and plays
-exactly the same games, observations and rewards for the same seed and actions, whatever
-``W`` (tested). Players played inside are copied into each worker (its bots are made by their
-factories in this process and pickled with its games, and so is a network), so they must
-pickle: one that does not is a TypeError before any worker starts. Pickling the object (a checkpoint) takes
-every worker's games and a copy starts workers of its own with them.
+contiguous blocks, each a :class:`~shanghai_env.vector.VectorEnv` (its rows keep their numbers
+in the seeds: ``first_row``): block 0 is stepped in this process while ``W - 1`` worker processes
+step the others. The workers write the observations, masks, seats, scores and extra inputs straight
+into memory shared with this process, which are the arrays the caller gets; only the actions,
+legal ids, seeds and rewards cross a pipe. It has the batched env's interface (``reset``, ``step``,
+``obs``, ``mask``, ``seat``, ``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``,
+``deal_counts``, ``deal_ended``, ``bool_mask``, ``broken``; the options ``reward``,
+``mask_dtype`` and ``copy``) and plays exactly the same games, observations and rewards for the
+same seed and actions, whatever ``W`` (tested). Players played inside are copied into each block
+(its bots are made by their factories in this process and pickled with its games, and so is a
+network), so they must pickle: one that does not is a TypeError before any worker starts.
+Pickling the object (a checkpoint) takes every block's games and a copy starts workers of its
+own with them.
 
 Arguments are checked in this process before anything is sent (the same checks as the batched
 env's, with the same messages). A worker's error reaches the caller as an error naming the
@@ -19,8 +22,8 @@ RuntimeError naming its type); an error of a player inside a worker leaves the e
 every use until ``reset``, as the batched env does. A worker that died is a RuntimeError naming
 it, and the env is then closed. After ``close`` every call says that the env is closed.
 
-Worth it where stepping the games is a large part of the time and there are cores to spare: on
-two cores the trainer's updates dominate and one process is as fast (docs/performance.md).
+Worth it where stepping the games is a large part of the time and there are cores to spare
+(docs/performance.md has the figures).
 """
 
 from __future__ import annotations
@@ -37,12 +40,37 @@ import numpy as np
 from .checks import int_arg
 from .vector import VectorEnv, checked_actions, env_count, reset_seeds
 
+# the arrays a worker writes into memory it shares with the parent after every reset and step,
+# in this order (the 8-byte ones first, so that every array starts aligned)
+_SHARED = ("seat", "final_scores", "extra", "obs", "mask")
 
-def _serve(conn: Connection, blob: bytes) -> None:
+
+def _layout(venv: VectorEnv, num_envs: int) -> list[tuple[str, tuple[int, ...], str]]:
+    """Each shared array's name, shape (``num_envs`` rows, as wide as ``venv``'s) and dtype."""
+    arrays = [(name, getattr(venv, name)) for name in _SHARED]
+    return [(name, (num_envs, *array.shape[1:]), array.dtype.str) for name, array in arrays]
+
+
+def _views(buffer: Any, layout: list[tuple[str, tuple[int, ...], str]]) -> dict[str, np.ndarray]:
+    """Numpy arrays over the shared ``buffer``, one per entry of ``layout``."""
+    views, offset = {}, 0
+    for name, shape, dtype in layout:
+        count = int(np.prod(shape))
+        views[name] = np.frombuffer(buffer, dtype, count, offset).reshape(shape)
+        offset += -(-count * np.dtype(dtype).itemsize // 8) * 8  # the next array 8-byte aligned
+    return views
+
+
+def _size(layout: list[tuple[str, tuple[int, ...], str]]) -> int:
+    return sum(-(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8 for _, shape, dtype in layout)
+
+
+def _serve(conn: Connection, blob: bytes, buffer: Any, layout: list[Any], rows: slice) -> None:
     # Ctrl-C reaches every process of the terminal's group: the parent decides what stops (it
     # may save a checkpoint, which needs the workers' games), so the workers ignore it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     venv: VectorEnv = pickle.loads(blob)
+    shared = {name: view[rows] for name, view in _views(buffer, layout).items()}
     while True:
         try:
             cmd, arg = conn.recv()
@@ -52,19 +80,19 @@ def _serve(conn: Connection, blob: bytes) -> None:
             conn.close()
             return
         try:
-            reply = _answer(venv, cmd, arg)
+            reply = _answer(venv, cmd, arg, shared)
         except Exception as err:  # the parent raises it, naming this worker; the worker lives on
             reply = ("error", type(err).__name__, str(err), venv._broken is not None)
         conn.send(reply)
 
 
-def _answer(venv: VectorEnv, cmd: str, arg: Any) -> tuple[Any, ...]:
+def _answer(venv: VectorEnv, cmd: str, arg: Any, shared: dict[str, np.ndarray]) -> tuple[Any, ...]:
     if cmd == "reset":
         venv._reset(*arg)
-        return _arrays(venv, None)
+        return _publish(venv, shared, None)
     if cmd == "step":
         out = venv.step(arg)
-        return _arrays(venv, (*out[3:], venv.deal_ended))
+        return _publish(venv, shared, (*out[3:], venv.deal_ended))
     if cmd == "observe":
         return ("ok", venv.observe(*arg))
     if cmd == "observe_extra":
@@ -74,20 +102,11 @@ def _answer(venv: VectorEnv, cmd: str, arg: Any) -> tuple[Any, ...]:
     raise ValueError(f"unknown command {cmd!r}")
 
 
-def _arrays(venv: VectorEnv, tail: Any) -> tuple[Any, ...]:
-    # no mask: the parent rebuilds it from the legal ids (a tenth of the bytes through the pipe)
-    return (
-        "ok",
-        venv.obs,
-        None,
-        venv.seat,
-        venv.legal_ids,
-        venv.final_scores,
-        venv.game_seeds,
-        dict(venv.deal_counts),
-        tail,
-        venv.extra,
-    )
+def _publish(venv: VectorEnv, shared: dict[str, np.ndarray], tail: Any) -> tuple[Any, ...]:
+    """The arrays into the shared memory; the rest (small) is the answer through the pipe."""
+    for name, view in shared.items():
+        view[...] = getattr(venv, name)
+    return ("ok", venv.legal_ids, venv.game_seeds, dict(venv.deal_counts), tail)
 
 
 def _error_type(name: str) -> type[Exception]:
@@ -110,8 +129,8 @@ class WorkerVectorEnv:
         first = blocks[0]
         self._options = options
         self._closed: str | None = None  # why every call is refused (set by close)
-        self._conns: list[Connection] = []
-        self._procs: list[Any] = []
+        self._conns: dict[int, Connection] = {}  # worker k's pipe (k >= 1; block 0 is stepped here)
+        self._procs: dict[int, Any] = {}
         self._due: set[int] = set()  # workers whose answer has not been read yet
         self.rules, self.table, self.encoder = first.rules, first.table, first.encoder
         self.num_players, self.num_actions = first.num_players, first.num_actions
@@ -119,16 +138,10 @@ class WorkerVectorEnv:
         self._bounds = [(b.first_row - blocks[0].first_row, b.num_envs) for b in blocks]
         n = self.num_envs
         self.reward_mode, self.copy = first.reward_mode, first.copy
-        self.extra = np.zeros((n, first.extra.shape[1]), np.float32)
-        self.obs = np.zeros((n, self.observation_length), np.int8)
-        self.mask = np.zeros((n, self.num_actions), first.mask.dtype)  # int8, or bool (mask_dtype)
-        self.seat = np.zeros(n, np.int64)
-        self.final_scores = np.zeros((n, self.num_players), np.int64)
         self.deal_ended = np.zeros(n, bool)
         self.game_seeds = [0] * n
         self._legal: list[tuple[int, ...]] = [() for _ in range(n)]  # what step checks against
         self._legal_lists: list[list[int]] | None = None  # legal_actions, built when first read
-        self._mask_bytes = self.mask.reshape(-1).data.cast("B")  # the mask's bytes, row after row
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
         self._broken = next((b._broken for b in blocks if b._broken is not None), None)
         # every block pickled before any process starts: a player that does not pickle starts none
@@ -143,17 +156,30 @@ class WorkerVectorEnv:
                     f"lambdas or local functions): {err}"
                 ) from None
         ctx = mp.get_context("spawn")  # no fork of a process that may hold torch threads
-        for blob in blobs:
+        # the arrays the caller gets are memory the workers write, each into its rows (no copies);
+        # the mask is int8 or bool (mask_dtype), as the blocks'
+        layout = _layout(first, n)
+        buffer = ctx.RawArray("b", max(_size(layout), 8))
+        shared = _views(buffer, layout)
+        self.seat, self.final_scores, self.extra = shared["seat"], shared["final_scores"], shared["extra"]
+        self.obs, self.mask = shared["obs"], shared["mask"]
+        # block 0 is stepped in this process while the workers step theirs: W blocks, W - 1 workers
+        self._here = first
+        self._here_views = {name: view[: self._bounds[0][1]] for name, view in shared.items()}
+        for k in range(1, len(blocks)):
+            start, rows = self._bounds[k]
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child, blob), daemon=True)
+            args = (child, blobs[k], buffer, layout, slice(start, start + rows))
+            proc = ctx.Process(target=_serve, args=args, daemon=True)
             proc.start()
             child.close()
-            self._conns.append(parent)
-            self._procs.append(proc)
+            self._conns[k] = parent
+            self._procs[k] = proc
         self._started = any(b._seed is not None for b in blocks)
         if self._started:  # games in progress (a copy): their arrays as they stand
-            for (start, n), block in zip(self._bounds, blocks):
-                self._fill(start, n, _arrays(block, None))
+            for k, (block, (start, rows)) in enumerate(zip(blocks, self._bounds)):
+                views = {name: getattr(self, name)[start : start + rows] for name in _SHARED}
+                self._fill(k, _publish(block, views, None))
             self._sum_counts([b.deal_counts for b in blocks])
 
     def _name(self, k: int) -> str:
@@ -161,18 +187,23 @@ class WorkerVectorEnv:
         return f"worker {k} (games {start}..{start + n - 1})"
 
     def _call(self, messages: dict[int, tuple[str, Any]]) -> dict[int, tuple[Any, ...]]:
-        """Send each worker its message, then take every answer before raising any error, so that
-        the pipes stay in step; a worker's error is raised here naming the worker."""
+        """Send each worker its message, answer block 0's here meanwhile, then take every answer
+        before raising any error, so that the pipes stay in step; a worker's error is raised here
+        naming the worker."""
         self._drain()
         dead: list[int] = []
         replies = {}
         try:
             for k, message in messages.items():
+                if k == 0:
+                    continue
                 try:
                     self._conns[k].send(message)
                     self._due.add(k)
                 except OSError:  # a broken pipe: the worker is gone
                     dead.append(k)
+            if 0 in messages:
+                replies[0] = self._answer_here(*messages[0])
             for k in messages:
                 if k not in self._due:
                     continue
@@ -204,6 +235,13 @@ class WorkerVectorEnv:
                 raise _error_type(kind)(text)
         return replies
 
+    def _answer_here(self, cmd: str, arg: Any) -> tuple[Any, ...]:
+        """Block 0's answer, as a worker gives it (an error too)."""
+        try:
+            return _answer(self._here, cmd, arg, self._here_views)
+        except Exception as err:
+            return ("error", type(err).__name__, str(err), self._here._broken is not None)
+
     def _drain(self) -> None:
         """Read (and drop) the answers an interrupted call left due."""
         for k in sorted(self._due):
@@ -216,18 +254,12 @@ class WorkerVectorEnv:
         """Why the env refuses every use until ``reset``, or None."""
         return self._broken
 
-    def _fill(self, start: int, n: int, reply: tuple[Any, ...]) -> None:
-        _, obs, _, seat, legal, final, seeds, _, _, extra = reply
+    def _fill(self, k: int, reply: tuple[Any, ...]) -> None:
+        """Worker ``k``'s legal ids and seeds after its reset or step (it wrote its arrays)."""
+        _, legal, seeds, _, _ = reply
+        start, n = self._bounds[k]
         rows = slice(start, start + n)
-        self.obs[rows], self.seat[rows], self.final_scores[rows] = obs, seat, final
-        self.extra[rows] = extra
-        self.mask[rows] = 0  # the whole rows: nothing a caller wrote into them outlives the step
-        flat, size = self._mask_bytes, self.num_actions
-        for i, ids in enumerate(legal, start):
-            base = i * size
-            for a in ids:
-                flat[base + a] = 1
-            self._legal[i] = tuple(ids)
+        self._legal[rows] = legal
         self._legal_lists = None
         self.game_seeds[rows] = seeds
 
@@ -265,9 +297,9 @@ class WorkerVectorEnv:
                 for k, (start, n) in enumerate(self._bounds)
             }
         )
-        for k, (start, n) in enumerate(self._bounds):
-            self._fill(start, n, replies[k])
-        self._sum_counts([r[7] for r in replies.values()])
+        for k in range(len(self._bounds)):
+            self._fill(k, replies[k])
+        self._sum_counts([r[3] for r in replies.values()])
         self._started = True
         self.deal_ended = np.zeros(self.num_envs, bool)
         if self.copy:
@@ -281,10 +313,10 @@ class WorkerVectorEnv:
         replies = self._call(
             {k: ("step", acts[start : start + n]) for k, (start, n) in enumerate(self._bounds)}
         )
-        for k, (start, n) in enumerate(self._bounds):
-            self._fill(start, n, replies[k])
-        self._sum_counts([r[7] for r in replies.values()])
-        tails = [replies[k][8] for k in range(len(self._bounds))]
+        for k in range(len(self._bounds)):
+            self._fill(k, replies[k])
+        self._sum_counts([r[3] for r in replies.values()])
+        tails = [replies[k][4] for k in range(len(self._bounds))]
         rewards = np.concatenate([t[0] for t in tails])
         done = np.concatenate([t[1] for t in tails])
         self.deal_ended = np.concatenate([t[2] for t in tails])
@@ -317,7 +349,8 @@ class WorkerVectorEnv:
     def _shut(self, why: str) -> None:
         if getattr(self, "_closed", None) is None:
             self._closed = why
-        for k, (conn, proc) in enumerate(zip(self._conns, self._procs)):
+        for k, conn in self._conns.items():
+            proc = self._procs[k]
             with contextlib.suppress(EOFError, OSError):  # a worker already gone
                 if k in self._due and conn.poll(5):  # an answer left due would block its sender
                     conn.recv()
@@ -327,7 +360,7 @@ class WorkerVectorEnv:
                 proc.terminate()
                 proc.join(timeout=5)
             conn.close()
-        self._conns, self._procs, self._due = [], [], set()
+        self._conns, self._procs, self._due = {}, {}, set()
 
     def __del__(self) -> None:
         if getattr(self, "_procs", None):
@@ -335,8 +368,8 @@ class WorkerVectorEnv:
 
     def __getstate__(self) -> dict[str, Any]:
         self._open()
-        replies = self._call({k: ("state", None) for k in range(len(self._conns))})
-        return {"blocks": [replies[k][1] for k in range(len(self._conns))], "num_envs": self.num_envs,
+        replies = self._call({k: ("state", None) for k in range(len(self._bounds))})
+        return {"blocks": [replies[k][1] for k in range(len(self._bounds))], "num_envs": self.num_envs,
                 "workers": self.workers, "options": self._options}  # fmt: skip
 
     def __setstate__(self, state: dict[str, Any]) -> None:

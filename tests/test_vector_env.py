@@ -216,13 +216,14 @@ def test_the_gymnasium_vector_view_is_the_learners_seat():
         SingleAgentVectorEnv(2, opponents=[None, None, None])
 
 
-def test_games_in_worker_processes_are_the_same_games():
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_games_in_worker_processes_are_the_same_games(workers):
     import pickle
 
     from shanghai_env.vector_workers import WorkerVectorEnv
 
     one = vector_env(5, contracts=(1,))
-    split = WorkerVectorEnv(5, workers=2, contracts=(1,))
+    split = WorkerVectorEnv(5, workers=workers, contracts=(1,))
     try:
         one.reset(seed=3)
         split.reset(seed=3)
@@ -232,6 +233,9 @@ def test_games_in_worker_processes_are_the_same_games():
             rb = split.step(_random_actions(split, rng_b))
             for x, y in zip(ra, rb):
                 np.testing.assert_array_equal(x, y)
+            if t == 100:  # the caller's arrays are the memory the workers write: scribbling on them
+                split.obs[:] = 7  # changes nothing the next step shows or allows
+                split.mask[:] = 1
             if t == 150:  # a checkpoint: the copy goes on with the same games in workers of its own
                 copy = pickle.loads(pickle.dumps(split))
                 split.close()

@@ -412,7 +412,7 @@ def test_an_interrupted_step_keeps_the_pipes_in_step(workers_env):
     env.reset(seed=5)
     one = vector_env(4, contracts=(1,))
     one.reset(seed=5)
-    env._conns[0] = Interrupting(env._conns[0])
+    env._conns[1] = Interrupting(env._conns[1])
     actions = _first_legal(one)
     with pytest.raises(KeyboardInterrupt):
         env.step(actions)

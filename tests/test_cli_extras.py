@@ -64,14 +64,14 @@ def assert_one_line_naming(run: subprocess.CompletedProcess[str], command: str, 
             "shanghai-train rllib",
             "rllib",
             "from shanghai_env.agents.learned.train.cli import cli\n"
-            "sys.argv = ['shanghai-train', 'rllib', '--iterations', '1']\ncli()",
+            "sys.argv = ['shanghai-train', 'rllib', '--timesteps', '1']\ncli()",
             ["ray"],
         ),
         (  # the one trainer command needs the train extra before any method's own
             "shanghai-train",
             "train",
             "from shanghai_env.agents.learned.train.cli import cli\n"
-            "sys.argv = ['shanghai-train', 'rllib', '--iterations', '1']\ncli()",
+            "sys.argv = ['shanghai-train', 'rllib', '--timesteps', '1']\ncli()",
             ["sb3_contrib"],
         ),
     ],
@@ -87,14 +87,14 @@ def test_a_command_without_its_extra_prints_one_line_naming_it(
 
 
 def test_rllib_training_checks_the_export_packages_before_ray_starts(tmp_path: Path) -> None:
-    """With Ray installed but sb3-contrib missing, main() stops before ray.init."""
+    """With Ray installed but sb3-contrib missing, shanghai-train rllib stops before ray.init."""
     pytest.importorskip("ray.rllib")
     call = (
         "import ray\n"
         "def no(*a, **k): raise SystemExit('ray.init was called')\n"
         "ray.init = no\n"
-        "from shanghai_env.agents.learned.train.methods.rllib import main\n"
-        "main(['--iterations', '1', '--out', 'out'])\n"
+        "from shanghai_env.agents.learned.train.cli import main\n"
+        "main(['rllib', '--timesteps', '1', '--out', 'out'])\n"
     )
     run = run_without(["sb3_contrib"], call, tmp_path)
     assert run.returncode == 2, run.stderr[-2000:]

@@ -89,7 +89,7 @@ def test_the_cards_commands_make_a_player_in_a_tiny_version(name: str, tmp_path:
         assert words[0] == "shanghai-train", f"{name}: {command!r} is not the one trainer"
         argv = words[1:]
         stage = argv[0] == "scorer" and argv[1] in cli.SCORER_TOOLS  # gen, fit...: no progress bar
-        if argv[0] in cli.LOOP_METHODS and not stage and "--no-progress" not in argv:
+        if argv[0] in cli.METHODS and not stage and "--no-progress" not in argv:
             argv.append("--no-progress")
         assert cli.main(argv) == 0, f"{name}: {shlex.join(words)}"
     assert made.endswith(Path(card.get("file", f"{name}.zip")).suffix), made

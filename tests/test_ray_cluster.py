@@ -148,8 +148,10 @@ def test_a_two_node_cluster_evaluates_like_a_local_run_and_trains(two_nodes: str
             "rllib",
             "--address",
             two_nodes,
-            "--iterations",
-            "2",
+            "--timesteps",
+            "800",
+            "--contracts",
+            "1",
             "--num-env-runners",
             "2",
             "--train-batch",
@@ -164,7 +166,7 @@ def test_a_two_node_cluster_evaluates_like_a_local_run_and_trains(two_nodes: str
             "0",
             "--seed",
             "3",
-            "--quiet",
+            "--no-progress",
             "--out",
             str(out),
         ],
@@ -172,14 +174,14 @@ def test_a_two_node_cluster_evaluates_like_a_local_run_and_trains(two_nodes: str
     )
     with open(out / "progress.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert [int(r["iteration"]) for r in rows] == [1, 2]
-    assert all(float(r["env_steps"]) >= 400 for r in rows)
+    assert [int(r["iteration"]) for r in rows] == [1, 2]  # self-play: the learner takes every env step
+    assert all(float(r["sampled_env_steps"]) >= 400 for r in rows)
     # the exported policy plays a local tournament
     _run(
         [
             str(ROOT / "evaluate.py"),
             "--players",
-            f"{out / 'policy.zip'},greedy,greedy,greedy",
+            f"{out / 'model.zip'},greedy,greedy,greedy",
             "--contracts",
             "1",
             "--games",

@@ -20,14 +20,8 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.tournament import TournamentConfig, forget_agents, run_tournament
-from shanghai_env.agents.learned.train import rllib_env
-from shanghai_env.agents.learned.train.methods import rllib as rllib_train
-from shanghai_env.agents.learned.train.methods.rllib import (
-    RLlibConfig,
-    export_policy,
-    module_spec,
-    policy_mapping_fn,
-)
+from shanghai_env.agents.learned.train import cli, rllib_env
+from shanghai_env.agents.learned.train.methods.rllib import export_policy, module_spec, policy_mapping_fn
 from shanghai_env.agents.learned.train.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
 from shanghai_env.agents.learned.train.run import Run, RunConfig
 from shanghai_env.observation import ObservationEncoder
@@ -200,24 +194,13 @@ def test_bad_env_config_is_refused() -> None:
         ShanghaiMultiAgentEnv({"max_moves_per_deal": 2.5})
 
 
-def test_a_config_refuses_evaluation_players_before_anything_starts() -> None:
-    # (they were first made at the first evaluation, after Ray had started and RLlib built)
-    with pytest.raises(ValueError, match="unknown player 'nobody'"):
-        RLlibConfig(eval_opponents=("greedy", "nobody"))
-    with pytest.raises(ValueError, match="unknown player 'self'"):
-        RLlibConfig(eval_opponents=("self",))
-    assert RLlibConfig(eval_opponents=(" random ",)).eval_opponents == ("random",)
-
-
 def test_the_exported_policy_is_the_module(tmp_path) -> None:
-    config = RLlibConfig(players=3, net_arch=(24, 16), eval_games=0)
-    module = module_spec(config).build()
+    rules = Rules(num_players=3, contracts=(1,))
+    module = module_spec(rules, (24, 16)).build()
     with torch.no_grad():  # move off the initialisation, so a wrong copy cannot go unnoticed
         for p in module.parameters():
             p.add_(0.05 * torch.randn_like(p))
-    path = export_policy(config, module.get_state(), str(tmp_path / "policy.zip"))
-    meta = json.loads((tmp_path / "policy.json").read_text())
-    assert meta["config"] == {"num_players": 3, "contracts": [1]}
+    path = export_policy(rules, (24, 16), module.get_state(), str(tmp_path / "policy.zip"))
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO.load(path, device="cpu")
@@ -253,80 +236,102 @@ def test_the_exported_policy_is_the_module(tmp_path) -> None:
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--iterations", "0"], "--iterations"),
+        (["--timesteps", "0"], "--timesteps"),
         (["--num-env-runners", "-1"], "--num-env-runners"),
         (["--players", "9"], "--players"),
         (["--contracts", "11"], "--contracts"),
         (["--opponents", "self,nobody"], "--opponents"),
         (["--eval-opponents", "snapshot"], "--eval-opponents"),
+        (["--eval-opponents", "greedy,nobody"], "--eval-opponents"),  # before anything starts
         (["--seed", "x"], "--seed"),
-        (["--train-batch", "100", "--minibatch", "200"], "minibatch"),
+        (["--train-batch", "100", "--minibatch", "200"], "--minibatch"),
+        (["--reward", "relative"], "--reward"),  # the RLlib env pays the deal score
+        (["--facts"], "--facts"),
         (["--address", "no-port-here"], "--address"),
         (["--address", "127.0.0.1:1"], "--address"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(argv, message, capsys, tmp_path) -> None:
     with pytest.raises(SystemExit) as exc:
-        rllib_train.main([*argv, "--out", str(tmp_path / "run")])
+        cli.main(["rllib", *argv, "--out", str(tmp_path / "run")])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()  # shanghai-train's style: the usage, then one line
     assert message in err.splitlines()[-1] and "Traceback" not in err
+    assert not (tmp_path / "run").exists()  # nothing was written
 
 
-def test_tiny_self_play_run_checkpoints_and_plays_in_a_tournament(tmp_path) -> None:
+def test_snapshot_opponents_are_rllibs_only(capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["ppo", "--opponents", "snapshot", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--opponents" in last and "rllib" in last
+
+
+def _rows(path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_tiny_self_play_run_checkpoints_resumes_and_plays_in_a_tournament(tmp_path) -> None:
     import ray
     from ray.rllib.algorithms.algorithm import Algorithm
 
     out = tmp_path / "run"
+    argv = [
+        "rllib",
+        "--players", "3",
+        "--contracts", "1",
+        "--opponents", "self,snapshot,random",
+        "--pool-size", "2",
+        "--snapshot-every", "1",
+        "--train-batch", "200",
+        "--minibatch", "100",
+        "--epochs", "1",
+        "--net-arch", "32,32",
+        "--eval-every", "100000",
+        "--eval-games", "3",
+        "--eval-opponents", "random",
+        "--checkpoint-every", "1",
+        "--seed", "3",
+        "--out", str(out),
+        "--no-progress",
+    ]  # fmt: skip
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
-        meta = rllib_train.main(
-            [
-                "--iterations", "2",
-                "--players", "3",
-                "--contracts", "1",
-                "--opponents", "self,snapshot,random",
-                "--pool-size", "2",
-                "--snapshot-every", "1",
-                "--train-batch", "200",
-                "--minibatch", "100",
-                "--epochs", "1",
-                "--net-arch", "32,32",
-                "--eval-every", "2",
-                "--eval-games", "3",
-                "--eval-opponents", "random",
-                "--checkpoint-every", "1",
-                "--seed", "3",
-                "--out", str(out),
-                "--quiet",
-            ]
-        )  # fmt: skip
-        assert meta["iterations"] == 2 and meta["env_steps_sampled"] >= 400
+        assert cli.main([*argv, "--timesteps", "150"]) == 0
         Run(RunConfig(out=str(out))).close()  # the run let go of its folder (ValueError "in use" if not)
-        names = ("policy.zip", "policy.json", "best_policy.zip", "progress.csv", "eval.csv", "config.json")
-        for name in (*names, "run.json"):
+        for name in ("model.zip", "model.json", "progress.csv", "eval.csv", "config.json", "checkpoint.pt"):
             assert (out / name).is_file(), name
         assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")  # the learning curve, from eval.csv
-        with open(out / "eval.csv", newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        assert [r["iteration"] for r in rows] == ["0", "2"] and rows[0]["env_steps"] == "0"
+        first = _rows(out / "progress.csv")
+        steps = int(first[-1]["env_steps"])
+        assert steps >= 150 and [r["iteration"] for r in first] == [str(i + 1) for i in range(len(first))]
+        rows = _rows(out / "eval.csv")
+        assert [r["env_steps"] for r in rows] == ["0", str(steps)]
         assert {"random_diff", "random_low", "random_high", "random_score"} <= set(rows[0])  # as the loop
-        for it in (1, 2):
-            assert (out / "checkpoints" / f"iter_{it:06d}").is_dir()
-            assert (out / "checkpoints" / f"iter_{it:06d}.zip").is_file()
-        assert meta["final_eval"]["games"] == 6  # one round of seat orders
-        # RLlib's checkpoint restores (for resuming) ...
-        algo = Algorithm.from_checkpoint(str(out / "checkpoints" / "iter_000002"))
+        recipe = json.loads((out / "model.json").read_text())
+        assert recipe["player"] == "model.zip" and recipe["env_steps"] == steps
+        assert recipe["evaluation"]["games"] == 6  # one round of seat orders
+        assert os.listdir(out / "rllib") == [str(steps)]  # RLlib's checkpoint the run's names
+        # RLlib's checkpoint restores in code of one's own too ...
+        algo = Algorithm.from_checkpoint(str(out / "rllib" / str(steps)))
         try:
-            assert algo.iteration == 2
+            assert algo.iteration == len(first)
         finally:
             algo.stop()
+        # ... and the same command with a larger --timesteps goes on from the run's checkpoint
+        assert cli.main([*argv, "--timesteps", str(steps + 1)]) == 0
+        rows = _rows(out / "progress.csv")
+        assert rows[: len(first)] == first and len(rows) == len(first) + 1
+        assert rows[-1]["iteration"] == str(len(first) + 1) and int(rows[-1]["env_steps"]) > steps
+        assert [r["env_steps"] for r in _rows(out / "eval.csv")][:2] == ["0", str(steps)]
+        assert os.listdir(out / "rllib") == [rows[-1]["env_steps"]]
     finally:
         ray.shutdown()
     # ... and the exported learner is a player like any bot, through the tournament code
-    players = (str(out / "checkpoints" / "iter_000002.zip"), "greedy", "random")
+    players = (str(out / "model.zip"), "greedy", "random")
     config = TournamentConfig(players=players, games=3, seed=0, contracts=(1,))
     results = run_tournament(config, workers=1)
     forget_agents(players)
     assert len(results) == 6 and all(len(r.scores) == 3 for r in results)  # one round of seat orders
-    assert os.path.getsize(players[0]) > 0

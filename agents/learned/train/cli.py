@@ -9,11 +9,8 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
   saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning);
 - ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player);
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
-  round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time.
-
-Methods with programs of their own, reached through the same command:
-
-- ``rllib``: Ray RLlib multi-agent PPO, the route to a cluster.
+  round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time;
+- ``rllib``: Ray RLlib multi-agent PPO (a PPO iteration a step), the route to a cluster.
 
 ``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
 
@@ -48,9 +45,7 @@ from shanghai_env.cli import (
 from shanghai_env.cli import run as run_cli
 from shanghai_env.mixed_tables import table_sizes
 
-LOOP_METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer")
-OTHER_METHODS = ("rllib",)
-METHODS = LOOP_METHODS + OTHER_METHODS
+METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer", "rllib")
 SCORER_TOOLS = ("gen", "fit")  # the scorer's stages, one at a time
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
@@ -82,7 +77,7 @@ def _players_list(text: str) -> tuple[str, ...]:
     if not names:
         raise argparse.ArgumentTypeError("name at least one player")
     for n in names:
-        if n != "self":
+        if n not in ("self", "snapshot"):  # (snapshot: rllib's frozen copies, checked in main_loop)
             try:
                 check_spec(n)
             except ValueError as err:
@@ -128,6 +123,7 @@ def build_parser(method: str) -> argparse.ArgumentParser:
     )
     _run_options(p.add_argument_group("the run (every method)"), method)
     _method_options(p.add_argument_group(f"{method} options"), method_class(method).Options)
+    p.set_defaults(**getattr(method_class(method), "run_defaults", {}))  # rllib: --reward deal
     return p
 
 
@@ -227,7 +223,9 @@ def _method_options(h: Any, options: Any) -> None:
     for f in dataclasses.fields(options):
         name = "--" + f.name.replace("_", "-")
         default = f.default
-        if isinstance(default, tuple):
+        if "type" in f.metadata:  # an option with a parser of its own (rllib's --address)
+            h.add_argument(name, type=f.metadata["type"], default=default, help=f.metadata.get("help"))
+        elif isinstance(default, tuple):
             h.add_argument(
                 name,
                 type=positive_ints,
@@ -253,13 +251,16 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
 
     parser = build_parser(method)
     args = parser.parse_args(argv)
-    if "self" in args.eval_opponents:
-        parser.error(
-            "argument --eval-opponents: the learner is evaluated against bots or saved players, not 'self'"
-        )
-    if "self" in args.opponents and len(args.opponents) > 1:
+    for role in ("self", "snapshot"):
+        if role in args.eval_opponents:
+            what = "the learner is evaluated against bots or saved players"
+            parser.error(f"argument --eval-opponents: {what}, not '{role}'")
+    pool = method == "rllib"  # its --opponents: what each other seat may be, drawn per seat and game
+    if "snapshot" in args.opponents and not pool:
+        parser.error("argument --opponents: 'snapshot' (a frozen copy of the learner) plays in rllib only")
+    if not pool and "self" in args.opponents and len(args.opponents) > 1:
         parser.error("argument --opponents: 'self' stands alone (every seat the learner)")
-    if args.opponents != ("self",) and len(args.opponents) not in (1, args.players - 1):
+    if not pool and args.opponents != ("self",) and len(args.opponents) not in (1, args.players - 1):
         parser.error(f"argument --opponents: name one player or {args.players - 1}, one for each other seat")
     if getattr(args, "teacher", None) == "":
         parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
@@ -370,9 +371,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 
         return scorer_train.tool_main(argv[1:])
-    if first in LOOP_METHODS:
-        return main_loop(first, argv[1:])
-    return _other(first, argv[1:])
+    if first == "rllib" and not _rllib_installed():
+        return 2
+    return main_loop(first, argv[1:])
 
 
 def plot_runs(argv: Sequence[str]) -> int:
@@ -417,18 +418,19 @@ def _tables(runs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _other(method: str, argv: list[str]) -> int:
+def _rllib_installed() -> bool:
+    """Whether rllib's packages import (Ray RLlib, and sb3-contrib for its player); if not, one line
+    naming the extra (exit 2 from require_extra, or False here), before Ray starts."""
     require_extra("shanghai-train rllib", "rllib")
-    try:  # rllib_train imports Ray RLlib as it loads
-        from shanghai_env.agents.learned.train.methods.rllib import main as rllib_main
+    try:  # the method's module imports Ray RLlib as it loads
+        from shanghai_env.agents.learned.train.methods import rllib  # noqa: F401
     except ModuleNotFoundError as err:  # Ray without RLlib's own dependencies
         print(
             f"shanghai-train rllib needs the 'rllib' extra (importing RLlib: {err}): {extra_hint('rllib')}",
             file=sys.stderr,
         )
-        return 2
-    result: Any = rllib_main(argv)
-    return int(result) if isinstance(result, int) else 0
+        return False
+    return True
 
 
 def cli() -> None:

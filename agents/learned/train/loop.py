@@ -71,6 +71,14 @@ def train(config: RunConfig, command: str = "") -> dict[str, Any]:
         return training.run()
     finally:
         training.folder.close()
+        _release(training.method)
+
+
+def _release(method: Any) -> None:
+    """What a method holds beyond the process (rllib: Ray), let go of when it has a ``close``."""
+    close = getattr(method, "close", None)
+    if close is not None:
+        close()
 
 
 class Training:
@@ -99,6 +107,7 @@ class Training:
                 self.folder.start_fresh()
         except BaseException:
             self.folder.close(discard=not os.path.exists(self.folder.path("config.json")))
+            _release(getattr(self, "method", None))
             raise
         self.player_file = getattr(self.method, "player_file", "model.pt")  # a scorer saves a .zip
 

@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 # name: (module, class). A method's module is imported when it is used, so that one method's
-# libraries (Stable-Baselines3 for sb3) cost the others nothing.
+# libraries (Stable-Baselines3 for sb3, Ray for rllib) cost the others nothing.
 METHODS = {
     "ppo": (".ppo", "PPO"),
     "dmc": (".dmc", "DMC"),
@@ -21,6 +21,7 @@ METHODS = {
         "shanghai_env.agents.learned.train.methods.scorer",
         "Scorer",
     ),  # expert iteration, a round a step
+    "rllib": (".rllib", "RLlib"),  # Ray RLlib's PPO, an iteration a step
 }
 
 

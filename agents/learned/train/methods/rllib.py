@@ -1,29 +1,30 @@
-"""Multi-agent self-play with Ray RLlib's PPO (new API stack), locally or on a Ray cluster.
+"""Multi-agent self-play with Ray RLlib's PPO (new API stack) on the loop, locally or on a Ray cluster.
 
-    shanghai-train rllib --iterations 20 --out runs/rllib
-    shanghai-train rllib --address auto --num-env-runners 16 --iterations 500
+    shanghai-train rllib --contracts 1 --timesteps 100000 --out runs/rllib
+    shanghai-train rllib --address auto --num-env-runners 16 --timesteps 10000000
 
 The env is :class:`~shanghai_env.agents.learned.train.rllib_env.ShanghaiMultiAgentEnv`. One
 shared, action-masked policy (module ``learner``) plays the learner and every ``self_k`` seat;
 ``snapshot_k`` seats play frozen copies of it (``snapshot_0..``, the oldest overwritten every
-``snapshot_every`` iterations); bots play inside the env. The learner is exported as a MaskablePPO
-``.zip`` (:func:`export_policy`) that every command plays, evaluated as every method of
-shanghai-train is (``eval.csv``, ``curve.png``). Outputs, options and measurements: docs/rllib.md.
+``snapshot_every`` iterations); bots play inside the env. A step is one ``algo.train()``; its env
+steps are the learner's decisions. The run folder, evaluations and curve are the loop's; a
+checkpoint names RLlib's checkpoint of the algorithm in ``rllib/<env steps>/``, which a resumed
+run restores. The player is the learner as a MaskablePPO ``model.zip`` (:func:`export_policy`).
+Options and measurements: docs/rllib.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import json
 import operator
 import os
+import shutil
 import time
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import ray
 import torch
@@ -32,93 +33,50 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
-from shanghai_env.agents.learned.players.policy import rules_json
 from shanghai_env.agents.learned.players.sb3 import save_maskable
-from shanghai_env.agents.learned.train.evaluation import evaluate_all
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
-    POLICY_ROLES,
-    SELF,
     SNAPSHOT,
     ShanghaiMultiAgentEnv,
     check_opponents,
 )
-from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve
-from shanghai_env.agents.registry import contracts_arg
-from shanghai_env.checks import int_arg
-from shanghai_env.cli import Parser, int_in, number_in, positive_ints, require_extra, write_atomically
+from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.cli import int_in
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
 
-COMMAND = "shanghai-train rllib"
 SNAPSHOT_PREFIX = "snapshot_"
-ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+FOLDER = "rllib"  # in the run folder: RLlib's checkpoint of the algorithm
+
+
+def _address(text: str) -> str:
+    """An argparse type: a Ray cluster's address, probed (:func:`ray_address_problem`); "": a local Ray."""
+    problem = ray_address_problem(text) if text else None
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 @dataclass
-class RLlibConfig:
-    """Everything a run depends on (saved in ``config.json`` and ``run.json``)."""
-
-    iterations: int = 20
-    num_env_runners: int = 0  # 0: sample in the driver process
-    address: str | None = None  # a Ray cluster ("auto", "host:6379"); None: a local Ray
-    players: int = 4
-    contracts: tuple[int, ...] = (1,)
-    seed: int = 0
-    out: str = "runs/rllib"
-    opponents: tuple[str, ...] = (SELF, SNAPSHOT, "greedy")
+class RLlibOptions:
+    num_env_runners: int = field(
+        default=0, metadata={"type": int_in(0), "help": "sampling processes (0: the driver samples)"}
+    )
+    address: str = field(
+        default="",
+        metadata={"type": _address, "help": "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379"},
+    )
     pool_size: int = 3  # frozen snapshots (only with "snapshot" among the opponents)
     snapshot_every: int = 5  # iterations between snapshots
-    reward: str = "deal"
     train_batch: int = 2000  # env steps sampled per iteration
     minibatch: int = 500
     epochs: int = 4
     lr: float = 3e-4
     gamma: float = 0.995
-    lambda_: float = 0.95
-    entropy_coeff: float = 0.003
-    net_arch: tuple[int, ...] = (256, 256)
-    activation: str = "tanh"
-    rollout_fragment_length: int | str = "auto"
-    max_moves_per_deal: int = 1000
-    eval_every: int = 5  # iterations; 0: only at the end
-    eval_games: int = 40
-    eval_opponents: tuple[str, ...] = ("greedy",)
-    eval_seed: int = 1_000_003
-    checkpoint_every: int = 10  # iterations; 0: only at the end
-    num_cpus: int | None = None  # a local Ray's CPUs (default: enough for the env runners)
-    verbose: bool = True
-
-    def __post_init__(self) -> None:
-        self.contracts, self.net_arch = tuple(self.contracts), tuple(self.net_arch)
-        self.opponents = check_opponents(self.opponents)
-        self.eval_opponents = check_opponents(self.eval_opponents, roles=())
-        Rules(num_players=self.players, contracts=self.contracts)  # raises on a bad table
-        for name in ("iterations", "train_batch", "minibatch", "epochs", "pool_size", "snapshot_every"):
-            int_arg(name, getattr(self, name), low=1)
-        for name in ("num_env_runners", "eval_every", "checkpoint_every", "eval_games"):
-            int_arg(name, getattr(self, name), low=0)
-        if self.minibatch > self.train_batch:
-            raise ValueError(f"minibatch ({self.minibatch}) must not exceed train_batch ({self.train_batch})")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {tuple(ACTIVATIONS)}, got {self.activation!r}")
-        if not self.net_arch or min(self.net_arch) < 1:
-            raise ValueError(f"net_arch must be one or more positive layer sizes, got {self.net_arch}")
-
-    @property
-    def rules(self) -> Rules:
-        return Rules(num_players=self.players, contracts=self.contracts)
-
-    @property
-    def snapshots(self) -> list[str]:
-        """The frozen modules' ids (none unless ``snapshot`` is an opponent)."""
-        return [f"{SNAPSHOT_PREFIX}{j}" for j in range(self.pool_size)] if SNAPSHOT in self.opponents else []
-
-    @property
-    def env_config(self) -> dict[str, Any]:
-        names = ("num_players", "contracts", "reward", "opponents", "max_moves_per_deal")
-        values = (self.players, self.contracts, self.reward, self.opponents, self.max_moves_per_deal)
-        return dict(zip(names, values))
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.003
+    net_arch: tuple[int, ...] = (256, 256)  # hidden layers of the actor and of the critic (tanh)
+    max_moves_per_deal: int = 1000  # the env's step cap per deal
 
 
 def policy_mapping_fn(agent_id: str, episode: Any, pool_size: int = 0, **kwargs: Any) -> str:
@@ -130,58 +88,19 @@ def policy_mapping_fn(agent_id: str, episode: Any, pool_size: int = 0, **kwargs:
     return LEARNER
 
 
-# --- the algorithm and its learner as a player -----------------------------------------------------
-
-
-def module_spec(config: RLlibConfig) -> RLModuleSpec:
+def module_spec(rules: Rules, net_arch: Sequence[int]) -> RLModuleSpec:
     """One masked PPO module for this table: separate actor and critic MLPs, as SB3's ``MlpPolicy``."""
-    # imported here: importing it logs a deprecation warning of Ray's, which --help and a usage error
-    # (one line) must not print
+    # imported here: importing it logs a deprecation warning of Ray's, which --help must not print
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-    env = ShanghaiMultiAgentEnv(config.env_config)
-    hidden = {"fcnet_hiddens": list(config.net_arch), "fcnet_activation": config.activation}
+    env = ShanghaiMultiAgentEnv({"num_players": rules.num_players, "contracts": rules.contracts})
+    hidden = {"fcnet_hiddens": list(net_arch), "fcnet_activation": "tanh"}
     return RLModuleSpec(
         module_class=ActionMaskingTorchRLModule,
         observation_space=env.agent_observation_space,
         action_space=env.agent_action_space,
         model_config={**hidden, "vf_share_layers": False, "head_fcnet_hiddens": []},
     )
-
-
-def build_algorithm(config: RLlibConfig) -> Any:
-    """The PPO algorithm: the learner and the frozen snapshots (each the untrained learner)."""
-    modules = [LEARNER, *config.snapshots]
-    spec = module_spec(config)
-    ppo = (
-        PPOConfig()
-        .environment(ShanghaiMultiAgentEnv, env_config=config.env_config)
-        .env_runners(
-            num_env_runners=config.num_env_runners,
-            num_envs_per_env_runner=1,
-            rollout_fragment_length=config.rollout_fragment_length,
-        )
-        .multi_agent(
-            policies=set(modules),
-            policy_mapping_fn=functools.partial(policy_mapping_fn, pool_size=len(config.snapshots)),
-            policies_to_train=[LEARNER],
-        )
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(modules, spec)))
-        .training(
-            train_batch_size_per_learner=config.train_batch,
-            minibatch_size=config.minibatch,
-            num_epochs=config.epochs,
-            lr=config.lr,
-            gamma=config.gamma,
-            lambda_=config.lambda_,
-            entropy_coeff=config.entropy_coeff,
-        )
-        .debugging(seed=config.seed)
-    )
-    algo = ppo.build_algo()
-    if config.snapshots:
-        copy_to_snapshots(algo, config.snapshots)
-    return algo
 
 
 def learner_state(algo: Any) -> dict[str, Any]:
@@ -200,25 +119,28 @@ def copy_to_snapshots(algo: Any, snapshot_ids: Sequence[str]) -> None:
     )
 
 
-def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
-    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``, with a
-    ``.json`` beside it naming its table.
+def export_policy(
+    rules: Rules, net_arch: Sequence[int], state: dict[str, Any], path: str, seed: int = 0
+) -> str:
+    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``.
 
     RLlib's module (actor MLP + linear head, critic MLP + linear value head, on the raw
-    observation) is the function SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and the
-    same activation computes, so the weights are copied layer by layer (shapes checked).
+    observation) is the function SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and tanh
+    computes, so the weights are copied layer by layer (shapes checked).
     """
-    from sb3_contrib import MaskablePPO  # the 'rllib' extra's: checked before Ray starts (main)
+    from sb3_contrib import MaskablePPO  # the 'rllib' extra's: checked before Ray starts (cli)
 
-    module: Any = module_spec(config).build()
+    module: Any = module_spec(rules, net_arch).build()
     module.set_state(state)
-    arch = {"pi": list(config.net_arch), "vf": list(config.net_arch)}
     model = MaskablePPO(
         "MlpPolicy",
-        SingleAgentEnv(None, num_players=config.players, contracts=config.contracts),
-        policy_kwargs={"net_arch": arch, "activation_fn": ACTIVATIONS[config.activation]},
+        SingleAgentEnv(None, num_players=rules.num_players, contracts=rules.contracts),
+        policy_kwargs={
+            "net_arch": {"pi": list(net_arch), "vf": list(net_arch)},
+            "activation_fn": torch.nn.Tanh,
+        },
         device="cpu",
-        seed=config.seed,
+        seed=seed,
     )
     policy, mlp = model.policy, model.policy.mlp_extractor
     source = _linears(module.encoder.actor_encoder, module.pi, module.encoder.critic_encoder, module.vf)
@@ -230,16 +152,11 @@ def export_policy(config: RLlibConfig, state: dict[str, Any], path: str) -> str:
             t.weight.copy_(s.weight)
             t.bias.copy_(s.bias)
     save_maskable(model, path)
-    meta = {"config": rules_json(config.rules), "exported_from": "rllib"}
-    write_atomically(os.path.splitext(path)[0] + ".json", json.dumps(meta, indent=2))
     return path
 
 
 def _linears(*parts: torch.nn.Module) -> list[Any]:
     return [m for part in parts for m in part.modules() if isinstance(m, torch.nn.Linear)]
-
-
-# --- the training loop ---------------------------------------------------------------------------
 
 
 def _metric(result: dict[str, Any], *path: str) -> float:
@@ -255,8 +172,7 @@ def _time_updates(algo: Any) -> list[float]:
     """Make the learner group add the seconds of each update to the list returned (the rest of a
     PPO iteration is sampling and the weight sync)."""
     spent = [0.0]
-    group = algo.learner_group
-    update = group.update
+    update = algo.learner_group.update
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -265,231 +181,155 @@ def _time_updates(algo: Any) -> list[float]:
         finally:
             spent[0] += time.perf_counter() - start
 
-    group.update = timed
+    algo.learner_group.update = timed
     return spent
 
 
-def start_ray(config: RLlibConfig) -> bool:
-    """Connect to ``config.address``, or start a local Ray; True if this call started it."""
-    if ray.is_initialized():
-        return False
-    cpus = None if config.address else config.num_cpus or max(os.cpu_count() or 1, config.num_env_runners + 1)
-    ray.init(address=config.address, num_cpus=cpus, include_dashboard=False, log_to_driver=config.verbose)
-    return True
+def check_config(config: RunConfig, opt: RLlibOptions) -> None:
+    """ValueError for the run options rllib cannot follow (before Ray starts)."""
+    check_opponents(config.opponents)
+    refused = {
+        "--facts": (config.facts, "the module reads the env's observation; leave it out"),
+        "--init": (config.init, "rllib starts from a fresh module; leave it out"),
+        "--env-workers": (config.env_workers > 1, "RLlib samples in --num-env-runners processes; use 1"),
+        "--reward": (config.reward != "deal", "the RLlib env pays the deal score: use deal"),
+        "--minibatch": (
+            opt.minibatch > opt.train_batch,
+            f"must not exceed --train-batch ({opt.train_batch})",
+        ),
+    }
+    for option, (bad, why) in refused.items():
+        if bad:
+            raise ValueError(f"argument {option}: {why}")
 
 
-class _Training:
-    """A run in progress: the algorithm, the run folder, the env steps sampled, the evaluations."""
+class RLlib:
+    """RLlib's PPO algorithm as a method of the loop; Ray is started in :meth:`setup` (or the
+    running one used) and stopped by :meth:`close`."""
 
-    def __init__(self, config: RLlibConfig, algo: Any, run: Run) -> None:
-        self.config, self.algo, self.run = config, algo, run
-        self.learn_seconds = _time_updates(algo)
-        self.sampled = 0.0
-        self.evals: list[dict[str, Any]] = []
-        self.best: dict[str, Any] = {}
-        self.slot = 0  # the snapshot overwritten next
+    Options = RLlibOptions
+    player_file = "model.zip"
+    # the command line's defaults for this method's run options (the env pays the deal score)
+    run_defaults: ClassVar[dict[str, Any]] = {"reward": "deal"}
 
-    def say(self, text: str) -> None:
-        if self.config.verbose:
-            print(text, flush=True)
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        self.config, self.opt = config, RLlibOptions(**config.method_options)
+        check_config(config, self.opt)
+        pool = self.opt.pool_size if SNAPSHOT in config.opponents else 0
+        self.snapshots = [f"{SNAPSHOT_PREFIX}{j}" for j in range(pool)]
+        self.env_steps = self.iteration = self.slot = 0
+        self.saved = ""  # the folder of RLlib's checkpoint that the run's checkpoint names
+        self.started = False
+        if not ray.is_initialized():
+            cpus = None if self.opt.address else max(os.cpu_count() or 1, self.opt.num_env_runners + 1)
+            try:
+                ray.init(
+                    self.opt.address or None,
+                    num_cpus=cpus,
+                    include_dashboard=False,
+                    log_to_driver=config.progress,
+                )
+            except (ConnectionError, ValueError, RuntimeError) as err:
+                raise ValueError(
+                    f"argument --address: {connection_problem(self.opt.address or None, err)}"
+                ) from None
+            self.started = True
+        self.algo = self._build()
+        self.learn_seconds = _time_updates(self.algo)
 
-    def export(self, path: str) -> str:
-        return export_policy(self.config, learner_state(self.algo), path)
-
-    def evaluate(self, it: int) -> None:
-        """The learner against each evaluation bot: a row of eval.csv, the curve, the best player."""
-        path = self.export(self.run.path("policy.zip"))
-        row = {"env_steps": int(self.sampled), "wall_seconds": round(self.run.wall(), 1), "iteration": it}
-        row.update(evaluate_all(path, self.config))
-        self.evals.append(row)
-        self.run.log("eval.csv", row)
-        plot_curve([self.run.path("eval.csv")], self.run.path("curve.png"), f"rllib: {self.config.out}")
-        bots = self.config.eval_opponents
-        shown = ", ".join(
-            f"{b} {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]" for b in bots
+    def _build(self) -> Any:
+        """The PPO algorithm: the learner and the frozen snapshots (each the untrained learner)."""
+        config, opt, modules = self.config, self.opt, [LEARNER, *self.snapshots]
+        names = ("num_players", "contracts", "reward", "opponents", "max_moves_per_deal")
+        values = (config.players, config.contracts, config.reward, config.opponents, opt.max_moves_per_deal)
+        spec = module_spec(config.rules, opt.net_arch)
+        ppo = (
+            PPOConfig()
+            .environment(ShanghaiMultiAgentEnv, env_config=dict(zip(names, values)))
+            .env_runners(num_env_runners=opt.num_env_runners, num_envs_per_env_runner=1)
+            .multi_agent(
+                policies=set(modules),
+                policy_mapping_fn=functools.partial(policy_mapping_fn, pool_size=len(self.snapshots)),
+                policies_to_train=[LEARNER],
+            )
+            .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(modules, spec)))
+            .training(
+                train_batch_size_per_learner=opt.train_batch,
+                minibatch_size=opt.minibatch,
+                num_epochs=opt.epochs,
+                lr=opt.lr,
+                gamma=opt.gamma,
+                lambda_=opt.gae_lambda,
+                entropy_coeff=opt.ent_coef,
+            )
+            .debugging(seed=config.seed)
         )
-        self.say(f"eval {it}: game score minus each bot seat (below 0: ahead of it): {shown}")
-        key = f"{bots[0]}_diff"
-        if not self.best or row[key] < self.best[key]:
-            self.best = row
-            self.export(self.run.path("best_policy.zip"))
+        algo = ppo.build_algo()
+        if self.snapshots:
+            copy_to_snapshots(algo, self.snapshots)
+        return algo
 
-    def iterate(self, it: int) -> None:
-        """One PPO iteration, its progress row and, when due, a snapshot of the learner."""
-        t0 = time.perf_counter()
+    def step(self) -> dict[str, float]:
+        """One PPO iteration and, when due, a snapshot of the learner."""
+        start = time.perf_counter()
         result = self.algo.train()
-        seconds = time.perf_counter() - t0
-        now_sampled = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
-        steps, self.sampled = now_sampled - self.sampled, now_sampled
-        learn_s, self.learn_seconds[0] = self.learn_seconds[0], 0.0
-        sample_s = seconds - learn_s  # sampling, plus the (small) weight sync
-        row = {
-            "env_steps": int(self.sampled),
-            "wall_seconds": round(self.run.wall(), 2),
-            "iteration": it,
-            "steps": steps,
-            "seconds": round(seconds, 3),
-            "sample_seconds": round(sample_s, 3),
-            "learn_seconds": round(learn_s, 3),
-            "steps_per_second": round(steps / seconds, 1),
-            "sampled_per_s": round(steps / sample_s, 1) if sample_s > 0 else float("nan"),
-            "trained_per_s": round(steps / learn_s, 1) if learn_s > 0 else float("nan"),
-            "learner_steps": _metric(result, "env_runners", "num_module_steps_sampled", LEARNER),
+        learn, self.learn_seconds[0] = self.learn_seconds[0], 0.0
+        self.iteration += 1
+        if self.snapshots and self.iteration % self.opt.snapshot_every == 0:
+            copy_to_snapshots(self.algo, [self.snapshots[self.slot]])
+            self.slot = (self.slot + 1) % len(self.snapshots)
+        steps = _metric(result, "env_runners", "num_module_steps_sampled", LEARNER)
+        steps = int(steps) if steps == steps else 0  # (NaN: the learner did not act)
+        self.env_steps += steps
+        return {
+            "env_steps": steps,
+            "iteration": self.iteration,
+            "sampled_env_steps": _metric(result, "env_runners", "num_env_steps_sampled"),
+            "sample_seconds": round(time.perf_counter() - start - learn, 3),  # and the weight sync
+            "learn_seconds": round(learn, 3),
             "learner_return_mean": _metric(result, "env_runners", "agent_episode_returns_mean", LEARNER),
             "episodes": _metric(result, "env_runners", "num_episodes"),
         }
-        self.run.log("progress.csv", row)
-        self.say(
-            f"iter {it}: {steps:.0f} env steps in {seconds:.1f} s ({row['sampled_per_s']:.0f}/s "
-            f"sampling, {row['trained_per_s']:.0f}/s learning), "
-            f"learner return {row['learner_return_mean']:.3f}"
-        )
-        snapshots = self.config.snapshots
-        if snapshots and it % self.config.snapshot_every == 0:
-            copy_to_snapshots(self.algo, [snapshots[self.slot]])
-            self.slot = (self.slot + 1) % len(snapshots)
 
-    def checkpoint(self, it: int) -> None:
-        """RLlib's checkpoint (``Algorithm.from_checkpoint``) and its learner as a player beside it."""
-        ckpt = os.path.join(os.path.abspath(self.config.out), "checkpoints", f"iter_{it:06d}")
-        self.algo.save_to_path(ckpt)
-        self.export(ckpt + ".zip")
-
-    def finish(self, seconds: float) -> dict[str, Any]:
-        """The final player and run.json (the configuration and the results)."""
-        self.export(self.run.path("policy.zip"))
-        meta = {
-            "config": asdict(self.config),
-            "iterations": self.config.iterations,
-            "env_steps_sampled": self.sampled,
-            "seconds": seconds,
-            "env_steps_per_s": self.sampled / seconds if seconds > 0 else 0.0,  # evaluations included
-            "final_eval": self.evals[-1] if self.evals else {},
-            "best_eval_vs_first_bot": self.best,
-            "ray": ray.__version__,
+    def state_dict(self) -> dict[str, Any]:
+        """The counters and the name of RLlib's checkpoint of the algorithm, written whole to
+        ``rllib/<env steps>``; the others go, but for the one the run's checkpoint names until now."""
+        name, folder = f"{FOLDER}/{self.env_steps}", os.path.abspath(os.path.join(self.config.out, FOLDER))
+        path = os.path.join(folder, str(self.env_steps))
+        if name != self.saved:
+            shutil.rmtree(path + ".part", ignore_errors=True)
+            self.algo.save_to_path(path + ".part")
+            shutil.rmtree(path, ignore_errors=True)
+            os.replace(path + ".part", path)
+        for old in os.listdir(folder):
+            if f"{FOLDER}/{old}" not in (name, self.saved):
+                shutil.rmtree(os.path.join(folder, old), ignore_errors=True)
+        self.saved = name
+        return {
+            "algorithm": name,
+            "env_steps": self.env_steps,
+            "iteration": self.iteration,
+            "slot": self.slot,
         }
-        write_atomically(self.run.path("run.json"), json.dumps(meta, indent=2, default=str))
-        return meta
 
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        name = str(state["algorithm"])
+        path = os.path.join(self.config.out, name)
+        if not name.startswith(f"{FOLDER}/") or ".." in name or not os.path.isdir(path):
+            raise ValueError(f"RLlib's checkpoint {path} is missing")
+        self.algo.restore_from_path(os.path.abspath(path))
+        self.saved, self.env_steps = name, int(state["env_steps"])
+        self.iteration, self.slot = int(state["iteration"]), int(state["slot"])
 
-def train(config: RLlibConfig) -> dict[str, Any]:
-    """Train for ``config.iterations`` iterations, write the outputs (docs/rllib.md), return run.json."""
-    run = Run(RunConfig(method="rllib", out=config.out))  # the folder's lock, the logs, the wall time
-    started = algo = None
-    try:
-        for name in ("progress.csv", "eval.csv"):  # a run starts afresh (RLlib's checkpoints resume it)
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(run.path(name))
-        write_atomically(run.path("config.json"), json.dumps(asdict(config), indent=2, default=str))
-        started = start_ray(config)
-        algo = build_algorithm(config)
-        training = _Training(config, algo, run)
-        start = time.perf_counter()
-        if config.eval_games and config.eval_every:
-            training.evaluate(0)  # the untrained policy: where the curve starts
-        for it in range(1, config.iterations + 1):
-            training.iterate(it)
-            last = it == config.iterations
-            if (config.checkpoint_every and it % config.checkpoint_every == 0) or last:
-                training.checkpoint(it)
-            if config.eval_games and ((config.eval_every and it % config.eval_every == 0) or last):
-                training.evaluate(it)
-        return training.finish(time.perf_counter() - start)
-    finally:
-        run.close()  # another run (in this process too) may use the folder now
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        """The learner as a MaskablePPO ``.zip`` (its recipe is the loop's ``model.json``)."""
+        export_policy(self.config.rules, self.opt.net_arch, learner_state(self.algo), path, self.config.seed)
+
+    def close(self) -> None:
+        """Stop the algorithm, and Ray if :meth:`setup` started it."""
+        algo, self.algo = getattr(self, "algo", None), None
         if algo is not None:
             algo.stop()
-        if started:
+        if getattr(self, "started", False):
             ray.shutdown()
-
-
-# --- the command line ----------------------------------------------------------------------------
-
-
-def _names(roles: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
-    """An argparse type: comma-separated player names (or ``roles``), checked."""
-
-    def parse(text: str) -> tuple[str, ...]:
-        try:
-            return check_opponents([s for s in text.split(",") if s.strip()], roles)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
-    return parse
-
-
-# option -> (type, help); its RLlibConfig field has its name, and the default comes from there
-_OPTIONS: dict[str, tuple[Callable[[str], Any], str]] = {
-    "--iterations": (int_in(1), "PPO iterations"),
-    "--num-env-runners": (int_in(0), "sampling processes (0: the driver samples)"),
-    "--address": (str, "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379; default: a local Ray"),
-    "--contracts": (contracts_arg, "contracts of one game, e.g. 1 or 1,2,3"),
-    "--players": (int_in(3, 8), "seats at the table (3-8)"),
-    "--seed": (int_in(0), "seeds RLlib, the envs and the evaluation"),
-    "--out": (str, "output folder (created if missing)"),
-    "--opponents": (
-        _names(POLICY_ROLES),
-        "what an opponent seat may be (one drawn per seat and episode): "
-        "self (the learner), snapshot (a frozen copy), or a player (greedy, a .zip, ...)",
-    ),
-    "--pool-size": (int_in(1), "frozen snapshots"),
-    "--snapshot-every": (int_in(1), "iterations between snapshots"),
-    "--train-batch": (int_in(1), "env steps sampled per iteration"),
-    "--minibatch": (int_in(1), "SGD minibatch"),
-    "--epochs": (int_in(1), "SGD epochs per iteration"),
-    "--lr": (number_in(0.0, low_open=True), "learning rate"),
-    "--net-arch": (positive_ints, "hidden layers of the actor and of the critic, e.g. 256,256"),
-    "--eval-every": (int_in(0), "iterations between evaluations (0: at the end only)"),
-    "--eval-games": (int_in(0), "duplicate games per evaluation bot (0: no evaluation)"),
-    "--eval-opponents": (_names(()), "bots to evaluate against, e.g. greedy,random"),
-    "--eval-seed": (int_in(0), "the evaluation's decks"),
-    "--checkpoint-every": (int_in(0), "iterations between checkpoints (0: at the end)"),
-    "--max-moves-per-deal": (int_in(1), "step cap per deal (truncation)"),
-}
-
-
-def _field(flag: str) -> str:
-    return flag[2:].replace("-", "_")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``shanghai-train rllib``."""
-    defaults = RLlibConfig()
-    p = Parser(
-        prog=COMMAND,
-        description="Multi-agent self-play PPO with Ray RLlib on Shanghai Rummy (docs/rllib.md).",
-    )
-    for flag, (kind, text) in _OPTIONS.items():
-        default = getattr(defaults, _field(flag))
-        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-        p.add_argument(
-            flag, type=kind, default=default, metavar=_field(flag).upper(), help=f"{text} [{shown}]"
-        )
-    p.add_argument("--quiet", action="store_true", help="print nothing per iteration")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``shanghai-train rllib [options]``: train; a bad argument exits with status 2 before Ray starts."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        options = {_field(flag): getattr(args, _field(flag)) for flag in _OPTIONS}
-        config = RLlibConfig(**options, verbose=not args.quiet)
-    except ValueError as err:
-        parser.error(str(err))
-    if os.path.exists(config.out) and not os.path.isdir(config.out):
-        parser.error(f"argument --out: {config.out!r} exists and is not a folder")
-    require_extra(COMMAND, "rllib")  # sb3-contrib too, which the first export needs
-    problem = ray_address_problem(config.address)
-    if problem:
-        parser.error(f"argument --address: {problem}")
-    try:
-        started = start_ray(config)
-    except (ConnectionError, ValueError, RuntimeError) as err:
-        parser.error(f"argument --address: {connection_problem(config.address, err)}")
-    try:
-        return train(config)
-    finally:
-        if started:
-            ray.shutdown()
+            self.started = False

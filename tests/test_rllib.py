@@ -247,6 +247,7 @@ def test_the_exported_policy_is_the_module(tmp_path) -> None:
         (["--train-batch", "100", "--minibatch", "200"], "--minibatch"),
         (["--reward", "relative"], "--reward"),  # the RLlib env pays the deal score
         (["--facts"], "--facts"),
+        (["--encoding", "any_table"], "--encoding"),
         (["--address", "no-port-here"], "--address"),
         (["--address", "127.0.0.1:1"], "--address"),
     ],

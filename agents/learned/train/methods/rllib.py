@@ -191,6 +191,7 @@ def check_config(config: RunConfig, opt: RLlibOptions) -> None:
     refused = {
         "--facts": (config.facts, "the module reads the env's observation; leave it out"),
         "--init": (config.init, "rllib starts from a fresh module; leave it out"),
+        "--encoding": (config.encoding != "table", "the RLlib env gives the table encoding; leave it out"),
         "--env-workers": (config.env_workers > 1, "RLlib samples in --num-env-runners processes; use 1"),
         "--reward": (config.reward != "deal", "the RLlib env pays the deal score: use deal"),
         "--minibatch": (

@@ -60,6 +60,9 @@ def tiny(command: str, tmp: Path) -> list[str]:
             word = str(ROOT / word)
         out.append(word)
         i += 1
+    if "--tables" in out:  # games at several sizes: at least one of each in the tiny batch
+        sizes = len(out[out.index("--tables") + 1].split(","))
+        out[out.index("--num-envs") + 1] = str(max(int(TINY["--num-envs"] or 0), sizes))
     return out
 
 

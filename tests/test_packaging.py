@@ -99,6 +99,7 @@ def test_a_checkout_without_links_imports_the_players_from_its_own_folders(check
     assert Path(models) == checkout / "models" / "__init__.py"
     assert names == str(
         [
+            "scratch",
             "scratch_4p",
             "scratch_contract1",
             "shanghai",
@@ -129,6 +130,8 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/shanghai_4p.json",
         "shanghai_env/models/shanghai.scorer",
         "shanghai_env/models/shanghai.json",
+        "shanghai_env/models/scratch.pt",
+        "shanghai_env/models/scratch.json",
         "shanghai_env/models/scratch_4p.pt",
         "shanghai_env/models/scratch_4p.json",
         "shanghai_env/models/scratch_contract1.pt",

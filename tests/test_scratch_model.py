@@ -1,6 +1,7 @@
 """The players learned from scratch with no teacher, ``models/scratch_4p.pt`` (dmc self-play, the
-full game) and ``models/scratch_contract1.pt`` (ppo against greedy bots, contract 1), play
-legally under their shipped names, and their cards say how they were made and measured."""
+full game), ``models/scratch_contract1.pt`` (ppo against greedy bots, contract 1) and
+``models/scratch.pt`` (one network for every table size), play legally under their shipped names,
+and their cards say how they were made and measured."""
 
 from __future__ import annotations
 
@@ -69,3 +70,43 @@ def test_a_scratch_card_has_no_teacher_and_the_commands_that_made_it(name: str) 
     for key, ev in card["evaluations"].items():
         assert ev["games"] >= 400, key
         assert all(seat["ci95"][1] < 0 for seat in ev["player_minus_each_seat"]), key
+
+
+def test_scratch_plays_every_table_size_from_one_network() -> None:
+    """``scratch``: one network in the 8-seat encoding, accepted at every table size of the full game."""
+    path = MODELS / "scratch.pt"
+    assert shipped_models()["scratch"] == str(path)
+    net, _, _ = load_policy(str(path))
+    assert net.encoding == "any_table" and net.extra_size > 0 and net.move_net
+    for n in range(3, 9):
+        check_player("scratch", Rules(num_players=n, contracts=ALL_CONTRACTS))  # raises if refused
+    for n in (3, 8):  # plays legally at the smallest and the largest table
+        game = Game(Rules(num_players=n, contracts=ALL_CONTRACTS, max_moves_per_deal=300))
+        agents = [make_agent("scratch", seed=1)] + [make_agent("random", seed=s) for s in range(2, n + 1)]
+        result = play_game(game, agents, seed=7, encoder=observation_encoder(game.rules))  # illegal: raises
+        assert len(result.deal_scores) == len(ALL_CONTRACTS)
+
+
+def test_the_scratch_card_says_where_it_is_ahead_and_where_not() -> None:
+    """Its card: no teacher, made from ``scratch_4p`` by the one trainer, and its claim as measured:
+    every planner seat separated at 4 to 8 players on 400 games or more (1,000 or more at 4), and
+    3 players listed as not yet ahead."""
+    path = MODELS / "scratch.pt"
+    card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    assert card["player"] == "scratch" and card["teacher"] is None and card["method"] == "dmc"
+    assert card["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert all(c.startswith(("shanghai-train dmc ", "cp ")) for c in card["commands"])
+    first = card["commands"][0]
+    assert "--init models/scratch_4p.pt" in first and "--tables 3,4,5,6,7,8" in first
+    by_size: dict[int, list[dict]] = {}
+    for ev in card["evaluations"].values():
+        by_size.setdefault(ev["table"], []).append(ev)
+    assert sorted(by_size) == [3, 4, 5, 6, 7, 8]
+    assert max(ev["games"] for ev in by_size[4]) >= 1000
+    for n in range(4, 9):
+        assert any(
+            ev["games"] >= 400 and all(seat["ci95"][1] < 0 for seat in ev["player_minus_each_seat"])
+            for ev in by_size[n]
+        ), n
+    assert all(seat["mean"] > 0 for ev in by_size[3] for seat in ev["player_minus_each_seat"])
+    assert "Not yet at 3 players" in card["summary"]

@@ -348,17 +348,21 @@ def test_a_closed_worker_env_says_so(workers_env):
     env.close()  # a second close does nothing
 
 
-@pytest.mark.parametrize("error", [KeyError, ValueError])
-def test_an_inside_error_in_one_worker_names_it_and_stops_the_env_until_reset(workers_env, error):
-    # 4 games in 2 workers, bots in seat 1 made in game order: bot 3 is game 3's, in worker 1
-    players = [None, Numbered(3, error), None, None]
+@pytest.mark.parametrize(("error", "bot", "named"), [
+    (KeyError, 3, "worker 1 (games 2..3)"),  # in a worker process
+    (ValueError, 3, "worker 1 (games 2..3)"),
+    (KeyError, 1, "worker 0 (games 0..1)"),  # in block 0, stepped in this process
+])  # fmt: skip
+def test_an_inside_error_in_one_worker_names_it_and_stops_the_env_until_reset(workers_env, error, bot, named):
+    # 4 games in 2 blocks, bots in seat 1 made in game order: bot k is game k's
+    players = [None, Numbered(bot, error), None, None]
     env = workers_env(4, workers=2, players=players, contracts=(1,))
     with pytest.raises(error if error is ValueError else RuntimeError) as caught:
         env.reset(seed=2)
         for _ in range(20):
             env.step(_first_legal(env))
     message = str(caught.value)
-    assert "worker 1 (games 2..3)" in message and "own failure" in message
+    assert named in message and "own failure" in message
     if error is KeyError:
         assert "KeyError" in message
     with pytest.raises(RuntimeError, match=r"unusable until reset\(\)"):

@@ -145,6 +145,21 @@ def test_a_damaged_checkpoint_is_one_line_naming_the_file(damage, tmp_path, caps
     assert Path(out, "model.pt").read_bytes() == model  # nothing exported from it
 
 
+def test_a_checkpoint_that_fails_its_checksum_is_never_unpickled(tmp_path, capsys, monkeypatch):
+    from shanghai_env.agents.learned.train import run
+
+    out = str(tmp_path / "run")
+    assert run_cli([*PPO, "--timesteps", "32", "--out", out], capsys)[0] == 0
+    Path(out, "checkpoint.pt").write_bytes(os.urandom(5000))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("torch.load was called")
+
+    monkeypatch.setattr(run.torch, "load", refuse)
+    code, line = run_cli([*PPO, "--timesteps", "64", "--out", out], capsys)
+    assert code == 2 and "is not the file this run wrote" in line, line
+
+
 def test_a_checkpoint_of_another_method_names_the_method(tmp_path, capsys):
     dmc, ppo = str(tmp_path / "dmc"), str(tmp_path / "ppo")
     assert run_cli(["dmc", *ARGV, "--timesteps", "32", "--out", dmc], capsys)[0] == 0

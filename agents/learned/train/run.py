@@ -270,12 +270,15 @@ class Run:
         pickle in it, finite weights); ValueError naming the file and what to do."""
         path = self.path(CHECKPOINT)
         start_over = f"delete {path} and {self.path(CHECKSUM)} to start the run over"
+        unknown = _not_written_here(path, self.path(CHECKSUM))  # a damaged file is never unpickled
+        if unknown:
+            raise ValueError(f"{path} {unknown}; {start_over}")
         try:
             ckpt = torch.load(path, map_location=device, weights_only=True)
         except Exception as err:  # any damage: torch's zip reader, the unpickler, an empty file
             first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
             raise ValueError(f"{path} is damaged or no checkpoint ({first}); {start_over}") from None
-        problem = _checkpoint_problem(ckpt, self.config, self.path(CHECKSUM), path)
+        problem = _checkpoint_problem(ckpt, self.config)
         if problem:
             raise ValueError(f"{path} {problem}; {start_over}")
         if not isinstance(ckpt, dict):  # (for the type checker: _checkpoint_problem said so)
@@ -328,10 +331,26 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _checkpoint_problem(ckpt: Any, config: RunConfig, sidecar: str, path: str) -> str | None:
+def _not_written_here(path: str, sidecar: str) -> str | None:
+    """Why ``path`` is not the checkpoint its checksum file names (the end of a sentence that
+    starts with its path), or None; checked before anything in it is read."""
+    if not os.path.exists(sidecar):
+        return None
+    try:
+        with open(sidecar, encoding="utf-8") as f:
+            sums = json.load(f)
+        known = {sums.get("sha256"), sums.get("previous")} - {None}
+    except (OSError, ValueError, AttributeError):
+        known = set()
+    if _sha256(path) not in known:
+        return f"is not the file this run wrote (its sha256 is not the one in {sidecar}): it is damaged"
+    return None
+
+
+def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
     """What is wrong with a loaded checkpoint (the end of a sentence that starts with its path),
-    or None: not this run's method, not the file its checksum names, a pickle that could run
-    code, weights that are not finite, a missing part."""
+    or None: not this run's method, a pickle that could run code, weights that are not finite,
+    a missing part."""
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("method"), dict):
         return "is no checkpoint of shanghai-train"
     method = ckpt.get("method_name")
@@ -340,15 +359,6 @@ def _checkpoint_problem(ckpt: Any, config: RunConfig, sidecar: str, path: str) -
             f"holds a {method} run, and this is shanghai-train {config.method}: use the matching method "
             f"(shanghai-train {method}) or another --out"
         )
-    if os.path.exists(sidecar):
-        try:
-            with open(sidecar, encoding="utf-8") as f:
-                sums = json.load(f)
-            known = {sums.get("sha256"), sums.get("previous")} - {None}
-        except (OSError, ValueError, AttributeError):
-            known = set()
-        if _sha256(path) not in known:
-            return f"is not the file this run wrote (its sha256 is not the one in {sidecar}): it is damaged"
     missing = [k for k in ("env_steps", "train_seconds", "wall_seconds", "next_ckpt") if k not in ckpt]
     if missing:
         return f"lacks {', '.join(missing)}"

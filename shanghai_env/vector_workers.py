@@ -51,18 +51,18 @@ def _layout(venv: VectorEnv, num_envs: int) -> list[tuple[str, tuple[int, ...], 
     return [(name, (num_envs, *array.shape[1:]), array.dtype.str) for name, array in arrays]
 
 
+def _padded_bytes(shape: tuple[int, ...], dtype: str) -> int:
+    """An array's bytes rounded up to 8, so that the next array starts aligned."""
+    return -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8
+
+
 def _views(buffer: Any, layout: list[tuple[str, tuple[int, ...], str]]) -> dict[str, np.ndarray]:
     """Numpy arrays over the shared ``buffer``, one per entry of ``layout``."""
     views, offset = {}, 0
     for name, shape, dtype in layout:
-        count = int(np.prod(shape))
-        views[name] = np.frombuffer(buffer, dtype, count, offset).reshape(shape)
-        offset += -(-count * np.dtype(dtype).itemsize // 8) * 8  # the next array 8-byte aligned
+        views[name] = np.frombuffer(buffer, dtype, int(np.prod(shape)), offset).reshape(shape)
+        offset += _padded_bytes(shape, dtype)
     return views
-
-
-def _size(layout: list[tuple[str, tuple[int, ...], str]]) -> int:
-    return sum(-(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8 for _, shape, dtype in layout)
 
 
 def _serve(conn: Connection, blob: bytes, buffer: Any, layout: list[Any], rows: slice) -> None:
@@ -159,7 +159,7 @@ class WorkerVectorEnv:
         # the arrays the caller gets are memory the workers write, each into its rows (no copies);
         # the mask is int8 or bool (mask_dtype), as the blocks'
         layout = _layout(first, n)
-        buffer = ctx.RawArray("b", max(_size(layout), 8))
+        buffer = ctx.RawArray("b", max(sum(_padded_bytes(shape, dtype) for _, shape, dtype in layout), 8))
         shared = _views(buffer, layout)
         self.seat, self.final_scores, self.extra = shared["seat"], shared["final_scores"], shared["extra"]
         self.obs, self.mask = shared["obs"], shared["mask"]

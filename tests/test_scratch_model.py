@@ -110,3 +110,9 @@ def test_the_scratch_card_says_where_it_is_ahead_and_where_not() -> None:
         ), n
     assert all(seat["mean"] > 0 for ev in by_size[3] for seat in ev["player_minus_each_seat"])
     assert "Not yet at 3 players" in card["summary"]
+
+
+@pytest.mark.parametrize("name", ["scratch", "scratch_4p", "shanghai"])
+def test_a_shipped_player_goes_by_its_name_at_the_table(name: str) -> None:
+    # the terminal and web games label each seat with the player's name, not its file's path
+    assert make_agent(name).name == name

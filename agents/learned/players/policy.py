@@ -211,7 +211,7 @@ class PolicyAgent:
         # a network reading the facts of its hand needs each decision's view (not arrays only)
         self.needs_view = bool(self.net.extra_size)
         self.greedy = greedy
-        self.name = name or path
+        self.name = name or os.path.splitext(os.path.basename(path))[0]  # models/scratch.pt: scratch
         self.encoding = self.net.encoding
         self._any: dict[int, AnyTable] = {}  # the maps from each table size, by its native length
         if self.encoding == "any_table":

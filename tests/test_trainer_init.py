@@ -153,7 +153,7 @@ def test_a_bad_init_is_one_line_and_exit_2(value, capsys, monkeypatch):
 def test_a_shipped_scorer_is_a_network_to_start_from():
     """`--init shanghai` names the shipped move scorer, a .scorer file (the trainer's methods say
     whether they can start from it)."""
-    from shanghai_env.agents.learned.train.cli import _init_arg
+    from shanghai_env.agents.learned.train.options import init_arg as _init_arg
     from shanghai_env.agents.registry import shipped_models
 
     assert _init_arg("shanghai") == shipped_models()["shanghai"]

@@ -29,19 +29,8 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from shanghai_env.any_table import ENCODINGS
-from shanghai_env.cli import (
-    Parser,
-    extra_hint,
-    int_in,
-    number_in,
-    output_file_problem,
-    positive_ints,
-    prepare_output,
-    require_extra,
-)
+from shanghai_env.cli import Parser, extra_hint, output_file_problem, prepare_output, require_extra
 from shanghai_env.cli import run as run_cli
 from shanghai_env.mixed_tables import table_sizes
 
@@ -57,192 +46,20 @@ DEMO = [
 ]  # fmt: skip
 
 
-# (low, high, low excluded) of the methods' real-valued options; others are >= 0
-FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
-    "lr": (0.0, None, True),
-    "gamma": (0.0, 1.0, False),
-    "gae_lambda": (0.0, 1.0, False),
-    "td_lambda": (0.0, 1.0, False),
-    "epsilon": (0.0, 1.0, False),
-    "beta": (0.0, 1.0, False),
-    "clip": (0.0, None, True),
-    "max_grad_norm": (0.0, None, True),
-}
-
-
-def _players_list(text: str) -> tuple[str, ...]:
-    from shanghai_env.agents.registry import check_spec
-
-    names = tuple(s.strip() for s in text.split(",") if s.strip())
-    if not names:
-        raise argparse.ArgumentTypeError("name at least one player")
-    for n in names:
-        if n not in ("self", "snapshot"):  # (snapshot: rllib's frozen copies, checked in main_loop)
-            try:
-                check_spec(n)
-            except ValueError as err:
-                raise argparse.ArgumentTypeError(str(err)) from None
-    return names
-
-
-def _player_name(text: str) -> str:
-    from shanghai_env.agents.registry import check_spec
-
-    if text == "":  # the option's default (argparse converts string defaults too): none named
-        return text
-    try:
-        check_spec(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return text
-
-
-def _init_arg(text: str) -> str:
-    """A saved network to start from: a shipped model's name or a file (.pt, MaskablePPO .zip, .scorer)."""
-    from shanghai_env.agents.registry import check_spec
-
-    if text == "":  # the default (argparse passes a string default through the type too): fresh
-        return ""
-    try:
-        path = check_spec(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    if not path.endswith((".pt", ".zip", ".scorer")) or not os.path.isfile(path):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is no saved network (.pt of shanghai-train, .zip of sb3, or .scorer)"
-        )
-    return path
-
-
 def build_parser(method: str) -> argparse.ArgumentParser:
     from shanghai_env.agents.learned.train.methods import method_class
+    from shanghai_env.agents.learned.train.options import add_options
+    from shanghai_env.agents.learned.train.run import RunConfig
 
     p = Parser(
         prog=f"shanghai-train {method}",
         description=f"Train a Shanghai Rummy player with {method} on batched games (docs/training.md).",
     )
-    _run_options(p.add_argument_group("the run (every method)"), method)
-    _method_options(p.add_argument_group(f"{method} options"), method_class(method).Options)
-    p.set_defaults(**getattr(method_class(method), "run_defaults", {}))  # rllib: --reward deal
+    add_options(p.add_argument_group("the run (every method)"), RunConfig, declared_only=True)
+    add_options(p.add_argument_group(f"{method} options"), method_class(method).Options)
+    # the run folder is named for the method; rllib's run_defaults: --reward deal
+    p.set_defaults(out=f"runs/{method}", **getattr(method_class(method), "run_defaults", {}))
     return p
-
-
-def _run_options(g: Any, method: str) -> None:
-    """The options of every method's run (:class:`.run.RunConfig`)."""
-    from shanghai_env.agents.learned.train.run import RunConfig
-    from shanghai_env.agents.registry import contracts_arg
-
-    defaults = RunConfig()
-    g.add_argument("--players", type=int_in(3, 8), default=defaults.players, help="seats at the table (3-8)")
-    g.add_argument(
-        "--contracts",
-        type=contracts_arg,
-        default=defaults.contracts,
-        help="e.g. 1 or 1,2,3 (default: all ten)",
-    )
-    g.add_argument(
-        "--timesteps", type=int_in(1), default=defaults.timesteps, help="learner decisions to train on"
-    )
-    g.add_argument("--seed", type=int_in(0), default=defaults.seed)
-    g.add_argument("--out", default=f"runs/{method}", help="the run folder (a stopped run resumes from it)")
-    g.add_argument(
-        "--num-envs", type=int_in(1, 4096), default=defaults.num_envs, help="games stepped together"
-    )
-    g.add_argument(
-        "--env-workers",
-        type=int_in(1, 256),
-        default=defaults.env_workers,
-        help="processes stepping the games (1: this one; the same games either way)",
-    )
-    g.add_argument(
-        "--opponents",
-        type=_players_list,
-        default=defaults.opponents,
-        help="'self' (every seat the learner) or the players of the other seats (one name: all)",
-    )
-    g.add_argument(
-        "--facts",
-        action="store_true",
-        help="add the exact facts of the own hand (distance to the contract, outs, what each card is worth "
-        "to it) to the network's input",
-    )
-    g.add_argument(
-        "--encoding",
-        choices=ENCODINGS,
-        default=defaults.encoding,
-        help="table: the env's observation and actions (default); any_table (ppo, dmc, dagger): the 8-seat "
-        "layout, whose player plays every table size, 3 to 8 players",
-    )
-    g.add_argument(
-        "--init",
-        type=_init_arg,
-        default=defaults.init,
-        help="start from this player's network: a .pt of shanghai-train, or (ppo, sb3) a MaskablePPO "
-        ".zip of shanghai-train sb3",
-    )
-    g.add_argument(
-        "--reward",
-        choices=("relative", "deal"),
-        default=defaults.reward,
-        help="relative: -deal score/100 minus the table's mean (default); deal: the env's reward",
-    )
-    _bookkeeping_options(g, defaults)
-
-
-def _bookkeeping_options(g: Any, defaults: Any) -> None:
-    """The run options that say when to evaluate and save, and what it runs on."""
-    g.add_argument(
-        "--eval-every",
-        type=int_in(0),
-        default=defaults.eval_every,
-        help="env steps between evaluations (0: at the end only)",
-    )
-    g.add_argument(
-        "--eval-games",
-        type=int_in(0),
-        default=defaults.eval_games,
-        help="duplicate games per evaluation bot (0: none)",
-    )
-    g.add_argument("--eval-opponents", type=_players_list, default=defaults.eval_opponents)
-    g.add_argument("--eval-seed", type=int_in(0), default=defaults.eval_seed)
-    g.add_argument("--checkpoint-every", type=int_in(1), default=defaults.checkpoint_every)
-    g.add_argument(
-        "--keep-players",
-        action="store_true",
-        help="keep every evaluated player as players/model_STEPS.pt (default: the latest only, model.pt)",
-    )
-    g.add_argument("--device", choices=("auto", "cpu", "cuda"), default=defaults.device)
-    g.add_argument(
-        "--threads", type=int_in(1, 256), default=defaults.threads, help="torch threads (default 1)"
-    )
-    g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar or messages")
-
-
-def _method_options(h: Any, options: Any) -> None:
-    """A method's own options, one per field of its ``Options``."""
-    for f in dataclasses.fields(options):
-        name = "--" + f.name.replace("_", "-")
-        default = f.default
-        if "type" in f.metadata:  # an option with a parser of its own (rllib's --address)
-            h.add_argument(name, type=f.metadata["type"], default=default, help=f.metadata.get("help"))
-        elif isinstance(default, tuple):
-            h.add_argument(
-                name,
-                type=positive_ints,
-                default=default,
-                help=f"comma-separated (default {','.join(map(str, default)) or 'none'})",
-            )
-        elif isinstance(default, str):  # a player's name (dagger's teacher)
-            kind_help = "a bot, a shipped model or a saved player"
-            h.add_argument(name, type=_player_name, default=default, help=kind_help)
-        elif isinstance(default, bool):
-            h.add_argument(name, action=argparse.BooleanOptionalAction, default=default)
-        elif isinstance(default, int):
-            h.add_argument(name, type=int_in(1), default=default, help=f"(default {default})")
-        else:
-            low, high, low_open = FLOAT_BOUNDS.get(f.name, (0.0, None, False))
-            kind = number_in(low, high, low_open=low_open)
-            h.add_argument(name, type=kind, default=default, help=f"(default {default})")
 
 
 def main_loop(method: str, argv: Sequence[str]) -> int:

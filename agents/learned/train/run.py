@@ -36,8 +36,10 @@ from typing import Any, ClassVar
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
-from shanghai_env.agents.registry import make_agent
-from shanghai_env.cli import write_atomically
+from shanghai_env.agents.learned.train.options import init_arg, option, players_list
+from shanghai_env.agents.registry import contracts_arg, make_agent
+from shanghai_env.any_table import ENCODINGS
+from shanghai_env.cli import int_in, write_atomically
 from shanghai_env.rules import ALL_CONTRACTS, Rules
 
 try:
@@ -53,41 +55,68 @@ LOCK = ".lock"  # held (flock) by the trainer writing the folder
 
 @dataclass
 class RunConfig:
-    """Options every method shares (``shanghai-train METHOD --help`` lists them with the method's own)."""
+    """Options every method shares (``shanghai-train METHOD --help`` lists them with the method's
+    own); a field made by :func:`.options.option` is a flag, with its help."""
 
     method: str = "ppo"
-    players: int = 4
-    contracts: tuple[int, ...] = ALL_CONTRACTS
-    timesteps: int = 1_000_000  # learner decisions to train on
-    seed: int = 1
-    out: str = "runs/ppo"
-    num_envs: int = 64  # games stepped together
-    env_workers: int = 1  # processes stepping the games (shanghai_env.vector_workers); 1: this one
-    opponents: tuple[str, ...] = (
-        SELF,
-    )  # "self": every seat is the learner; else players for the other seats
-    facts: bool = False  # the exact facts of the own hand as extra inputs (nets/facts.py)
+    players: int = option(4, "seats at the table (3-8)", type=int_in(3, 8))
+    contracts: tuple[int, ...] = option(
+        ALL_CONTRACTS, "e.g. 1 or 1,2,3 (default: all ten)", type=contracts_arg
+    )
+    timesteps: int = option(1_000_000, "learner decisions to train on", type=int_in(1))
+    seed: int = option(1, type=int_in(0))
+    out: str = option("runs/ppo", "the run folder (a stopped run resumes from it)", type=str)
+    num_envs: int = option(64, "games stepped together", type=int_in(1, 4096))
+    env_workers: int = option(
+        1, "processes stepping the games (1: this one; the same games either way)", type=int_in(1, 256)
+    )  # (shanghai_env.vector_workers)
+    opponents: tuple[str, ...] = option(
+        (SELF,),
+        "'self' (every seat the learner) or the players of the other seats (one name: all)",
+        type=players_list,
+    )
+    facts: bool = option(
+        False,
+        "add the exact facts of the own hand (distance to the contract, outs, what each card is worth "
+        "to it) to the network's input",  # nets/facts.py
+        action="store_true",
+    )
     # which facts (nets/facts.py FACTS_VERSION): not an option but a record, since a run goes on
     # reading the facts it started with (a folder from before versions read version 1)
     facts_version: int = FACTS_VERSION
-    # the layout the network reads and answers in: "table" (the env's own) or "any_table" (8 seats,
-    # shanghai_env.any_table: its player plays every table size of the run's contracts)
-    encoding: str = "table"
-    # the starting network: "" (fresh), a .pt of shanghai-train, or a saved MaskablePPO player
-    # (a MaskablePPO .zip of the sb3 method: nets/sb3.py reads it; ppo and sb3 only)
-    init: str = ""
-    reward: str = "relative"  # "deal": -deal score/100; "relative": that minus the table's mean
-    eval_every: int = 500_000  # env steps between evaluations; 0: only at the end
-    eval_games: int = 48
-    eval_opponents: tuple[str, ...] = ("greedy", "planner")
-    eval_seed: int = 10_000
-    checkpoint_every: int = 100_000
-    # keep every evaluated player as players/model_<env steps>.pt (+ .json), not only the latest:
+    # the layout the network reads and answers in (shanghai_env.any_table)
+    encoding: str = option(
+        "table",
+        "table: the env's observation and actions (default); any_table (ppo, dmc, dagger): the 8-seat "
+        "layout, whose player plays every table size, 3 to 8 players",
+        choices=ENCODINGS,
+    )
+    # (a MaskablePPO .zip is read by nets/sb3.py)
+    init: str = option(
+        "",
+        "start from this player's network: a .pt of shanghai-train, or (ppo, sb3) a MaskablePPO "
+        ".zip of shanghai-train sb3",
+        type=init_arg,
+    )
+    reward: str = option(
+        "relative",
+        "relative: -deal score/100 minus the table's mean (default); deal: the env's reward",
+        choices=("relative", "deal"),
+    )
+    eval_every: int = option(500_000, "env steps between evaluations (0: at the end only)", type=int_in(0))
+    eval_games: int = option(48, "duplicate games per evaluation bot (0: none)", type=int_in(0))
+    eval_opponents: tuple[str, ...] = option(("greedy", "planner"), type=players_list)
+    eval_seed: int = option(10_000, type=int_in(0))
+    checkpoint_every: int = option(100_000, type=int_in(1))
     # a curve's best point can then be played and checked on fresh decks
-    keep_players: bool = False
-    device: str = "auto"
-    threads: int = 1
-    progress: bool = True
+    keep_players: bool = option(
+        False,
+        "keep every evaluated player as players/model_STEPS.pt (default: the latest only, model.pt)",
+        action="store_true",
+    )
+    device: str = option("auto", choices=("auto", "cpu", "cuda"))
+    threads: int = option(1, "torch threads (default 1)", type=int_in(1, 256))
+    progress: bool = option(True, "no progress bar or messages", flag="--no-progress", action="store_false")
     method_options: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -23,7 +23,7 @@ import shutil
 import time
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import ray
@@ -34,6 +34,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.learned.players.sb3 import save_maskable
+from shanghai_env.agents.learned.train.options import option
 from shanghai_env.agents.learned.train.rllib_env import (
     LEARNER,
     SNAPSHOT,
@@ -59,13 +60,8 @@ def _address(text: str) -> str:
 
 @dataclass
 class RLlibOptions:
-    num_env_runners: int = field(
-        default=0, metadata={"type": int_in(0), "help": "sampling processes (0: the driver samples)"}
-    )
-    address: str = field(
-        default="",
-        metadata={"type": _address, "help": "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379"},
-    )
+    num_env_runners: int = option(0, "sampling processes (0: the driver samples)", type=int_in(0))
+    address: str = option("", "a Ray cluster: 'auto' (on one of its nodes) or HOST:6379", type=_address)
     pool_size: int = 3  # frozen snapshots (only with "snapshot" among the opponents)
     snapshot_every: int = 5  # iterations between snapshots
     train_batch: int = 2000  # env steps sampled per iteration
@@ -199,9 +195,9 @@ def check_config(config: RunConfig, opt: RLlibOptions) -> None:
             f"must not exceed --train-batch ({opt.train_batch})",
         ),
     }
-    for option, (bad, why) in refused.items():
+    for flag, (bad, why) in refused.items():
         if bad:
-            raise ValueError(f"argument {option}: {why}")
+            raise ValueError(f"argument {flag}: {why}")
 
 
 class RLlib:

@@ -299,6 +299,8 @@ def _is_policy(path: str) -> bool:
 def _check_saved_model(path: str) -> None:
     """ValueError naming the file and saying what a saved player is, unless ``path`` is a saved
     MaskablePPO model (read from its metadata, without loading the network)."""
+    if not path.endswith(SAVED_EXTENSIONS):
+        raise ValueError(f"{path!r} is no saved player; {SAVED_PLAYER}")
     try:
         saved_table(path)
     except ValueError as err:

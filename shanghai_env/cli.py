@@ -221,6 +221,9 @@ def run(main: Callable[[], object]) -> NoReturn:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         sys.exit(INTERRUPTED)
+    except BrokenPipeError:  # the reader went away (``| head``): nothing more to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit's flush
+        sys.exit(1)
     sys.exit(result if isinstance(result, int) and not isinstance(result, bool) else 0)
 
 

@@ -508,7 +508,7 @@ def test_the_demonstration_says_what_it_trains_and_what_came_of_it(tmp_path, mon
     ]  # fmt: skip
     monkeypatch.setattr(cli, "DEMO", tiny_demo)
     monkeypatch.chdir(tmp_path)
-    assert cli.main([]) == 0
+    assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "lower is" in out and "below zero it is ahead of the bots" in out  # how to read it, first
     verdict = [line for line in out.splitlines() if line.startswith("After training:")]
@@ -701,3 +701,23 @@ def test_a_player_of_the_retired_ppo_prior_is_refused_in_one_line(tmp_path):
     for load in (load_policy, make_agent):
         with pytest.raises(ValueError, match=r"--prior.*0\.2\.0 is the last release"):
             load(path)
+
+
+def test_a_dmc_run_that_trained_on_no_decision_says_so(tmp_path, capsys):
+    # dmc learns from deals that ended; 96 steps of 4 games end none of contract 1's deals
+    train(tiny("dmc", str(tmp_path / "short"), timesteps=96))
+    assert "trained on no decision" in capsys.readouterr().err
+    train(tiny("dmc", str(tmp_path / "long"), timesteps=4096))
+    assert "trained on no decision" not in capsys.readouterr().err
+
+
+def test_shanghai_train_alone_names_the_methods_and_the_demo(capsys):
+    assert cli.main([]) == 2  # no run starts: the demonstration is asked for by name
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "'demo'" in err and "dmc" in err
+
+
+def test_the_commands_help_reads_as_plain_text(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and ":mod:" not in out and "shanghai-train demo" in out

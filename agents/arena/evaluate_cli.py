@@ -58,7 +58,8 @@ def _players(text: str) -> list[str]:
             raise argparse.ArgumentTypeError(str(err)) from None
     if not 3 <= len(names) <= 8:
         raise argparse.ArgumentTypeError(
-            f"a game seats 3 to 8 players, got {len(names)}; list 3-8 of: {describe_allowed()}"
+            f"a game seats 3 to 8 players, got {len(names)} (with --task: the one player under test); "
+            f"list 3-8 of: {describe_allowed()}"
         )
     try:
         return [check_spec(s) for s in names]
@@ -116,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "24 for 4, 20, 60, 42, 112 for 5-8; docs/bots.md)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
-    p.add_argument("--out", default="results", help="output folder (created if missing)")
+    p.add_argument("--out", default="results", help="output folder (created if missing; default: results)")
     p.add_argument(
         "--contracts",
         type=contracts_arg,

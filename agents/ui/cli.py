@@ -11,6 +11,7 @@ import webbrowser
 from collections.abc import Sequence
 from typing import IO, NamedTuple
 
+from shanghai_env.agents.registry import BOTS, shipped_models
 from shanghai_env.agents.ui.terminal import HAVE_RICH, PlaySession, ReadLine
 from shanghai_env.agents.ui.web.server import DEFAULT_PORT, start_server
 from shanghai_env.agents.ui.web.server import Table as WebTable
@@ -33,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="shanghai-play",
         description="Play Shanghai Rummy in the terminal against bots or a saved model.",
-        epilog="Bots: random, greedy, planner; or the path of a saved model (.zip); or module:factory.",
+        epilog=(
+            f"Players: the bots {', '.join(BOTS)}; a shipped player ({', '.join(sorted(shipped_models()))}); "
+            "a saved player (.pt, .zip, .scorer); or module:factory (docs/bots.md)."
+        ),
     )
     add = parser.add_argument
     add("--opponents", help="the other players, clockwise from you, e.g. greedy,planner,random")

@@ -39,8 +39,8 @@ from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 
 SAVED_PLAYER = (
-    "a saved player is a .zip written by shanghai-train (a MaskablePPO model) "
-    "or by shanghai-train scorer (a scorer)"
+    "a saved player is a .pt of shanghai-train ppo, dmc or dagger, a .zip of shanghai-train sb3 "
+    "(a MaskablePPO model) or a .scorer of shanghai-train scorer"
 )
 # what playing a MaskablePPO model imports (the 'train' extra; a scorer needs only numpy)
 PLAY_MODULES = ("torch", "sb3_contrib")

@@ -1,6 +1,6 @@
 """``shanghai-train METHOD [options]`` (``python train.py`` is the same command).
 
-Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_env.vector`):
+Methods on the one loop (``train/loop.py``; batched games through :mod:`shanghai_env.vector`):
 
 - ``ppo``: PPO on the env's observation and actions, self-play (``--opponents self``, the
   default) or against named players;
@@ -14,8 +14,8 @@ Methods on the one loop (:mod:`.loop`; batched self-play through :mod:`shanghai_
 
 ``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
 
-``python train.py`` with no arguments is a short demonstration: ``ppo`` in contract 1 against
-three greedy bots, saying what it trains at the start and what came of it at the end.
+``shanghai-train demo`` (``python train.py`` with no arguments) is a short demonstration: ``ppo``
+in contract 1 against three greedy bots, saying what it trains at the start and what came of it.
 Every option is checked before anything starts: a bad one prints one line and exits with 2.
 """
 
@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -167,14 +168,22 @@ def longer_demo_command(timesteps: int = 4_000_000) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
-        return demo()
+        methods = ", ".join(METHODS)
+        print(
+            f"shanghai-train: name a method ({methods}), or 'demo' for a 15-20 minute demonstration; "
+            "shanghai-train --help says more",
+            file=sys.stderr,
+        )
+        return 2
     first = argv[0]
     if first in ("-h", "--help"):
-        print(__doc__.strip())
+        print(plain(__doc__))
         print(
             "\nusage: shanghai-train METHOD [options]; shanghai-train METHOD --help lists a method's options"
         )
         return 0
+    if first == "demo" and len(argv) == 1:
+        return demo()
     if first.startswith("-"):
         methods = ", ".join(METHODS)
         print(f"shanghai-train: name a method before the options; methods: {methods}", file=sys.stderr)
@@ -193,11 +202,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return main_loop(first, argv[1:])
 
 
+def plain(doc: str | None) -> str:
+    """A docstring as a terminal shows it: without reST's markup (``x``, :mod:`.x`)."""
+    text = re.sub(r":\w+:`~?\.?([^`]+)`", r"\1", (doc or "").strip())
+    return text.replace("``", "")
+
+
 def plot_runs(argv: Sequence[str]) -> int:
     """``shanghai-train plot RUN... --out PNG``: the learning curves of several runs in one picture."""
     from shanghai_env.agents.learned.train.run import plot_curve
 
-    p = Parser(prog="shanghai-train plot", description=plot_runs.__doc__)
+    p = Parser(prog="shanghai-train plot", description=plain(plot_runs.__doc__))
     p.add_argument("runs", nargs="+", help="run folders (each with its eval.csv)")
     p.add_argument("--out", required=True, help="the picture to write (.png)")
     p.add_argument("--title", default="", help="the picture's title")
@@ -250,10 +265,11 @@ def _rllib_installed() -> bool:
     return True
 
 
-def cli() -> None:
-    """The ``shanghai-train`` command."""
+def cli(bare: Sequence[str] = ()) -> None:
+    """The ``shanghai-train`` command; ``bare``: what it runs when given no arguments
+    (``python train.py``: the demonstration)."""
     require_extra("shanghai-train", "train")
-    run_cli(main)
+    run_cli(lambda: main(sys.argv[1:] or list(bare)))
 
 
 if __name__ == "__main__":

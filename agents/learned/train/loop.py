@@ -110,6 +110,9 @@ class Training:
             _release(getattr(self, "method", None))
             raise
         self.player_file = getattr(self.method, "player_file", "model.pt")  # a scorer saves a .zip
+        # whether an update has trained on any decision (dmc trains only on deals that ended);
+        # a resumed run may have before
+        self.learned = resumed
 
     def _resume(self) -> None:
         config, folder = self.config, self.folder
@@ -159,6 +162,12 @@ class Training:
         self.checkpoint()
         self.export(self.folder.path(self.player_file))
         self.write_recipe()
+        if not self.learned:
+            print(
+                f"shanghai-train: {self.env_steps:,} env steps trained on no decision ({config.method} "
+                "learns from deals that ended, and none did): the player is untrained; give more --timesteps",
+                file=sys.stderr,
+            )
         return self.last_eval
 
     def _update(self, bar: Any) -> None:
@@ -171,6 +180,7 @@ class Training:
         self.train_seconds += seconds
         done_now = int(stats.pop("env_steps"))
         self.env_steps += done_now
+        self.learned = self.learned or stats.get("trained_decisions", 1) > 0
         self.whole = True
         row = {"env_steps": self.env_steps, "wall_seconds": round(folder.wall(), 2)}
         row["steps_per_second"] = round(done_now / seconds, 1)

@@ -234,7 +234,7 @@ def test_a_second_trainer_on_the_folder_is_refused(tmp_path, capsys):
     assert not [p for p in Path(out).iterdir() if ".part" in p.name]  # every file written whole
 
 
-def test_ctrl_c_saves_a_checkpoint_the_same_command_goes_on_from(tmp_path, monkeypatch):
+def test_ctrl_c_saves_a_checkpoint_the_same_command_goes_on_from(tmp_path, monkeypatch, capsys):
     from shanghai_env.agents.learned.train.methods.ppo import PPO as Method
 
     whole = str(tmp_path / "whole")
@@ -253,6 +253,8 @@ def test_ctrl_c_saves_a_checkpoint_the_same_command_goes_on_from(tmp_path, monke
         train(tiny("ppo", parts, timesteps=128, checkpoint_every=1000))
     saved = torch.load(os.path.join(parts, "checkpoint.pt"), weights_only=True)
     assert saved["env_steps"] == 96  # the third update finished, then the checkpoint (none was due)
+    # how it goes on is said even without progress messages (tiny runs have --no-progress)
+    assert "the same command goes on from there" in capsys.readouterr().err
     monkeypatch.setattr(Method, "step", step)
     train(tiny("ppo", parts, timesteps=128, checkpoint_every=1000))
     a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))

@@ -60,6 +60,14 @@ def _say(config: RunConfig, text: str) -> None:
         print(text, flush=True)
 
 
+def _tell(config: RunConfig, text: str) -> None:
+    """What a stopped run must say (how it goes on) even with ``--no-progress``: on stderr then."""
+    if config.progress:
+        _say(config, text)
+    else:
+        print(text, file=sys.stderr, flush=True)
+
+
 def train(config: RunConfig, command: str = "") -> dict[str, Any]:
     """Train (or resume) the run ``config`` describes; returns the last evaluation row.
     ValueError (nothing written) for a folder in use, with other options, or a bad checkpoint;
@@ -206,10 +214,11 @@ class Training:
     def _stopped(self) -> None:
         """Ctrl-C: a checkpoint of the last whole update, so the same command goes on from it."""
         if not self.whole:
-            _say(self.config, f"stopped within an update: {self.config.out} goes on from its last checkpoint")
+            where = f"{self.config.out} goes on from its last checkpoint"
+            _tell(self.config, f"stopped within an update: {where}")
             return
         self.checkpoint()
-        _say(
+        _tell(
             self.config,
             f"stopped at {self.env_steps:,} env steps; checkpoint saved: the same command goes on from there",
         )

@@ -24,6 +24,7 @@ import errno
 import importlib.util
 import math
 import os
+import re
 import secrets
 import stat
 import sys
@@ -211,6 +212,12 @@ def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def plain(doc: str | None) -> str:
+    """A docstring as a terminal shows it: without reST's markup (``x``, :mod:`.x`)."""
+    text = re.sub(r":\w+:`~?\.?([^`]+)`", r"\1", (doc or "").strip())
+    return text.replace("``", "")
 
 
 def run(main: Callable[[], object]) -> NoReturn:

@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from gymnasium.error import DependencyNotInstalled
 
-from ..cli import Parser, number_in, output_file_problem, run, write_atomically, writes_over
+from ..cli import Parser, number_in, output_file_problem, plain, run, write_atomically, writes_over
 from ..record import load
 from .replay import main as replay_main
 from .replay import replay_frames
@@ -42,8 +42,8 @@ def _scale(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # the docstring's first line, without its reStructuredText quotes: a terminal shows plain text
-    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""))
+    # the docstring's first paragraph as plain text
+    parser = Parser(prog=PROG, description=plain(__doc__.split("\n\n")[0]))
     sub = parser.add_subparsers(dest="command", required=True)
     for name, what in (("svg", "an SVG file"), ("png", "a PNG file (needs Pillow, the draw extra)")):
         p = sub.add_parser(name, help=f"the table at one frame of a record as {what}")

@@ -26,12 +26,11 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import shlex
 import sys
 from collections.abc import Sequence
 
-from shanghai_env.cli import Parser, extra_hint, output_file_problem, prepare_output, require_extra
+from shanghai_env.cli import Parser, extra_hint, output_file_problem, plain, prepare_output, require_extra
 from shanghai_env.cli import run as run_cli
 from shanghai_env.mixed_tables import table_sizes
 
@@ -200,12 +199,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first == "rllib" and not _rllib_installed():
         return 2
     return main_loop(first, argv[1:])
-
-
-def plain(doc: str | None) -> str:
-    """A docstring as a terminal shows it: without reST's markup (``x``, :mod:`.x`)."""
-    text = re.sub(r":\w+:`~?\.?([^`]+)`", r"\1", (doc or "").strip())
-    return text.replace("``", "")
 
 
 def plot_runs(argv: Sequence[str]) -> int:

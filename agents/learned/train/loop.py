@@ -117,7 +117,7 @@ class Training:
             self.folder.close(discard=not os.path.exists(self.folder.path("config.json")))
             _release(getattr(self, "method", None))
             raise
-        self.player_file = getattr(self.method, "player_file", "model.pt")  # a scorer saves a .zip
+        self.player_file = getattr(self.method, "player_file", "model.pt")  # sb3: .zip, scorer: .scorer
         # whether an update has trained on any decision (dmc trains only on deals that ended);
         # a resumed run may have before
         self.learned = resumed

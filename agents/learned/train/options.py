@@ -40,9 +40,11 @@ def add_options(group: Any, options: Any, declared_only: bool = False) -> None:
             continue
         kwargs = dict(f.metadata)
         flag = kwargs.pop("flag", "--" + f.name.replace("_", "-"))
-        if not {"type", "choices", "action"} & set(kwargs):
+        if not {"type", "choices", "action", "nargs"} & set(kwargs):
             kwargs |= _by_default(f.name, f.default)
-        group.add_argument(flag, dest=f.name, default=f.default, **kwargs)
+        if flag.startswith("-"):  # a positional argument's name is its dest
+            kwargs["dest"] = f.name
+        group.add_argument(flag, default=f.default, **kwargs)
 
 
 def _by_default(name: str, default: Any) -> dict[str, Any]:

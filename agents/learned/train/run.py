@@ -91,11 +91,10 @@ class RunConfig:
         "layout, whose player plays every table size, 3 to 8 players",
         choices=ENCODINGS,
     )
-    # (a MaskablePPO .zip is read by nets/sb3.py)
     init: str = option(
         "",
-        "start from this player's network: a .pt of shanghai-train, or (ppo, sb3) a MaskablePPO "
-        ".zip of shanghai-train sb3",
+        "start from this player's network: a .pt of shanghai-train, or (sb3) a MaskablePPO .zip of "
+        "shanghai-train sb3",
         type=init_arg,
     )
     reward: str = option(

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from shanghai_env.agents.learned.nets.policy import PolicyNet, build_net, padded, padded_rows, to_any_table
-from shanghai_env.agents.learned.nets.sb3 import load_sb3, save_sb3
+from shanghai_env.agents.learned.nets.policy import build_net, padded, padded_rows, to_any_table
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
 from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
@@ -21,32 +20,22 @@ from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loa
 class NetMethod:
     name = ""
     Options: Any = None
-    takes_sb3 = False  # whether a MaskablePPO policy can be the network (--init a .zip)
 
     def setup(self, config: RunConfig, device: torch.device) -> None:
         self.config = config
         self.opt = self.Options(**config.method_options)
         self.device = device
         torch.manual_seed(config.seed)
-        self.sb3_model: Any = None  # the MaskablePPO object when the network is one (--init a .zip)
-        self.player_file = "model.pt"
-        if config.init.endswith(".zip"):  # a MaskablePPO player (load_sb3 says so if it is none)
-            if config.encoding != "table":
-                raise ValueError(f"--init {config.init!r}: a MaskablePPO policy reads the 'table' encoding")
-            if not self.takes_sb3:
-                raise ValueError(
-                    f"--init {config.init!r} is a MaskablePPO policy; {self.name} learns a value per "
-                    "move and starts fresh or from a .pt of shanghai-train"
-                )
-            net, self.sb3_model = load_sb3(config.init, config.rules, device)
-            self.net: Any = net.to(device)
-            self.player_file = "model.zip"
-        else:
-            net_arch, facts, version = self.opt.net_arch, config.facts, config.facts_version
-            move_net = getattr(self.opt, "move_net", ())
-            self.net = build_net(config.rules, net_arch, facts, version, move_net, config.encoding).to(device)
-            if config.init:
-                self._start_from(config.init)
+        if config.init.endswith(".zip"):  # the sb3 method goes on from a MaskablePPO player
+            raise ValueError(
+                f"--init {config.init!r} is a MaskablePPO player: go on from it with shanghai-train sb3; "
+                f"{self.name} starts fresh or from a .pt of shanghai-train"
+            )
+        net_arch, facts, version = self.opt.net_arch, config.facts, config.facts_version
+        move_net = getattr(self.opt, "move_net", ())
+        self.net = build_net(config.rules, net_arch, facts, version, move_net, config.encoding).to(device)
+        if config.init:
+            self._start_from(config.init)
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
@@ -112,8 +101,6 @@ class NetMethod:
         obs = torch.index_select(obs_all, 0, mb_t)  # whole rows copied, not element by element
         h = self.net.features(obs, extra)
         idx_t, ok_t = torch.from_numpy(idx).to(dev), torch.from_numpy(valid).to(dev)
-        if not isinstance(self.net, PolicyNet):  # a MaskablePPO policy: every action's logit, gathered
-            return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs)
         return mb_t, h, self.net.logits(h, idx_t, ok_t, extra, obs, lengths=valid.sum(1))
 
     def acting_logits(
@@ -130,9 +117,8 @@ class NetMethod:
         return self.net.logits(h, *legal, extra, obs, table)
 
     def acting_table(self) -> torch.Tensor | None:
-        """Every action's row for a rollout (:meth:`.PolicyNet.acting_table`); None for a network
-        without them (a MaskablePPO policy)."""
-        return self.net.acting_table() if isinstance(self.net, PolicyNet) else None
+        """Every action's row for a rollout (:meth:`.PolicyNet.acting_table`)."""
+        return self.net.acting_table()
 
     def values_of(self, obs: np.ndarray, extra: np.ndarray) -> np.ndarray:
         """The value head on a batch of observations and their facts (no gradient)."""
@@ -174,11 +160,6 @@ class NetMethod:
             self.reset_extra()
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
-        if self.sb3_model is not None:
-            self.net.cpu()
-            save_sb3(path, self.sb3_model)
-            self.net.to(self.device)
-            return
         save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
         self.net.to(self.device)
 

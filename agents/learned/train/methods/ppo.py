@@ -49,7 +49,6 @@ class PPOOptions:
 class PPO(NetMethod):
     name = "ppo"
     Options = PPOOptions
-    takes_sb3 = True
 
     # --- collecting ------------------------------------------------------------------------
 

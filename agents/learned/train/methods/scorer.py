@@ -29,6 +29,7 @@ from shanghai_env.agents.learned.players.scorer import (
     KIND_AT,
     ScorerNet,
 )
+from shanghai_env.agents.learned.train.options import add_options, option
 from shanghai_env.agents.learned.train.scorer_data import generate
 from shanghai_env.cli import Parser, int_in, number_in, output_file_problem
 from shanghai_env.rules import ALL_CONTRACTS
@@ -422,8 +423,6 @@ class Scorer:
 
 # --- the stages one at a time: shanghai-train scorer gen|fit ------------------------------------
 
-TOOLS = ("gen", "fit")
-
 
 def _widths(text: str) -> tuple[int, ...]:
     widths = tuple(int(h) for h in text.split(",") if h.strip().isdecimal())
@@ -452,51 +451,72 @@ def _shard_problem(path: str) -> str | None:
     return None
 
 
-def tool_parser(name: str) -> argparse.ArgumentParser:
-    """The command line of ``shanghai-train scorer NAME`` (one of :data:`TOOLS`)."""
-    return _gen_parser() if name == "gen" else _fit_parser()
+@dataclass
+class GenStage:
+    """``shanghai-train scorer gen``: play games and label their decisions (one shard); the fields
+    are :func:`gen`'s parameters."""
 
-
-def _gen_parser() -> argparse.ArgumentParser:
-    p = Parser(
-        prog="shanghai-train scorer gen", description="play games and label their decisions (one shard)"
+    out: str = option("", "the shard to write (.npz)", type=str, required=True)
+    seed: int = option(0, type=int_in(0, 2**31 - 1))
+    workers: int = option(2, type=int_in(1))
+    model: str | None = option(None, "the behaviour scorer; the planner if omitted", type=_scorer_file)
+    seconds: float | None = option(None, "play per worker", type=number_in(1.0))
+    games: int | None = option(None, "... or this many games each", type=int_in(1))
+    rollouts: int = option(6, "rollouts per upcard candidate", type=int_in(1))
+    discard_keep: float = option(1.0, "fraction of discards kept", type=number_in(0.0, 1.0))
+    label_upcards: bool = option(
+        True, "no upcard decisions valued", flag="--no-upcards", action="store_false"
+    )
+    value_discards: int = option(
+        0,
+        "also value the behaviour player's K best discards by rollouts (0: off; 2 or more)",
+        type=int_in(0),
+        metavar="K",
+    )
+    rollout_model: str | None = option(
+        None, "a scorer playing the behaviour seats in rollouts (default: the planner)", type=_scorer_file
+    )
+    opponent_model: str | None = option(
+        None, "a scorer that also sits as some games' opponents", type=_scorer_file
     )
 
-    def scorer(flag: str, text: str) -> None:
-        p.add_argument(flag, type=_scorer_file, default=None, help=text)
 
-    p.add_argument("--out", required=True, help="the shard to write (.npz)")
-    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    p.add_argument("--workers", type=int_in(1), default=2)
-    scorer("--model", "the behaviour scorer; the planner if omitted")
-    p.add_argument("--seconds", type=number_in(1.0), default=None, help="play per worker")
-    p.add_argument("--games", type=int_in(1), default=None, help="... or this many games each")
-    p.add_argument("--rollouts", type=int_in(1), default=6, help="rollouts per upcard candidate")
-    p.add_argument("--discard-keep", type=number_in(0.0, 1.0), default=1.0, help="fraction of discards kept")
-    p.add_argument("--no-upcards", action="store_true", help="no upcard decisions valued")
-    valued = "also value the behaviour player's K best discards by rollouts (0: off; 2 or more)"
-    p.add_argument("--value-discards", type=int_in(0), default=0, metavar="K", help=valued)
-    scorer("--rollout-model", "a scorer playing the behaviour seats in rollouts (default: the planner)")
-    scorer("--opponent-model", "a scorer that also sits as some games' opponents")
-    return p
+@dataclass
+class FitStage:
+    """``shanghai-train scorer fit``: fit a scorer to shards; the fields are :func:`fit`'s parameters."""
+
+    shards: tuple[str, ...] = option((), "shards written by gen (.npz)", flag="shards", nargs="+")
+    out: str = option("", f"the scorer to write ({EXTENSION})", type=str, required=True)
+    hidden: tuple[int, ...] = option((128, 128), "hidden layer widths, e.g. 128,128", type=_widths)
+    epochs: int = option(30, type=int_in(1))
+    lr: float = option(1e-3, type=number_in(0.0, None, low_open=True))
+    seed: int = option(0, type=int_in(0, 2**31 - 1))
+    huber: float = option(30.0, type=number_in(0.0, None, low_open=True))
+    discard_weight: float = option(1.0, type=number_in(0.0))
+    init: str | None = option(None, "start from this saved scorer's weights", type=_scorer_file)
+    own_discards: bool = option(
+        False,
+        "the discards' targets are the --init scorer's own choices, not the planner's (no teacher)",
+        action="store_true",
+    )
+    valued_discards: bool = option(
+        True,
+        "leave out the valued discard pairs of shards made with gen --value-discards",
+        flag="--no-valued-discards",
+        action="store_false",
+    )
 
 
-def _fit_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="shanghai-train scorer fit", description="fit a scorer to shards")
-    p.add_argument("shards", nargs="+", help="shards written by gen (.npz)")
-    p.add_argument("--out", required=True, help=f"the scorer to write ({EXTENSION})")
-    p.add_argument("--hidden", type=_widths, default=(128, 128), help="hidden layer widths, e.g. 128,128")
-    p.add_argument("--epochs", type=int_in(1), default=30)
-    p.add_argument("--lr", type=number_in(0.0, None, low_open=True), default=1e-3)
-    p.add_argument("--seed", type=int_in(0, 2**31 - 1), default=0)
-    p.add_argument("--huber", type=number_in(0.0, None, low_open=True), default=30.0)
-    p.add_argument("--discard-weight", type=number_in(0.0), default=1.0)
-    p.add_argument("--init", type=_scorer_file, default=None, help="start from this saved scorer's weights")
-    own = "the discards' targets are the --init scorer's own choices, not the planner's (no teacher)"
-    p.add_argument("--own-discards", action="store_true", help=own)
-    unvalued = "leave out the valued discard pairs of shards made with gen --value-discards"
-    p.add_argument("--no-valued-discards", action="store_true", help=unvalued)
-    return p
+STAGES = {"gen": GenStage, "fit": FitStage}
+
+
+def tool_parser(name: str) -> argparse.ArgumentParser:
+    """The command line of ``shanghai-train scorer NAME`` (one of :data:`STAGES`)."""
+    stage = STAGES[name]
+    description = (stage.__doc__ or "").split(": ", 1)[1].split(";")[0]
+    parser = Parser(prog=f"shanghai-train scorer {name}", description=description)
+    add_options(parser, stage)
+    return parser
 
 
 def _usage_problem(name: str, args: argparse.Namespace) -> str | None:
@@ -521,8 +541,8 @@ def _usage_problem(name: str, args: argparse.Namespace) -> str | None:
 def tool_main(argv: Sequence[str]) -> int:
     """``shanghai-train scorer gen|fit ...``: one stage of expert iteration."""
     name = argv[0]
-    if name not in TOOLS:
-        Parser(prog="shanghai-train scorer").error(f"no stage {name!r}; the stages are {', '.join(TOOLS)}")
+    if name not in STAGES:
+        Parser(prog="shanghai-train scorer").error(f"no stage {name!r}; the stages are {', '.join(STAGES)}")
     parser = tool_parser(name)
     args = parser.parse_args(argv[1:])
     problem = _usage_problem(name, args)
@@ -531,10 +551,7 @@ def tool_main(argv: Sequence[str]) -> int:
     # the options' names are the stages' parameters (the parser's own bookkeeping left out)
     given = {k: v for k, v in vars(args).items() if not k.startswith("_")}
     try:
-        if name == "gen":
-            gen(label_upcards=not given.pop("no_upcards"), **given)
-        else:
-            fit(valued_discards=not given.pop("no_valued_discards"), **given)
+        (gen if name == "gen" else fit)(**given)
     except ValueError as err:  # what the data cannot give (too few decisions, ...)
         parser.error(str(err))
     return 0

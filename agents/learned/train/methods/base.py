@@ -56,25 +56,25 @@ class NetMethod:
         native = net.encoding == "table" and rules.contracts == tuple(self.config.contracts)
         if native and self.net.encoding == "any_table":  # the same moves at its own size, any size now
             net = to_any_table(net, rules)
-        mine = (
-            self.config.players,
-            tuple(self.config.contracts),
-            self.net.hidden,
-            self.net.facts_version,
-            self.net.move_net,
-            self.net.encoding,
-        )
         # an any_table network's weights fit every table size: the players may differ
         players = rules.num_players if net.encoding == "table" else self.config.players
-        theirs = (players, tuple(rules.contracts), net.hidden, net.facts_version, net.move_net, net.encoding)
-        if mine != theirs:
-            hint = "facts version 0: no --facts"
-            if net.encoding == "table" and self.net.encoding == "any_table":
-                hint = "an any_table run starts from a native player of its own contracts, at any --players"
-            raise ValueError(
-                f"--init {path!r} has players, contracts, net_arch, facts version, move_net, encoding "
-                f"{theirs}; this run has {mine}: give the run the same options ({hint})"
-            )
+        c, mine = self.config, self.net
+        shapes = [  # (the option, the saved player's, this run's)
+            ("--players", players, c.players),
+            ("--contracts", tuple(rules.contracts), tuple(c.contracts)),
+            ("--net-arch", net.hidden, mine.hidden),
+            ("facts version (--facts)", net.facts_version, mine.facts_version),
+            ("--move-net", net.move_net, mine.move_net),
+            ("--encoding", net.encoding, mine.encoding),
+        ]
+        differ = [f"{name} {a!r} there, {b!r} here" for name, a, b in shapes if a != b]
+        if differ:
+            hint = ""
+            if net.encoding == "table" and mine.encoding == "any_table":
+                hint = (
+                    " (an any_table run starts from a native player of its own contracts, at any --players)"
+                )
+            raise ValueError(f"--init {path!r} was made with other options: {'; '.join(differ)}{hint}")
         self.net.load_state_dict(net.state_dict())
 
     def extra_inputs(self, extra: np.ndarray) -> torch.Tensor | None:

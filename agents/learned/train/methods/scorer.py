@@ -507,15 +507,18 @@ class FitStage:
     )
 
 
-STAGES = {"gen": GenStage, "fit": FitStage}
+# each stage's options and what it does (its --help)
+STAGES = {
+    "gen": (GenStage, "play games and label their decisions (one shard)"),
+    "fit": (FitStage, "fit a scorer to shards"),
+}
 
 
 def tool_parser(name: str) -> argparse.ArgumentParser:
     """The command line of ``shanghai-train scorer NAME`` (one of :data:`STAGES`)."""
-    stage = STAGES[name]
-    description = (stage.__doc__ or "").split(": ", 1)[1].split(";")[0]
+    options, description = STAGES[name]
     parser = Parser(prog=f"shanghai-train scorer {name}", description=description)
-    add_options(parser, stage)
+    add_options(parser, options)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Ray RLlib: the multi-agent adapter, the exported policy, a tiny self-play run (agents/rllib_*.py).
+"""Ray RLlib: the multi-agent env (shanghai_env/rllib_env.py), the exported policy, a tiny self-play run.
 
 Skipped where Ray RLlib is not installed (``pip install -e '.[rllib,train]'``).
 """
@@ -20,11 +20,17 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.tournament import TournamentConfig, forget_agents, run_tournament
-from shanghai_env.agents.learned.train import cli, rllib_env
-from shanghai_env.agents.learned.train.methods.rllib import export_policy, module_spec, policy_mapping_fn
-from shanghai_env.agents.learned.train.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
+from shanghai_env.agents.learned.train import cli
+from shanghai_env.agents.learned.train.methods.rllib import (
+    env_opponents,
+    export_policy,
+    module_spec,
+    policy_mapping_fn,
+)
 from shanghai_env.agents.learned.train.run import Run, RunConfig
+from shanghai_env.agents.registry import make_agent
 from shanghai_env.observation import ObservationEncoder
+from shanghai_env.rllib_env import LEARNER, ShanghaiMultiAgentEnv, role_of
 from shanghai_env.rules import Rules
 
 
@@ -80,7 +86,8 @@ def test_self_play_episode_rewards_add_up_to_the_scores() -> None:
 
 
 def test_bots_play_inside_the_env() -> None:
-    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": ["greedy", "random"]})
+    bots = [lambda: make_agent("greedy"), lambda: make_agent("random")]
+    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": bots})
     assert env.possible_agents == [LEARNER]
     episode = play(env, seed=1)
     assert set(episode["actors"]) == {LEARNER}
@@ -89,7 +96,8 @@ def test_bots_play_inside_the_env() -> None:
 
 
 def test_mixed_table_and_the_mapping_to_modules() -> None:
-    env = ShanghaiMultiAgentEnv({"num_players": 4, "opponents": ["self", "snapshot", "greedy"]})
+    opponents = env_opponents(["self", "snapshot", "greedy"])
+    env = ShanghaiMultiAgentEnv({"num_players": 4, "opponents": opponents})
     seen: set[str] = set()
     for seed in range(6):
         seen |= set(play(env, seed=seed)["actors"])
@@ -171,9 +179,8 @@ class _Cheat:
         return int(np.flatnonzero(decision.action_mask == 0)[0])
 
 
-def test_a_bot_answer_is_checked_naming_the_bot(monkeypatch) -> None:
-    monkeypatch.setattr(rllib_env, "make_agent", lambda spec: _Cheat())
-    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": ["random"]})
+def test_a_bot_answer_is_checked_naming_the_bot() -> None:
+    env = ShanghaiMultiAgentEnv({"num_players": 3, "opponents": [_Cheat]})
     for seed in range(10):  # a seed where a bot acts before the learner
         try:
             env.reset(seed=seed)
@@ -188,8 +195,14 @@ def test_a_bot_answer_is_checked_naming_the_bot(monkeypatch) -> None:
 def test_bad_env_config_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown env_config"):
         ShanghaiMultiAgentEnv({"players": 4})
+    with pytest.raises(ValueError, match=r"'greedy'.*lambda: make_agent\('greedy'\)"):
+        ShanghaiMultiAgentEnv({"opponents": ["greedy"]})  # a bot is a factory, not its name
+    with pytest.raises(TypeError, match="factory of a bot"):
+        ShanghaiMultiAgentEnv({"opponents": ["self", 3]})
+    with pytest.raises(ValueError, match="one or more"):
+        ShanghaiMultiAgentEnv({"opponents": "self"})
     with pytest.raises(ValueError, match="unknown player"):
-        ShanghaiMultiAgentEnv({"opponents": ["nobody"]})
+        env_opponents(["self", "nobody"])
     with pytest.raises(TypeError, match="max_moves_per_deal"):
         ShanghaiMultiAgentEnv({"max_moves_per_deal": 2.5})
 

@@ -3,7 +3,7 @@
     shanghai-train rllib --contracts 1 --timesteps 100000 --out runs/rllib
     shanghai-train rllib --address auto --num-env-runners 16 --timesteps 10000000
 
-The env is :class:`~shanghai_env.agents.learned.train.rllib_env.ShanghaiMultiAgentEnv`. One
+The env is :class:`~shanghai_env.rllib_env.ShanghaiMultiAgentEnv`. One
 shared, action-masked policy (module ``learner``) plays the learner and every ``self_k`` seat;
 ``snapshot_k`` seats play frozen copies of it (``snapshot_0..``, the oldest overwritten every
 ``snapshot_every`` iterations); bots play inside the env. A step is one ``algo.train()``; its env
@@ -35,14 +35,10 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.learned.players.sb3 import save_maskable
 from shanghai_env.agents.learned.train.options import option
-from shanghai_env.agents.learned.train.rllib_env import (
-    LEARNER,
-    SNAPSHOT,
-    ShanghaiMultiAgentEnv,
-    check_opponents,
-)
 from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.cli import int_in
+from shanghai_env.rllib_env import LEARNER, POLICY_ROLES, SNAPSHOT, Opponent, ShanghaiMultiAgentEnv
 from shanghai_env.rules import Rules
 from shanghai_env.single_agent import SingleAgentEnv
 
@@ -181,9 +177,15 @@ def _time_updates(algo: Any) -> list[float]:
     return spent
 
 
+def env_opponents(names: Sequence[str]) -> tuple[Opponent, ...]:
+    """``--opponents`` for the env: its roles as they are, a player's name as a factory of that
+    player (ValueError naming an unknown one)."""
+    return tuple(n if n in POLICY_ROLES else functools.partial(make_agent, check_spec(n)) for n in names)
+
+
 def check_config(config: RunConfig, opt: RLlibOptions) -> None:
     """ValueError for the run options rllib cannot follow (before Ray starts)."""
-    check_opponents(config.opponents)
+    env_opponents(config.opponents)
     refused = {
         "--facts": (config.facts, "the module reads the env's observation; leave it out"),
         "--init": (config.init, "rllib starts from a fresh module; leave it out"),
@@ -238,7 +240,8 @@ class RLlib:
         """The PPO algorithm: the learner and the frozen snapshots (each the untrained learner)."""
         config, opt, modules = self.config, self.opt, [LEARNER, *self.snapshots]
         names = ("num_players", "contracts", "reward", "opponents", "max_moves_per_deal")
-        values = (config.players, config.contracts, config.reward, config.opponents, opt.max_moves_per_deal)
+        opponents = env_opponents(config.opponents)
+        values = (config.players, config.contracts, config.reward, opponents, opt.max_moves_per_deal)
         spec = module_spec(config.rules, opt.net_arch)
         ppo = (
             PPOConfig()

@@ -4,13 +4,15 @@ Every agent observes ``{"observations": Box(float32, (L,)), "action_mask": Box(f
 (the int8 values unscaled, what ``ModelAgent`` feeds an SB3 model), the keys and dtype
 ``ActionMaskingTorchRLModule`` reads. Agents are roles counted from the learning seat: ``learner``,
 ``self_k`` (the learner's policy) and ``snapshot_k`` (a frozen copy); other opponents are bots
-played inside the env. Every move is the AEC env's step through ``env()``'s wrappers (rewards,
-the step cap, an illegal action ending the game as there). docs/rllib.md describes it all.
+played inside the env (each made by a factory, as the vector env's ``players``: ``lambda:
+make_agent("greedy")``). Every move is the AEC env's step through ``env()``'s wrappers (rewards,
+the step cap, an illegal action ending the game as there). ``shanghai_env`` does not import this
+module: Ray RLlib is an optional extra. docs/rllib.md describes it all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,6 @@ from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from shanghai_env.aec import raw_env
-from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.checks import int_arg
 from shanghai_env.decision import Agent, chosen_move, decision_for
 from shanghai_env.fast_wrappers import wrap_classic
@@ -50,17 +51,27 @@ _KEYS = {
 StepResult = tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]
 
 
-def check_opponents(opponents: Sequence[str], roles: Sequence[str] = POLICY_ROLES) -> tuple[str, ...]:
-    """``opponents`` stripped and checked: one of ``roles`` or a player name; ValueError if not."""
-    if isinstance(opponents, str) or not opponents:
-        raise ValueError(f"name one or more players, got {opponents!r}")
-    try:
-        return tuple(
-            s.strip() if isinstance(s, str) and s.strip() in roles else check_spec(s) for s in opponents
-        )
-    except ValueError as err:
-        also = f" (or {', '.join(roles)})" if roles else ""
-        raise ValueError(f"{err}{also}") from None
+Opponent = str | Callable[[], Agent]  # a role RLlib plays, or a factory of a bot the env plays
+
+
+def check_opponents(opponents: Sequence[Opponent]) -> tuple[Opponent, ...]:
+    """``opponents`` checked: each one of :data:`POLICY_ROLES` or a factory of a bot (a callable
+    that returns an :class:`~shanghai_env.decision.Agent`); ValueError or TypeError if not."""
+    if isinstance(opponents, str) or not isinstance(opponents, Sequence) or not opponents:
+        roles = ", ".join(POLICY_ROLES)
+        raise ValueError(f"opponents must list one or more of {roles} or bot factories, got {opponents!r}")
+    for o in opponents:
+        if isinstance(o, str) and o not in POLICY_ROLES:
+            raise ValueError(
+                f"opponent {o!r}: a role is one of {', '.join(POLICY_ROLES)}; a bot is a factory, "
+                f"e.g. lambda: make_agent({o!r}) (shanghai_env.agents.registry)"
+            )
+        if not isinstance(o, str) and not callable(o):
+            raise TypeError(
+                f"opponent {o!r}: one of {', '.join(POLICY_ROLES)} or a factory of a bot, "
+                f"got {type(o).__name__}"
+            )
+    return tuple(opponents)
 
 
 def role_of(agent_id: str) -> tuple[str, int]:
@@ -77,7 +88,8 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
     """Shanghai Rummy for RLlib: the AEC env, role-named agents, float observations with a mask.
 
     ``config`` (RLlib's ``env_config``) may hold ``num_players`` (4), ``contracts`` ((1,)),
-    ``reward`` ("deal"), ``opponents`` (("self",)), ``max_moves_per_deal`` (1000),
+    ``reward`` ("deal"), ``opponents`` (("self",): roles and bot factories, one drawn per seat and
+    episode), ``max_moves_per_deal`` (1000),
     ``illegal_reward`` (-1.0) and the rule options of :class:`shanghai_env.rules.Rules`.
     """
 
@@ -123,7 +135,7 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
             spaces.Dict(observation_spaces),
             spaces.Dict(action_spaces),
         )
-        self._bots: dict[tuple[int, str], Agent] = {}  # per (relative seat, name): bots keep game state
+        self._bots: dict[tuple[int, int], Agent] = {}  # per (relative seat, opponent): bots keep game state
         self.learner_seat = 0
         self.game_seed = 0
         self._name_of_seat: dict[int, str] = {}  # absolute seat -> agent id, RLlib's seats only
@@ -145,14 +157,15 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         self._name_of_seat = {self.learner_seat: LEARNER}
         self._bot_of_seat = {}
         for k in range(1, n):
-            spec = self.opponents[int(rng.integers(len(self.opponents)))]
+            which = int(rng.integers(len(self.opponents)))
+            opponent = self.opponents[which]
             seat = (self.learner_seat + k) % n
-            if spec in POLICY_ROLES:
-                self._name_of_seat[seat] = f"{spec}_{k}"
+            if isinstance(opponent, str):
+                self._name_of_seat[seat] = f"{opponent}_{k}"
             else:
-                bot = self._bots.get((k, spec))
+                bot = self._bots.get((k, which))
                 if bot is None:
-                    bot = self._bots[(k, spec)] = make_agent(spec)
+                    bot = self._bots[(k, which)] = opponent()
                 bot.reset(int(rng.integers(_SEED_LIMIT)))
                 self._bot_of_seat[seat] = bot
         self.agents = [self._name_of_seat[s] for s in sorted(self._name_of_seat)]

@@ -35,7 +35,6 @@ from shanghai_env.cli import run as run_cli
 from shanghai_env.mixed_tables import table_sizes
 
 METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer", "rllib")
-SCORER_TOOLS = ("gen", "fit")  # the scorer's stages, one at a time
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
 # 600,000 decisions ended 23 points a deal behind the bots
@@ -192,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first not in METHODS:
         print(f"shanghai-train: unknown method {first!r}; methods: {', '.join(METHODS)}", file=sys.stderr)
         return 2
-    if first == "scorer" and argv[1:2] and argv[1] in SCORER_TOOLS:
+    if first == "scorer" and argv[1:2] and not argv[1].startswith("-"):  # a stage: gen or fit
         from shanghai_env.agents.learned.train.methods import scorer as scorer_train
 
         return scorer_train.tool_main(argv[1:])

@@ -323,105 +323,7 @@ def fit(
     return metrics
 
 
-@dataclass
-class ScorerOptions:
-    """``shanghai-train scorer``'s own options; the run's (``--players``, ``--init`` a saved scorer:
-    rounds of its own play, ``--env-workers``: the processes of a round's games, ...) are the loop's."""
-
-    games: int = 100  # games each worker plays in a round
-    rollouts: int = 6  # rollouts per upcard candidate
-    discard_games: int = 150  # games per worker of the planner's discards, before the first round
-    hidden: tuple[int, ...] = (128, 128)  # the network's hidden layers (with --init: that scorer's)
-    epochs: int = 30  # epochs of each round's fit (own play made shanghai with 10)
-    lr: float = 1e-3  # the fits' learning rate (own play made shanghai with 2e-4)
-
-
-def _quiet(text: str) -> None:
-    """The stages' messages inside the loop, which reports the rounds itself."""
-
-
-class Scorer:
-    """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round (one shard
-    played by the latest scorer, then a fit on every shard so far; docs/training.md). The shards
-    and each round's scorer stay in ``rounds/``; a round's env steps are the moves of its games,
-    its seed ``seed + 1 + round`` (a resumed run plays the games it would have played)."""
-
-    Options = ScorerOptions
-    player_file = "model" + EXTENSION
-
-    def setup(self, config: RunConfig, device: torch.device) -> None:
-        if config.facts:
-            raise ValueError("--facts: the scorer describes each move by features of its own; leave it out")
-        if tuple(config.opponents) != ("self",):
-            raise ValueError(
-                "--opponents: the scorer's tables draw greedy or planner bots per game (with --init, "
-                "itself); leave it out"
-            )
-        self.config = config
-        self.opt = ScorerOptions(**config.method_options)
-        self.own_play = bool(config.init)
-        # the planner before the first fit: no layers (not ``net``, which the loop checks as a
-        # torch module; a ScorerNet refuses non-finite weights itself)
-        self.scorer = ScorerNet([], [], {})
-        if config.init:
-            try:
-                self.scorer = ScorerNet.load(config.init)
-            except ValueError as err:
-                raise ValueError(f"argument --init: {err}") from None
-        self.folder = Path(config.out) / "rounds"
-        self.round = 0
-        self.shards: list[str] = []  # file names in ``folder``, in the order they are fitted
-
-    def _gen(self, name: str, seed: int, games: int, **options: Any) -> int:
-        """A shard ``name`` in the rounds' folder; the moves of its games."""
-        c, o = self.config, self.opt
-        out, table = self.folder / name, {"num_players": c.players, "contracts": c.contracts}
-        gen(out, seed, c.env_workers, games=games, rollouts=o.rollouts, log=_quiet, **table, **options)  # type: ignore[arg-type]
-        self.shards.append(name)
-        with np.load(self.folder / name) as z:
-            return int(z["stats"][1])
-
-    def step(self) -> dict[str, float]:
-        c, o, r = self.config, self.opt, self.round
-        moves = 0
-        if not self.own_play and not self.shards:
-            moves += self._gen("discards.npz", c.seed, o.discard_games, discard_keep=0.5, label_upcards=False)
-        latest = self.folder / f"scorer{r}{EXTENSION}"
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.scorer.save(latest)  # the workers read the player from a file
-        model = str(latest) if self.scorer.weights else None
-        mine = {"rollout_model": model, "opponent_model": model, "discard_keep": 0.3} if self.own_play else {}
-        options = {"model": model, "discard_keep": 0.1} | mine
-        moves += self._gen(f"round{r}.npz", c.seed + 1 + r, o.games, **options)
-        fitted = self.folder / f"scorer{r + 1}{EXTENSION}"
-        own = {"init": latest, "own_discards": True} if self.own_play else {}
-        shards = [self.folder / s for s in self.shards]
-        metrics = fit(shards, fitted, o.hidden, o.epochs, o.lr, c.seed, log=_quiet, **own)  # type: ignore[arg-type]
-        self.scorer = ScorerNet.load(fitted)
-        self.round += 1
-        counts = {k: float(self.scorer.config[k]) for k in ("pairs", "discards")}
-        return {"env_steps": moves, "round": float(self.round), **counts, **metrics}
-
-    def state_dict(self) -> dict[str, Any]:
-        """Tensors and plain values only (a checkpoint loads without unpickling code)."""
-        return {
-            "round": self.round,
-            "shards": list(self.shards),
-            "weights": [torch.from_numpy(w) for w in self.scorer.weights],
-            "biases": [torch.from_numpy(b) for b in self.scorer.biases],
-            "config": json.dumps(self.scorer.config),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.round, self.shards = int(state["round"]), [str(s) for s in state["shards"]]
-        weights = [w.numpy() for w in state["weights"]]
-        self.scorer = ScorerNet(weights, [b.numpy() for b in state["biases"]], json.loads(state["config"]))
-
-    def export(self, path: str, meta: dict[str, Any]) -> None:
-        ScorerNet(self.scorer.weights, self.scorer.biases, {**self.scorer.config, **meta}).save(path)
-
-
-# --- the stages one at a time: shanghai-train scorer gen|fit ------------------------------------
+# --- the options of the stages (gen, fit) and of the loop's method -------------------------------
 
 
 def _widths(text: str) -> tuple[int, ...]:
@@ -512,6 +414,107 @@ STAGES = {
     "gen": (GenStage, "play games and label their decisions (one shard)"),
     "fit": (FitStage, "fit a scorer to shards"),
 }
+
+
+@dataclass
+class ScorerOptions:
+    """``shanghai-train scorer``'s own options; the run's (``--players``, ``--init`` a saved scorer:
+    rounds of its own play, ``--env-workers``: the processes of a round's games, ...) are the loop's."""
+
+    games: int = 100  # games each worker plays in a round
+    rollouts: int = GenStage.rollouts  # rollouts per upcard candidate
+    discard_games: int = 150  # games per worker of the planner's discards, before the first round
+    hidden: tuple[int, ...] = FitStage.hidden  # the network's hidden layers (with --init: that scorer's)
+    epochs: int = FitStage.epochs  # epochs of each round's fit (own play made shanghai with 10)
+    lr: float = FitStage.lr  # the fits' learning rate (own play made shanghai with 2e-4)
+
+
+def _quiet(text: str) -> None:
+    """The stages' messages inside the loop, which reports the rounds itself."""
+
+
+class Scorer:
+    """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round (one shard
+    played by the latest scorer, then a fit on every shard so far; docs/training.md). The shards
+    and each round's scorer stay in ``rounds/``; a round's env steps are the moves of its games,
+    its seed ``seed + 1 + round`` (a resumed run plays the games it would have played)."""
+
+    Options = ScorerOptions
+    player_file = "model" + EXTENSION
+
+    def setup(self, config: RunConfig, device: torch.device) -> None:
+        if config.facts:
+            raise ValueError("--facts: the scorer describes each move by features of its own; leave it out")
+        if tuple(config.opponents) != ("self",):
+            raise ValueError(
+                "--opponents: the scorer's tables draw greedy or planner bots per game (with --init, "
+                "itself); leave it out"
+            )
+        self.config = config
+        self.opt = ScorerOptions(**config.method_options)
+        self.own_play = bool(config.init)
+        # the planner before the first fit: no layers (not ``net``, which the loop checks as a
+        # torch module; a ScorerNet refuses non-finite weights itself)
+        self.scorer = ScorerNet([], [], {})
+        if config.init:
+            try:
+                self.scorer = ScorerNet.load(config.init)
+            except ValueError as err:
+                raise ValueError(f"argument --init: {err}") from None
+        self.folder = Path(config.out) / "rounds"
+        self.round = 0
+        self.shards: list[str] = []  # file names in ``folder``, in the order they are fitted
+
+    def _gen(self, name: str, seed: int, games: int, **options: Any) -> int:
+        """A shard ``name`` in the rounds' folder; the moves of its games."""
+        c, o = self.config, self.opt
+        out, table = self.folder / name, {"num_players": c.players, "contracts": c.contracts}
+        gen(out, seed, c.env_workers, games=games, rollouts=o.rollouts, log=_quiet, **table, **options)  # type: ignore[arg-type]
+        self.shards.append(name)
+        with np.load(self.folder / name) as z:
+            return int(z["stats"][1])
+
+    def step(self) -> dict[str, float]:
+        c, o, r = self.config, self.opt, self.round
+        moves = 0
+        if not self.own_play and not self.shards:
+            moves += self._gen("discards.npz", c.seed, o.discard_games, discard_keep=0.5, label_upcards=False)
+        latest = self.folder / f"scorer{r}{EXTENSION}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.scorer.save(latest)  # the workers read the player from a file
+        model = str(latest) if self.scorer.weights else None
+        mine = {"rollout_model": model, "opponent_model": model, "discard_keep": 0.3} if self.own_play else {}
+        options = {"model": model, "discard_keep": 0.1} | mine
+        moves += self._gen(f"round{r}.npz", c.seed + 1 + r, o.games, **options)
+        fitted = self.folder / f"scorer{r + 1}{EXTENSION}"
+        own = {"init": latest, "own_discards": True} if self.own_play else {}
+        shards = [self.folder / s for s in self.shards]
+        metrics = fit(shards, fitted, o.hidden, o.epochs, o.lr, c.seed, log=_quiet, **own)  # type: ignore[arg-type]
+        self.scorer = ScorerNet.load(fitted)
+        self.round += 1
+        counts = {k: float(self.scorer.config[k]) for k in ("pairs", "discards")}
+        return {"env_steps": moves, "round": float(self.round), **counts, **metrics}
+
+    def state_dict(self) -> dict[str, Any]:
+        """Tensors and plain values only (a checkpoint loads without unpickling code)."""
+        return {
+            "round": self.round,
+            "shards": list(self.shards),
+            "weights": [torch.from_numpy(w) for w in self.scorer.weights],
+            "biases": [torch.from_numpy(b) for b in self.scorer.biases],
+            "config": json.dumps(self.scorer.config),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.round, self.shards = int(state["round"]), [str(s) for s in state["shards"]]
+        weights = [w.numpy() for w in state["weights"]]
+        self.scorer = ScorerNet(weights, [b.numpy() for b in state["biases"]], json.loads(state["config"]))
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        ScorerNet(self.scorer.weights, self.scorer.biases, {**self.scorer.config, **meta}).save(path)
+
+
+# --- shanghai-train scorer gen|fit: one stage at a time -----------------------------------------
 
 
 def tool_parser(name: str) -> argparse.ArgumentParser:

@@ -49,8 +49,6 @@ _KEYS = {
 }
 # RLlib's five multi-agent dicts: observations, rewards, terminateds, truncateds, infos
 StepResult = tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]
-
-
 Opponent = str | Callable[[], Agent]  # a role RLlib plays, or a factory of a bot the env plays
 
 
@@ -127,14 +125,9 @@ class ShanghaiMultiAgentEnv(MultiAgentEnv):
         self.agent_action_space: spaces.Discrete = spaces.Discrete(size)
         observation_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_observation_space)
         action_spaces: dict[Any, spaces.Space[Any]] = dict.fromkeys(ids, self.agent_action_space)
-        self.observation_spaces, self.action_spaces = (
-            observation_spaces,
-            action_spaces,
-        )  # every agent's the same
-        self.observation_space, self.action_space = (
-            spaces.Dict(observation_spaces),
-            spaces.Dict(action_spaces),
-        )
+        self.observation_spaces, self.action_spaces = observation_spaces, action_spaces  # all the same
+        self.observation_space = spaces.Dict(observation_spaces)
+        self.action_space = spaces.Dict(action_spaces)
         self._bots: dict[tuple[int, int], Agent] = {}  # per (relative seat, opponent): bots keep game state
         self.learner_seat = 0
         self.game_seed = 0

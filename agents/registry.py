@@ -15,6 +15,9 @@
   a move scorer (``.scorer``: :func:`shanghai_env.agents.learned.players.scorer.load_scorer`; one saved
   as a ``.zip`` before is told by its content and loads the same); any other file is refused
   with a ValueError naming it;
+- ``search_NAME`` for a shipped trainer network ``NAME`` (``search_scratch``), or ``search@PATH`` for
+  a saved ``.pt``: the network searching where it is unsure, with rollouts by itself
+  (:class:`shanghai_env.agents.learned.players.net_search.NetSearchBot`);
 - ``package.module:factory``: any importable callable returning an :class:`~shanghai_env.agents.base.Agent`
   (called with no arguments; the agent is then ``reset(seed)``); a module in the current folder
   is found as ``python -m`` finds it, with no ``PYTHONPATH``.
@@ -80,14 +83,40 @@ def shipped_models() -> dict[str, str]:
     return {os.path.splitext(entry.name)[0]: str(entry) for entry in files}
 
 
+SEARCH_PREFIX, SEARCH_AT = "search_", "search@"  # search_scratch; search@runs/x/model.pt
+
+
+def searched_models() -> list[str]:
+    """The names of the searches over the shipped trainer networks (``search_scratch``, ...)."""
+    return sorted(SEARCH_PREFIX + name for name, path in shipped_models().items() if path.endswith(".pt"))
+
+
 def describe_allowed() -> str:
     """What a player name may be, for error messages."""
     shipped = f", a shipped model ({', '.join(sorted(shipped_models()))})" if shipped_models() else ""
+    searched = ", ".join(searched_models())
     return (
-        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the path of a saved player (.pt of "
+        f"a bot name ({', '.join(sorted(BOTS))}){shipped}, the search over a shipped network "
+        f"({searched}) or a saved one (search@PATH.pt), the path of a saved player (.pt of "
         "shanghai-train ppo/dmc/dagger, .zip of shanghai-train sb3, .scorer of shanghai-train scorer), "
         "or module:factory for your own agent"
     )
+
+
+def searched_file(spec: str) -> str | None:
+    """The saved network a search name (``search_scratch``, ``search@PATH``) searches over; None
+    for any other name. ValueError for a search over something that is no trainer network file."""
+    if spec in searched_models():
+        return shipped_models()[spec.removeprefix(SEARCH_PREFIX)]
+    if not spec.startswith(SEARCH_AT):
+        return None
+    path = spec.removeprefix(SEARCH_AT)
+    if not path.endswith(".pt") or not os.path.isfile(path):
+        raise ValueError(
+            f"player {spec!r}: search@ takes the path of a saved trainer network (.pt of shanghai-train "
+            f"ppo/dmc/dagger); the shipped ones are searched as {', '.join(searched_models())}"
+        )
+    return path
 
 
 def check_spec(spec: str) -> str:
@@ -99,6 +128,8 @@ def check_spec(spec: str) -> str:
         return s
     if s in shipped_models():
         return shipped_models()[s]
+    if searched_file(s) is not None:
+        return s
     if s.endswith(SAVED_EXTENSIONS) or os.sep in s or "/" in s:
         if os.path.isdir(s):
             raise ValueError(f"player {spec!r} is a folder, not a saved player (.pt, .zip or .scorer)")
@@ -116,8 +147,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """Build (and seed) the agent a spec names; see the module docstring."""
     s = check_spec(spec)
     agent: Agent
+    searched = searched_file(s)
     if s in BOTS:
         agent = BOTS[s]()
+    elif searched is not None:
+        from shanghai_env.agents.learned.players.net_search import NetSearchBot
+
+        agent = NetSearchBot(searched, name=display_name(s))
     elif ":" in s and not os.path.isfile(s):
         agent = _from_factory(s)
     elif s.endswith(".pt") or _is_policy(s):
@@ -147,6 +183,8 @@ def display_name(spec: str) -> str:
     (:func:`spec_stem`), a ``module:factory`` by the ``name`` of the agent it returns (built once
     per process; the spec itself if the agent has no name)."""
     s = check_spec(spec)
+    if s.startswith(SEARCH_AT):
+        return SEARCH_PREFIX + spec_stem(s.removeprefix(SEARCH_AT))
     if ":" in s and not os.path.isfile(s) and s not in BOTS:
         name = getattr(_from_factory(s), "name", None)
         return name.strip() if isinstance(name, str) and name.strip() else s
@@ -200,6 +238,18 @@ def player_pin(spec: str) -> dict[str, Any]:
             "kind": "bot",
             "class": f"{cls.__module__}.{cls.__qualname__}",
             "source_sha256": _sha256_of_files(sorted(files)),
+        }
+    searched = searched_file(s)
+    if searched is not None:
+        with open(searched, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        source = importlib.util.find_spec("shanghai_env.agents.learned.players.net_search")
+        origin = source.origin if source is not None else None
+        return pin | {
+            "kind": "search over a saved player",
+            "file": os.path.basename(searched),
+            "sha256": sha,
+            "source_sha256": _sha256_of_files([origin]) if origin else None,
         }
     if ":" in s and not os.path.isfile(s):
         module = s.partition(":")[0]
@@ -260,6 +310,12 @@ def check_player(spec: str, rules: Rules | None = None, where: str = "this table
     must build an agent. Returns ``spec`` stripped; raises ValueError with one sentence."""
     s = check_spec(spec)
     if s in BOTS:
+        return s
+    searched = searched_file(s)
+    if searched is not None:
+        from shanghai_env.agents.learned.players.policy import check_policy
+
+        check_policy(searched, rules, where)
         return s
     if ":" in s and not os.path.isfile(s):
         _from_factory(s)

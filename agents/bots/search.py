@@ -269,10 +269,10 @@ class SearchBot:
                     scores = self._rollout(game, rules, seeds, draws, counters, deal)
                     others = (sum(scores) - scores[me]) / (n - 1)
                     values[i].append(scores[me] - others if p.objective == "relative" else scores[me])
-            alive = [0] + [i for i in alive[1:] if _beats(values[i], values[0], -p.keep_se)]
+            alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
         best, best_diff = 0, 0.0
         for i in alive[1:]:
-            diff, se = _paired(values[i], values[0])
+            diff, se = paired_difference(values[i], values[0])
             if diff < best_diff and diff < -p.margin and diff < -p.switch_se * se:
                 best, best_diff = i, diff
         return best
@@ -383,13 +383,13 @@ def play_out(
     return results[deal].scores, moves
 
 
-def _beats(a: list[float], b: list[float], z: float) -> bool:
+def beats(a: list[float], b: list[float], z: float) -> bool:
     """Is the mean of a - b below -z standard errors (a is better: lower scores win)?"""
-    diff, se = _paired(a, b)
+    diff, se = paired_difference(a, b)
     return diff < -z * se if math.isfinite(se) else diff < 0
 
 
-def _paired(a: list[float], b: list[float]) -> tuple[float, float]:
+def paired_difference(a: list[float], b: list[float]) -> tuple[float, float]:
     """Mean of the paired differences a - b and its standard error."""
     k = len(a)
     diffs = [x - y for x, y in zip(a, b)]

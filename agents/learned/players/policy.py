@@ -262,6 +262,26 @@ class PolicyAgent:
         chosen = idx[np.arange(len(legal)), k.numpy()]
         return (chosen if maps is None else maps.to_native[chosen]).tolist()
 
+    @torch.no_grad()
+    def move_scores(self, decision: Decision) -> tuple[list[int], np.ndarray]:
+        """The decision's legal action ids (ascending, in its own table) and the network's score
+        of each (a dmc player's: the move's value; a policy's: its logit): what it plays is the
+        highest."""
+        ids = decision.legal_actions
+        obs = decision.observation[None, :]
+        legal = [ids]
+        maps = self._any.get(obs.shape[1])
+        if maps is not None:
+            obs = maps.obs_to_any(obs)
+            legal = [maps.to_any[np.asarray(ids, np.int64)].tolist()]
+        extra = None
+        if self.needs_view:
+            from shanghai_env.agents.learned.nets.facts import view_facts
+
+            version = self.net.facts_version
+            extra = view_facts(decision.view, decision.rules.same_suit_run_gap, version)[None, :]
+        return list(ids), self.logits_of(obs, legal, extra)[0].numpy().astype(np.float64)
+
 
 # --- a saved player as a torch module, for one's own code on a vector batch -----------------------
 

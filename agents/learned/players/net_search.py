@@ -1,0 +1,322 @@
+"""Search over a trainer network: determinised rollouts with the network in every seat, batched.
+
+:class:`NetSearchBot` plays a saved trainer player (``.pt`` of ``shanghai-train ppo``, ``dmc`` or
+``dagger``; the shipped ``scratch``) and searches where the network is unsure (docs/bots.md,
+"search over a network"):
+
+- **Prior and candidates.** The network scores the legal moves; its best move is kept unless a
+  search beats it. A decision of the kinds ``decisions`` (by default taking or drawing the upcard
+  and buying it, where search over the planner found its gains: docs/bots.md) is searched when the
+  runner-up's score is within ``gate`` of the best (a dmc player's scores are move values, in the
+  deal's result over 100: 0.02 is two points); the candidates are the ``1 + alternatives`` best.
+- **Worlds and rollouts.** As :mod:`shanghai_env.agents.bots.search` does: complete worlds
+  consistent with the view, every candidate played in the same worlds with coupled stock draws
+  (:func:`~shanghai_env.agents.bots.search.apply_coupled`), a race over rounds of worlds and a
+  cautious switch (``switch_se`` standard errors of the paired differences). The rollouts of a
+  round, every candidate in every world, are played together: each step is one forward pass of
+  the network for all of them (:class:`BatchRollouts`).
+- **Horizon.** ``horizon`` 0 plays every rollout to the deal's end. ``horizon`` h stops a rollout
+  when the searcher is to act for the h-th time after the root and takes the network's own
+  estimate there: a dmc player's best move value (its trained target is the deal's result), any
+  other player's value head.
+
+Deterministic: all sampling comes from the generator :meth:`NetSearchBot.reset` seeds.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from shanghai_env.actions import ActionTable
+from shanghai_env.agents.bots.search import (
+    DRAWS_PER_PLAYER,
+    SearchStats,
+    apply_coupled,
+    beats,
+    paired_difference,
+)
+from shanghai_env.agents.learned.nets.facts import facts_function
+from shanghai_env.agents.learned.nets.policy import padded
+from shanghai_env.agents.learned.players.policy import PolicyAgent
+from shanghai_env.any_table import encoding_tables
+from shanghai_env.decision import Decision
+from shanghai_env.engine import Game, Phase
+from shanghai_env.observation import INT8, ObservationEncoder
+from shanghai_env.rules import Rules
+from shanghai_env.worlds import WorldSampler
+
+# the kinds of decision: taking or drawing the upcard, buying it or passing, a move before going
+# down (going down, a discard), a move once down (a layoff, a discard)
+DECISIONS = frozenset({"draw", "buy", "play", "down_play"})
+
+
+@dataclass(frozen=True)
+class NetSearchParams:
+    """The searcher's budget and choices (see the module docstring)."""
+
+    worlds: int = 16  # most worlds per searched decision
+    round_worlds: int = 8  # worlds per round of the race
+    alternatives: int = 1  # moves searched besides the network's best
+    gate: float = 0.02  # search where the runner-up scores within this of the best
+    decisions: frozenset[str] = frozenset({"draw", "buy"})  # which decisions are searched (DECISIONS)
+    horizon: int = 0  # 0: rollouts to the deal's end; h: to the searcher's h-th turn, then the value
+    switch_se: float = 1.0  # an alternative replaces the best move if it beats it by this many SEs
+    keep_se: float = 0.0  # ... and stays in the race while it beats it by this many
+    rollout_cap: int = 1500  # rollout moves before the deal is scored as it stands
+
+    def __post_init__(self) -> None:
+        for name in ("worlds", "round_worlds", "alternatives", "rollout_cap"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool) or self.horizon < 0:
+            raise ValueError(f"horizon must be an int >= 0 (0: to the deal's end), got {self.horizon!r}")
+        unknown = set(self.decisions) - DECISIONS
+        if unknown:
+            raise ValueError(f"unknown decisions {sorted(unknown)}; allowed: {sorted(DECISIONS)}")
+        object.__setattr__(self, "decisions", frozenset(self.decisions))
+        for name in ("gate", "switch_se", "keep_se"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+class BatchRollouts:
+    """A network playing every seat of many games at once: one forward pass a step for all."""
+
+    def __init__(self, agent: PolicyAgent, rules: Rules) -> None:
+        self.net = agent.net
+        self.table: ActionTable
+        self.encoder: ObservationEncoder
+        self.table, self.encoder = encoding_tables(rules, self.net.encoding)
+        self.facts = facts_function(self.net.facts_version) if self.net.extra_size else None
+        self.q_values = agent.meta.get("method") == "dmc"  # the scores are move values
+        self.rows = self.net.acting_table()  # every action's row, fixed while acting
+        # a value in the deal's result over 100 (the run's relative reward) is -n/(n-1)/100 of the
+        # searcher's own deal score minus the others' mean (what the search compares)
+        n = rules.num_players
+        self.to_points = -100.0 * n / (n - 1)
+
+    def _scores(self, games: Sequence[Game]) -> tuple[torch.Tensor, np.ndarray, torch.Tensor]:
+        """The scores of every legal move of each game's player to act, the padded ids, and the
+        trunk's features (for the value head)."""
+        enc, action_of = self.encoder, self.table.action_of
+        obs = np.frombuffer(b"".join(enc.encode_bytes(g, g.to_act) for g in games), INT8).reshape(
+            len(games), -1
+        )
+        legal = [sorted(map(action_of.__getitem__, g.legal_moves())) for g in games]
+        idx, valid = padded(legal)
+        t_extra = None
+        if self.facts is not None:
+            t_extra = torch.from_numpy(np.stack([self.facts(g, g.to_act) for g in games]))
+        t_obs = torch.from_numpy(obs.copy())
+        h = self.net.features(t_obs, t_extra)
+        logits = self.net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), t_extra, t_obs, self.rows)
+        return logits, idx, h
+
+    @torch.no_grad()
+    def play(
+        self,
+        games: list[Game],
+        me: int,
+        draws: list[np.ndarray],
+        counters: list[list[int]],
+        horizon: int = 0,
+        cap: int = 1500,
+    ) -> tuple[list[float], int]:
+        """Play each game's current deal on (every seat by the network, greedily) to its end, or
+        with ``horizon`` h to ``me``'s h-th turn; each game's value for ``me`` in points (own deal
+        score minus the others' mean; lower is better), and the moves played."""
+        n = games[0].rules.num_players
+        deals = [len(g.deal_results) for g in games]
+        turns = [0] * len(games)
+        played = [0] * len(games)
+        values: list[float | None] = [None] * len(games)
+        active = list(range(len(games)))
+        moves = 0
+        while active:
+            at = [games[i] for i in active]
+            logits, idx, h = self._scores(at)
+            best = logits.argmax(1).numpy()
+            estimate = logits.max(1).values if self.q_values else self.net.value(h)
+            still = []
+            for j, i in enumerate(active):
+                game = games[i]
+                if horizon and game.to_act == me:
+                    turns[i] += 1
+                    if turns[i] > horizon:
+                        values[i] = self.to_points * float(estimate[j])
+                        continue
+                apply_coupled(game, self.table.moves[int(idx[j, best[j]])], draws[i], counters[i])
+                moves += 1
+                played[i] += 1
+                if played[i] >= cap and len(game.deal_results) == deals[i]:
+                    game.abandon_deal()
+                if len(game.deal_results) == deals[i]:
+                    still.append(i)
+                else:
+                    scores = game.deal_results[deals[i]].scores
+                    values[i] = scores[me] - (sum(scores) - scores[me]) / (n - 1)
+            active = still
+        return [float(v) for v in values if v is not None], moves
+
+
+class NetSearchBot:
+    """A trainer network that searches where it is unsure (see the module docstring)."""
+
+    needs_observation = True  # the prior is the network's scores of the real decision
+
+    def __init__(
+        self,
+        player: str | PolicyAgent,
+        name: str | None = None,
+        seed: int | None = None,
+        params: NetSearchParams | None = None,
+        **options: Any,
+    ) -> None:
+        self.agent = player if isinstance(player, PolicyAgent) else PolicyAgent(player)
+        self.name = name or f"search_{self.agent.name}"
+        self.params = replace(params or NetSearchParams(), **options)
+        self._rollouts: dict[Rules, BatchRollouts] = {}
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.stats = SearchStats()
+
+    def act(self, decision: Decision) -> int:
+        self.stats.decisions += 1
+        ids, scores = self.agent.move_scores(decision)
+        order = np.argsort(-scores, kind="stable")
+        best = ids[int(order[0])]
+        kind = _kind(decision)
+        if (
+            len(ids) < 2
+            or kind not in self.params.decisions
+            or scores[order[0]] - scores[order[1]] > self.params.gate
+        ):
+            return best
+        candidates = [ids[int(k)] for k in order[: 1 + self.params.alternatives]]
+        chosen = candidates[self.search(decision, candidates)]
+        counts = self.stats.by_kind.setdefault(kind, [0, 0])
+        counts[0] += 1
+        self.stats.searched += 1
+        if chosen != best:
+            counts[1] += 1
+            self.stats.changed += 1
+        return chosen
+
+    def search(self, decision: Decision, candidates: list[int]) -> int:
+        """Index of the candidate (action ids of the decision's table, the prior first) to play."""
+        p = self.params
+        view, rules = decision.view, decision.rules
+        rollouts = self._rollouts.get(rules)
+        if rollouts is None:
+            rollouts = self._rollouts[rules] = BatchRollouts(self.agent, rules)
+        moves = [decision.table.moves[a] for a in candidates]
+        sampler = WorldSampler(view, rules)
+        me, n = view.player, view.num_players
+        alive = list(range(len(candidates)))
+        values: list[list[float]] = [[] for _ in candidates]
+        while len(values[0]) < p.worlds and len(alive) > 1:
+            games: list[Game] = []
+            draws: list[np.ndarray] = []
+            counters: list[list[int]] = []
+            owners: list[int] = []
+            for _ in range(min(p.round_worlds, p.worlds - len(values[0]))):
+                world = sampler.sample(self.rng)
+                deal = len(world.deal_results)
+                world_draws = self.rng.random((n, DRAWS_PER_PLAYER))
+                for i in alive:
+                    game = world.clone()
+                    counter = [0] * n
+                    apply_coupled(game, moves[i], world_draws, counter)
+                    games.append(game)
+                    draws.append(world_draws)
+                    counters.append(counter)
+                    owners.append(i)
+            # a candidate that ended the deal (going out) has its result already
+            done = [k for k, g in enumerate(games) if len(g.deal_results) > deal]
+            live = [k for k in range(len(games)) if len(games[k].deal_results) == deal]
+            results: dict[int, float] = {k: _result(games[k], me, n) for k in done}
+            if live:
+                got, played = rollouts.play(
+                    [games[k] for k in live],
+                    me,
+                    [draws[k] for k in live],
+                    [counters[k] for k in live],
+                    p.horizon,
+                    p.rollout_cap,
+                )
+                results.update(zip(live, got))
+                self.stats.rollouts += len(live)
+                self.stats.rollout_moves += played
+            for k, i in enumerate(owners):
+                values[i].append(results[k])
+            alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
+        best, best_diff = 0, 0.0
+        for i in alive[1:]:
+            diff, se = paired_difference(values[i], values[0])
+            if diff < best_diff and diff < -p.switch_se * se:
+                best, best_diff = i, diff
+        return best
+
+
+def _result(game: Game, me: int, n: int) -> float:
+    scores = game.deal_results[-1].scores
+    return scores[me] - (sum(scores) - scores[me]) / (n - 1)
+
+
+def _kind(decision: Decision) -> str:
+    phase = decision.view.phase
+    if phase == Phase.DRAW:
+        return "draw"
+    if phase == Phase.BUY:
+        return "buy"
+    return "down_play" if decision.view.down[decision.view.player] else "play"
+
+
+def search_player(spec: str, **options: Any) -> NetSearchBot:
+    """The search over the trainer player ``spec`` (a ``.pt`` path); named after its file."""
+    stem = os.path.splitext(os.path.basename(spec))[0]
+    return NetSearchBot(spec, name=f"search_{stem}", **options)
+
+
+def shipped_network(name: str) -> str:
+    """The path of a trainer network shipped with the package (``models/NAME.pt``)."""
+    return str(importlib.resources.files("shanghai_env.models").joinpath(name + ".pt"))
+
+
+def __getattr__(name: str) -> Any:
+    """``scratch_w<N>`` and ``scratch_w<N>_h<H>``: factories of searches over the shipped
+    ``scratch`` with N worlds a searched decision (and horizon H):
+    ``shanghai_env.agents.learned.players.net_search:scratch_w8`` names a player."""
+    stem, _, horizon = name.removeprefix("scratch_w").partition("_h")
+    if (
+        name.startswith("scratch_w")
+        and stem.isdigit()
+        and int(stem) > 0
+        and (not horizon or horizon.isdigit())
+    ):
+        worlds, h = int(stem), int(horizon or 0)
+
+        def factory() -> NetSearchBot:
+            rounds = min(worlds, NetSearchParams.round_worlds * max(1, worlds // 32))
+            return NetSearchBot(
+                shipped_network("scratch"),
+                name=name.replace("_", "-"),
+                worlds=worlds,
+                round_worlds=rounds,
+                horizon=h,
+            )
+
+        return factory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -214,13 +214,23 @@ class NetSearchBot:
             self.stats.changed += 1
         return chosen
 
-    def search(self, decision: Decision, candidates: list[int]) -> int:
-        """Index of the candidate (action ids of the decision's table, the prior first) to play."""
-        p = self.params
-        view, rules = decision.view, decision.rules
+    def rollouts_for(self, rules: Rules) -> BatchRollouts:
+        """The batched rollouts of a table (made once per table)."""
         rollouts = self._rollouts.get(rules)
         if rollouts is None:
             rollouts = self._rollouts[rules] = BatchRollouts(self.agent, rules)
+        return rollouts
+
+    def search(self, decision: Decision, candidates: list[int]) -> int:
+        """Index of the candidate (action ids of the decision's table, the prior first) to play."""
+        return self.choose(self.measure(decision, candidates))
+
+    def measure(self, decision: Decision, candidates: list[int]) -> list[list[float]]:
+        """The race: each candidate's values (points, lower is better) in the worlds it was
+        played in; every candidate shares the prior's first worlds, a dropped one has fewer."""
+        p = self.params
+        view, rules = decision.view, decision.rules
+        rollouts = self.rollouts_for(rules)
         moves = [decision.table.moves[a] for a in candidates]
         sampler = WorldSampler(view, rules)
         me, n = view.player, view.num_players
@@ -262,10 +272,17 @@ class NetSearchBot:
             for k, i in enumerate(owners):
                 values[i].append(results[k])
             alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
+        return values
+
+    def choose(self, values: list[list[float]]) -> int:
+        """The candidate to play: the best of those still in the race at the end that beats the
+        prior by ``switch_se`` standard errors, else the prior (0)."""
         best, best_diff = 0, 0.0
-        for i in alive[1:]:
-            diff, se = paired_difference(values[i], values[0])
-            if diff < best_diff and diff < -p.switch_se * se:
+        for i in range(1, len(values)):
+            if len(values[i]) < len(values[0]):  # left the race
+                continue
+            diff, se = paired_difference(values[i], values[0][: len(values[i])])
+            if diff < best_diff and diff < -self.params.switch_se * se:
                 best, best_diff = i, diff
         return best
 

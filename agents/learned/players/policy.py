@@ -205,8 +205,15 @@ class PolicyAgent:
 
     needs_observation = True  # the tournament then builds decisions with the observation vector
 
-    def __init__(self, path: str, greedy: bool = True, name: str | None = None) -> None:
-        self.net, self.rules, self.meta = load_policy(path)
+    def __init__(
+        self,
+        path: str,
+        greedy: bool = True,
+        name: str | None = None,
+        loaded: tuple[PolicyNet, Rules, dict[str, Any]] | None = None,
+    ) -> None:
+        # ``loaded``: a network in memory (a trainer's own, as it learns) instead of the file's
+        self.net, self.rules, self.meta = loaded if loaded is not None else load_policy(path)
         self.path = path
         # a network reading the facts of its hand needs each decision's view (not arrays only)
         self.needs_view = bool(self.net.extra_size)

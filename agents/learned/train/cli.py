@@ -10,7 +10,9 @@ Methods on the one loop (``train/loop.py``; batched games through :mod:`shanghai
 - ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player);
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
   round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time;
-- ``rllib``: Ray RLlib multi-agent PPO (a PPO iteration a step), the route to a cluster.
+- ``rllib``: Ray RLlib multi-agent PPO (a PPO iteration a step), the route to a cluster;
+- ``exit``: expert iteration over the learner's own search: ``dmc`` self-play where the search over
+  the current network decides some draws and buys and its measured values are targets too.
 
 ``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
 
@@ -34,7 +36,7 @@ from shanghai_env.cli import Parser, extra_hint, output_file_problem, plain, pre
 from shanghai_env.cli import run as run_cli
 from shanghai_env.mixed_tables import table_sizes
 
-METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer", "rllib")
+METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer", "rllib", "exit")
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
 # the greedy bots within a million decisions on every seed tried (docs/training.md); without them
 # 600,000 decisions ended 23 points a deal behind the bots
@@ -80,8 +82,10 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error(f"argument --opponents: name one player or {args.players - 1}, one for each other seat")
     if getattr(args, "teacher", None) == "":
         parser.error("argument --teacher: name the player to imitate, e.g. planner or shanghai")
-    if args.encoding != "table" and method not in ("ppo", "dmc", "dagger"):
-        parser.error(f"argument --encoding: {args.encoding} trains with ppo, dmc or dagger, not {method}")
+    if args.encoding != "table" and method not in ("ppo", "dmc", "dagger", "exit"):
+        parser.error(
+            f"argument --encoding: {args.encoding} trains with ppo, dmc, dagger or exit, not {method}"
+        )
     tables = getattr(args, "tables", ())
     if tables and (args.encoding != "any_table" or args.env_workers > 1):
         parser.error(
@@ -94,8 +98,8 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error(f"argument --tables: {err}")
     if tables and args.opponents != ("self",) and len(args.opponents) > 1:
         parser.error("argument --opponents: with --tables name one player, who fills every other seat")
-    if method == "dagger" and args.env_workers > 1:
-        parser.error("argument --env-workers: dagger asks its teacher in this process; use 1")
+    if method in ("dagger", "exit") and args.env_workers > 1:
+        parser.error(f"argument --env-workers: {method} reads its games in this process; use 1")
     made = not os.path.exists(args.out)  # a refused run leaves no folder it made
     problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))
     if problem:

@@ -22,6 +22,7 @@ METHODS = {
         "Scorer",
     ),  # expert iteration, a round a step
     "rllib": (".rllib", "RLlib"),  # Ray RLlib's PPO, an iteration a step
+    "exit": (".exit", "ExIt"),  # dmc with the learner's own search deciding and labelling some moves
 }
 
 

@@ -97,7 +97,7 @@ class DMC(NetMethod):
         tgt_out: list[float] = []
         finished: list[float] = []
         table = self.acting_table()  # the weights do not change while collecting
-        for _ in range(self.opt.n_steps):
+        for t in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
@@ -111,7 +111,7 @@ class DMC(NetMethod):
             explore = self.np_rng.random(n) < self.opt.epsilon
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)
-            actions = idx[rows, k]
+            actions = self.choose_actions(t, idx[rows, k])
             for row in range(n):
                 # the observation's bytes, then the facts' (none without --facts)
                 seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
@@ -132,9 +132,21 @@ class DMC(NetMethod):
                     )
         return obs_out, act_out, tgt_out, finished
 
+    def choose_actions(self, step: int, actions: np.ndarray) -> np.ndarray:
+        """The actions played at collecting step ``step`` (dmc's own; a method may change some)."""
+        return actions
+
+    def extra_batch(self) -> tuple[list[bytes], list[int], list[float], float]:
+        """Targets of a method's own to fit with the deals' (rows as the collected ones), and
+        their weight in the loss against a deal target's 1."""
+        return [], [], [], 1.0
+
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
         obs, actions, targets, finished = self._collect()
+        more_obs, more_actions, more_targets, weight = self.extra_batch()
+        labelled = len(more_actions)
+        obs, actions, targets = obs + more_obs, actions + more_actions, targets + more_targets
         losses: list[torch.Tensor] = []
         size = len(actions)
         if size:
@@ -147,6 +159,10 @@ class DMC(NetMethod):
             extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
             tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
+            weights = None  # the extra targets' rows weigh ``weight``, the deals' 1
+            if labelled:
+                weights = torch.ones(size, dtype=torch.float32, device=dev)
+                weights[size - labelled :] = weight
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
             for _ in range(self.opt.epochs):
                 order = torch.from_numpy(self.np_rng.permutation(size)).to(dev)
@@ -157,7 +173,10 @@ class DMC(NetMethod):
                     h = net.features(obs_mb, extra)
                     chosen = act_all[mb][:, None]
                     q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)
-                    loss = (q - tgt_all[mb]).pow(2).mean()
+                    error = (q - tgt_all[mb]).pow(2)
+                    loss = (
+                        error.mean() if weights is None else (weights[mb] * error).sum() / weights[mb].sum()
+                    )
                     self.optim.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(net.parameters(), self.opt.max_grad_norm)

@@ -1,0 +1,138 @@
+"""Expert iteration over the learner's own search: dmc self-play where some decisions are searched.
+
+The loop is :mod:`.dmc`'s (a value for each legal move, epsilon-greedy self-play, the deal's result
+as every decision's target). In addition, ``searches`` times an update, at one of the learner's
+decisions of the searched kinds where its two best moves score within ``gate`` of each other, the
+search over the current network (:class:`~shanghai_env.agents.learned.players.net_search.NetSearchBot`:
+``worlds`` sampled worlds, the network in every seat, its value at ``horizon``) decides the move,
+and each candidate's measured value becomes a target of its own (``label_weight`` times a dmc
+target's weight in the loss). As the network learns, the search runs over the new network: no
+bot's move, value or rollout enters the loop, only the network and its own search.
+
+Options (``shanghai-train exit --help``): dmc's, and ``searches``, ``worlds``, ``horizon``,
+``gate``, ``label_weight``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shanghai_env.agents.learned.players.net_search import NetSearchBot
+from shanghai_env.agents.learned.players.policy import PolicyAgent
+from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
+from shanghai_env.agents.learned.train.options import option
+from shanghai_env.any_table import AnyTable, encoding_tables
+from shanghai_env.cli import int_in, number_in
+from shanghai_env.decision import decision_for
+from shanghai_env.engine import Phase
+from shanghai_env.rules import Rules
+
+
+@dataclass
+class ExItOptions(DMCOptions):
+    searches: int = option(16, "searched decisions an update (default 16)", type=int_in(0))
+    worlds: int = option(32, "worlds a searched decision (default 32)", type=int_in(1))
+    horizon: int = option(
+        2,
+        "the search's rollouts stop at the searcher's H-th turn, 0: at the deal's end (default 2)",
+        type=int_in(0),
+    )
+    gate: float = option(
+        0.02, "search where the two best moves' values differ by less (default 0.02)", type=number_in(0.0)
+    )
+    label_weight: float = option(
+        4.0,
+        "a searched value's weight in the loss, against a dmc target's 1 (default 4)",
+        type=number_in(0.0),
+    )
+
+
+class ExIt(DMC):
+    name = "exit"
+    Options = ExItOptions
+
+    def reset_extra(self) -> None:
+        super().reset_extra()
+        meta = {"method": "dmc"}  # the network's scores are move values, as dmc's
+        agent = PolicyAgent("", loaded=(self.net, self.config.rules, meta), name="learner")
+        self.searcher = NetSearchBot(
+            agent,
+            worlds=self.opt.worlds,
+            round_worlds=min(self.opt.worlds, 16),
+            horizon=self.opt.horizon,
+            gate=self.opt.gate,
+            seed=self.config.seed,
+        )
+        self.labels: list[tuple[bytes, int, float]] = []  # (seen, action, target) since the update
+        self.searched = 0
+        self.switched = 0
+        self._native: dict[Rules, tuple[Any, Any, AnyTable | None]] = {}
+
+    def _tables_of(self, rules: Rules) -> tuple[Any, Any, AnyTable | None]:
+        """The native action table and encoder of a table size, and its map to the run's ids."""
+        if rules not in self._native:
+            table, encoder = encoding_tables(rules, "table")
+            maps = AnyTable(rules) if self.config.encoding == "any_table" else None
+            self._native[rules] = (table, encoder, maps)
+        return self._native[rules]
+
+    def choose_actions(self, step: int, actions: np.ndarray) -> np.ndarray:
+        """dmc's actions, with one row's replaced by its search's choice on the search's steps."""
+        every = max(1, self.opt.n_steps // self.opt.searches) if self.opt.searches else 0
+        if not every or step % every or self.opt.searches * every <= step:
+            return actions
+        venv = self.venv
+        games = venv.games
+        for row in self.np_rng.permutation(venv.num_envs):
+            game = games[row]
+            if game.phase not in (Phase.DRAW, Phase.BUY) or len(venv.legal_ids[row]) < 2:
+                continue
+            table, encoder, maps = self._tables_of(game.rules)
+            decision = decision_for(game, game.to_act, table, encoder)
+            ids, scores = self.searcher.agent.move_scores(decision)
+            order = np.argsort(-scores, kind="stable")
+            if scores[order[0]] - scores[order[1]] > self.opt.gate:
+                continue
+            candidates = [ids[int(k)] for k in order[:2]]
+            values = self.searcher.measure(decision, candidates)
+            best = self.searcher.choose(values)
+            to_run = maps.to_any if maps is not None else np.arange(table.size)  # native id -> run's
+            seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
+            to_value = self.searcher.rollouts_for(game.rules).to_points  # points -> the net's values
+            for a, got in zip(candidates, values):
+                self.labels.append((seen, int(to_run[a]), float(np.mean(got)) / to_value))
+            actions = actions.copy()
+            actions[row] = int(to_run[candidates[best]])
+            self.searched += 1
+            self.switched += int(best != 0)
+            return actions
+        return actions
+
+    def extra_batch(self) -> tuple[list[bytes], list[int], list[float], float]:
+        labels, self.labels = self.labels, []
+        return [x[0] for x in labels], [x[1] for x in labels], [x[2] for x in labels], self.opt.label_weight
+
+    def extra_state(self) -> dict[str, Any]:
+        return super().extra_state() | {
+            "search_rng": self.searcher.rng.bit_generator.state,
+            "search_counts": [self.searched, self.switched],
+        }
+
+    def load_extra(self, state: dict[str, Any]) -> None:
+        super().load_extra(state)
+        self.searcher.rng.bit_generator.state = state["search_rng"]
+        self.searched, self.switched = (int(x) for x in state["search_counts"])
+
+    def step(self) -> dict[str, float]:
+        searched, switched = self.searched, self.switched
+        out = super().step()
+        out["searched"] = float(self.searched - searched)
+        out["switched"] = float(self.switched - switched)
+        return out
+
+    def export(self, path: str, meta: dict[str, Any]) -> None:
+        # the saved player plays as a dmc player: its highest-valued move
+        super().export(path, meta | {"method": "dmc", "trained_by": "exit"})

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import importlib.resources
 import importlib.util
 import inspect
 import os
@@ -63,6 +62,7 @@ from shanghai_env.agents.learned.players.scorer import EXTENSION as SCORER_EXTEN
 from shanghai_env.agents.learned.players.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.cli import extra_hint, missing_modules
 from shanghai_env.melds import CONTRACTS
+from shanghai_env.models import shipped_models  # listed there, below the players, which read names too
 from shanghai_env.rules import Rules
 
 SAVED_EXTENSIONS = (".pt", ".zip", SCORER_EXTENSION)  # a trainer policy; a MaskablePPO model; a scorer
@@ -72,15 +72,6 @@ BOTS: dict[str, Callable[[], Agent]] = {
     "planner": PlannerBot,
     "search": SearchBot,  # Monte-Carlo search over sampled worlds (agents/bots/search.py)
 }
-
-
-@cache
-def shipped_models() -> dict[str, str]:
-    """The models that come with the package (``shanghai_env.models``, ``models/`` in a clone), by
-    name: their paths (a trainer policy's ``.pt``, a move scorer's ``.scorer``)."""
-    folder = importlib.resources.files("shanghai_env.models")
-    files = [entry for entry in folder.iterdir() if entry.name.endswith(SAVED_EXTENSIONS)]
-    return {os.path.splitext(entry.name)[0]: str(entry) for entry in files}
 
 
 SEARCH_PREFIX, SEARCH_AT = "search_", "search@"  # search_scratch; search@runs/x/model.pt

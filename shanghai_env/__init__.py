@@ -3,7 +3,9 @@
 ``shanghai_env.env(**options)`` is the PettingZoo AEC env (``raw_env`` without the wrappers);
 importing this package registers it as ``pettingzoo.make("aec", "shanghai/Shanghai-v0")``.
 ``SingleAgentEnv`` is the single-agent Gymnasium view for training (one learning seat); importing
-this package registers it as ``gymnasium.make("shanghai/ShanghaiSingleAgent-v0", **kwargs)``.
+this package registers it as ``gymnasium.make("shanghai/ShanghaiSingleAgent-v0", **kwargs)``, with
+its batched view (:class:`shanghai_env.gym_vector.SingleAgentVectorEnv`) as the vector entry point
+of ``gymnasium.make_vec``.
 """
 
 import os as _os
@@ -32,11 +34,17 @@ GYM_ENV_ID = "shanghai/ShanghaiSingleAgent-v0"
 
 
 def register_gymnasium() -> None:
-    """Register :class:`SingleAgentEnv` with Gymnasium as :data:`GYM_ENV_ID` (once; done on import)."""
+    """Register :class:`SingleAgentEnv` with Gymnasium as :data:`GYM_ENV_ID` (once; done on import),
+    and the batched view of N games as its vector entry point
+    (``gymnasium.make_vec(GYM_ENV_ID, n, vectorization_mode="vector_entry_point")``)."""
     import gymnasium
 
     if GYM_ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=GYM_ENV_ID, entry_point="shanghai_env.single_agent:SingleAgentEnv")
+        gymnasium.register(
+            id=GYM_ENV_ID,
+            entry_point="shanghai_env.single_agent:SingleAgentEnv",
+            vector_entry_point="shanghai_env.gym_vector:SingleAgentVectorEnv",
+        )
 
 
 register()

@@ -66,7 +66,9 @@ An episode is one game; it *terminates* at the game's end, as in the AEC env (it
 end": a deal ends by the rules or at the per-deal move cap ``max_moves_per_deal``, default 3000,
 ``None``: no cap, a keyword here too; a capped deal is scored like any other, the learner is
 charged for its hand as in evaluation, and the game goes on). ``max_steps`` (default ``None``)
-additionally truncates an episode after that many learner actions.
+additionally truncates an episode after that many learner actions. The step that terminates
+returns an all-zero mask (no move is left); what a finished row holds in Gymnasium's vector
+envs, under each ``autoreset_mode``, is in :mod:`shanghai_env.gym_vector`.
 
 ## Actions
 

@@ -14,7 +14,6 @@ from shanghai_env.agents.learned.players.net_search import (
     BatchRollouts,
     NetSearchBot,
     NetSearchParams,
-    shipped_network,
 )
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.registry import (
@@ -28,7 +27,7 @@ from shanghai_env.any_table import encoding_tables
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 
-SCRATCH = shipped_network("scratch")
+SCRATCH = shipped_path("scratch")
 
 
 def decisions_of_a_deal(seed: int, players: int = 4, limit: int = 60) -> list[object]:

@@ -147,3 +147,50 @@ def test_a_number_after_a_semicolon_is_refused_with_what_is_allowed() -> None:
     text = " ".join(text.split())  # the console wraps long lines
     assert "a number from 'moves' goes on a line of its own, not after ';'" in text
     assert "or a number from 'moves'." not in text  # the old message said numbers work there
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_rows_are_whole_in_colour_at_80_and_120_columns(width: int) -> None:
+    """A real terminal's screen (colour codes on): the table's header, every player's row, the
+    hand and the title each stay on one line, and no line is wider than the terminal (colour
+    codes once counted as width and wrapped every coloured row)."""
+    screen = io.StringIO()
+    out = Console(file=screen, width=width, height=60, force_terminal=True, color_system="truecolor")
+    answers = iter(["1"] * 30)
+    game = Game(num_players=4, contracts=(9,))  # the longest contract: its title needs 83 columns
+    bots = {p: GreedyBot() for p in (1, 2, 3)}
+    s = PlaySession(game, 0, bots, out, lambda _: next(answers), interactive=True)  # type: ignore[arg-type]
+    with pytest.raises(StopIteration):
+        s.play(7)
+    raw = screen.getvalue()
+    assert "\x1b[" in raw and "\x1b[2J" in raw  # coloured, and a fresh screen per decision
+    lines = ANSI.sub("", raw).splitlines()
+    assert max(len(line) for line in lines) <= width
+    titles = [line for line in lines if line.startswith("─") and "Deal 1/1" in line]
+    assert len(titles) >= 10 and all(
+        "set of 3 + set of 3 + set of 3 + run of 5 · dealer player_" in t for t in titles
+    )
+    headers = [
+        line
+        for line in lines
+        if re.match(r"\s+seat\s+player\s+cards\s+buys\s+down\s+score\s+known in hand$", line)
+    ]
+    assert len(headers) == len(titles)
+    for p, name in enumerate(["you", "greedy", "greedy", "greedy"]):
+        rows = [
+            line
+            for line in lines
+            if re.match(rf"[▶ ]\s+player_{p}\s+{name}\s+\d+\s+\d+\s+(down\s+)?-?\d+\b", line)
+        ]
+        assert len(rows) == len(titles), (p, len(rows))
+    hands = [i for i, line in enumerate(lines) if line.startswith("Your hand (")]
+    assert len(hands) == len(titles)
+    for i in hands:  # the cards follow the label; a long hand goes on under itself, then the suits
+        assert re.fullmatch(r"Your hand \(\d+\):\s+(\S\S\s*)+", lines[i])
+        j = i + 1
+        while not lines[j].startswith("  by suit:"):
+            assert re.fullmatch(r" {16,}(\S\S\s*)+", lines[j]), lines[j]  # never from the left edge
+            j += 1

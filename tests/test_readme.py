@@ -1,4 +1,5 @@
-"""The README's Python examples run as written, and its AEC loop is the one docs/usage.md shows."""
+"""The README's Python examples run as written, and its AEC loop is the one docs/usage.md shows;
+its commands after the demo are the demo's own."""
 
 from __future__ import annotations
 
@@ -105,3 +106,22 @@ def test_the_readme_says_what_ci_adds_to_the_test_command() -> None:
     for check in ("ruff check", "ruff format --check", "python .ci/typecheck.py"):
         assert check in " ".join(ci_lines()), check
         assert check in " ".join(section.split()), check
+
+
+def test_the_train_and_evaluate_commands_run_after_the_demo() -> None:
+    """After ``python train.py`` (the demo, in runs/demo) the README's commands run as written: its
+    training is the demo's command, which finds the run finished instead of refusing a folder that
+    holds a run with other options, and the evaluation and the game are what the demo suggests."""
+    import shlex
+
+    from shanghai_env.agents.learned.train import cli
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("**Train and evaluate**", 1)[1]
+    match = re.search(r"```bash\n(.*?)```", section, flags=re.S)
+    assert match, "the Train and evaluate paragraph has no bash block"
+    commands = [line.split("  #")[0].strip() for line in match.group(1).splitlines() if line.strip()]
+    train = [c for c in commands if c.startswith("shanghai-train")]
+    assert len(train) == 1 and shlex.split(train[0]) == ["shanghai-train", *cli.DEMO]
+    evaluation = cli.DEMO_EVALUATION.replace("python evaluate.py", "shanghai-evaluate")
+    assert evaluation in commands and cli.DEMO_PLAY in commands
+    assert "--games 1000" in cli.DEMO_EVALUATION and "runs/demo/model.pt" in cli.DEMO_PLAY

@@ -177,6 +177,51 @@ def test_a_scorer_is_sent_to_its_own_loader(name):
         load_scorer_module(shipped_models()[name])
 
 
+def test_a_shipped_player_loads_by_name_from_any_folder(tmp_path, monkeypatch):
+    from shanghai_env.agents.learned.players.policy import load_policy
+    from shanghai_env.agents.learned.players.sb3 import load_maskable
+    from shanghai_env.agents.learned.players.scorer import ScorerNet, load_scorer
+    from shanghai_env.models import shipped_models as low_shipped_models
+
+    monkeypatch.chdir(tmp_path)  # no models/ here: the names resolve in the installed package
+    assert shipped_models() == low_shipped_models()  # the registry's list is the low module's
+    module, info = load_scorer_module("scratch_4p")
+    assert info.path == shipped_models()["scratch_4p"] and info.method == "dmc"
+    venv = shanghai_env.vector_env(2, **info.env_options)
+    obs, _, _ = venv.reset(seed=0)
+    with torch.no_grad():
+        scores, _, _ = module(obs, venv.legal_actions, venv.extra)
+    assert torch.isfinite(scores).any(1).all()
+    _, rules, _ = load_policy("scratch")
+    assert rules.contracts == tuple(range(1, 11))
+    agent = PolicyAgent("scratch_contract1")
+    assert (agent.name, agent.path) == ("scratch_contract1", shipped_models()["scratch_contract1"])
+    assert ScorerNet.load("shanghai").weights
+    assert load_scorer("shanghai_4p").name == "shanghai_4p"
+    with pytest.raises(ValueError, match=r"a \.scorer plays through make_agent"):
+        load_scorer_module("shanghai")  # a shipped scorer is still sent to its own loader
+    with pytest.raises(ValueError, match=r"no such file.*scratch_4p"):
+        load_scorer_module("scratch_5p")  # a wrong name lists the shipped ones
+    with pytest.raises(ValueError, match=r"not a MaskablePPO model.*load_scorer_module"):
+        load_maskable("scratch_4p")
+    with pytest.raises(TypeError, match="shipped player's name"):
+        load_policy(4)  # type: ignore[arg-type]
+
+
+def test_the_shipped_network_example_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "shipped_network.py"
+    done = subprocess.run(
+        [sys.executable, str(example), "8"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "decisions of the network" in done.stdout
+    assert "points a deal (lower is better): scratch" in done.stdout
+
+
 # --- an SB3 VecEnv over the batched games -----------------------------------------------------------
 
 sb3_contrib = pytest.importorskip("sb3_contrib")

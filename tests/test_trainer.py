@@ -515,6 +515,10 @@ def test_the_demonstration_says_what_it_trains_and_what_came_of_it(tmp_path, mon
     assert len(verdict) == 1 and "greedy bots" in verdict[0]
     assert any(w in verdict[0] for w in ("ahead of", "still behind", "not separated"))
     assert "runs/demo/curve.png" in out and "greedy,greedy,greedy" in out
+    # its closing check is an evaluation on enough games to say more than the training's, then a game
+    assert "Play it:" not in out and "Evaluate it on 1,000 duplicate games" in out
+    assert f"  {cli.DEMO_EVALUATION}\n" in out and "--games 1000" in out
+    assert f"  {cli.DEMO_PLAY}\n" in out and out.index(cli.DEMO_EVALUATION) < out.index(cli.DEMO_PLAY)
     assert (tmp_path / "runs" / "demo" / "model.pt").is_file()
 
 

@@ -33,8 +33,9 @@ from shanghai_env.record import MoveLog, make_record
 try:
     from rich import box
     from rich.columns import Columns
-    from rich.console import Console
+    from rich.console import Console, Group, RenderableType
     from rich.markup import escape
+    from rich.rule import Rule
     from rich.table import Table
     from rich.text import Text
 
@@ -220,10 +221,12 @@ class PlaySession:
         """Show the table, read one line, play what it says; False if the person quits."""
         if self.interactive:  # a fresh screen: the table, then as many of the last moves as fit
             self.console.clear()
-            with self.console.capture() as table:
-                self.draw_table()
-            self.console.print(table.get(), end="")
-            self._show_recent(self.console.height - table.get().count("\n"))
+            # rendered by rich to the console itself: text captured with its colour codes and
+            # printed again would count the codes as width and wrap every coloured row
+            table = self.table_view()
+            rows = len(self.console.render_lines(table, pad=False))
+            self.console.print(table)
+            self._show_recent(self.console.height - rows)
         else:
             self.draw_table(full=self._others_moved)
         self._others_moved = False
@@ -331,35 +334,43 @@ class PlaySession:
     # --- drawing --------------------------------------------------------------------------------
 
     def draw_table(self, full: bool = True) -> None:
-        """The table as the person may see it; ``full=False``: only the melds and the hand."""
+        """Print the table as the person may see it; ``full=False``: only the melds and the hand."""
+        self.console.print(self.table_view(full))
+
+    def table_view(self, full: bool = True) -> Group:
+        """The table of :meth:`draw_table` as one renderable, for rich to lay out at the console's width."""
         view = self.game.view(self.human)
+        parts: list[RenderableType] = []
         if full:
-            self.console.rule(
-                f"Deal {view.deal + 1}/{len(self.game.rules.contracts)} · contract {view.contract}: "
-                f"{describe_contract(view.contract)} · dealer player_{view.dealer}"
-            )
-            self._draw_players(view)
+            deal = f"Deal {view.deal + 1}/{len(self.game.rules.contracts)}"
+            rest = f"{describe_contract(view.contract)} · dealer player_{view.dealer}"
+            title = f"{deal} · contract {view.contract}: {rest}"
+            if len(title) + 4 > self.console.width:  # the rule's ends take 4: keep the dealer, not the number
+                title = f"{deal} · {rest}"
+            parts.append(Rule(title))
+            parts.append(self._players(view))
         melds = _grid(3, padding=2)
         for rel in range(view.num_players):  # your own melds first, then clockwise
             self._draw_melds(view, rel, melds)
         if melds.row_count:
-            self.console.print(melds)
+            parts.append(melds)
         if full and view.phase in (Phase.DRAW, Phase.BUY):
             up = Text("Upcard ").append_text(card_text(view.upcard) if view.upcard >= 0 else Text("--"))
             if view.upcard_from != NO_PLAYER:
                 up.append(f" (from player_{view.upcard_from})")
-            self.console.print(up.append(f" · stock {view.stock_size} · discard pile {view.discard_size}"))
+            parts.append(up.append(f" · stock {view.stock_size} · discard pile {view.discard_size}"))
         elif full:  # the top of the pile is not on offer once the turn's draw is made
             pile = Text(f"Discard pile {view.discard_size}")
             if view.upcard >= 0:
                 pile.append(" (top ").append_text(card_text(view.upcard)).append(")")
-            self.console.print(pile.append(f" · stock {view.stock_size}"))
+            parts.append(pile.append(f" · stock {view.stock_size}"))
         hand = _grid()
         hand.add_row(Text(f"Your hand ({sum(view.hand)}):", style="bold"), hand_by_rank(view.hand))
         hand.add_row(Text("  by suit:", style="dim"), hand_by_suit(view.hand))
-        self.console.print(hand)
+        parts.append(hand)
+        return Group(*parts)
 
-    def _draw_players(self, view: PlayerView) -> None:
+    def _players(self, view: PlayerView) -> Table:
         grid = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         for col in ("", "seat", "player", "cards", "buys", "down", "score", "known in hand"):
             grid.add_column(col, justify="right" if col in ("cards", "buys", "score") else "left")
@@ -369,7 +380,7 @@ class PlaySession:
             cells = [f"player_{p}", self.names[p], str(view.hand_sizes[p]), str(view.buys_left[p])]
             cells += ["down" if view.down[p] else "", str(view.scores[p])]
             grid.add_row("▶" if p == view.to_act else "", *cells, known, style="bold" if mine else None)
-        self.console.print(grid)
+        return grid
 
     def _draw_melds(self, view: PlayerView, rel: int, grid: Table) -> None:
         """The melds of the player ``rel`` seats to the person's left, named ``rel.M``: rows of ``grid``

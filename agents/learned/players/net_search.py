@@ -25,7 +25,6 @@ Deterministic: all sampling comes from the generator :meth:`NetSearchBot.reset` 
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -48,6 +47,7 @@ from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.any_table import encoding_tables
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game, Phase
+from shanghai_env.models import shipped_path
 from shanghai_env.observation import INT8, ObservationEncoder
 from shanghai_env.rules import Rules
 from shanghai_env.worlds import WorldSampler
@@ -307,11 +307,6 @@ def search_player(spec: str, **options: Any) -> NetSearchBot:
     return NetSearchBot(spec, name=f"search_{stem}", **options)
 
 
-def shipped_network(name: str) -> str:
-    """The path of a trainer network shipped with the package (``models/NAME.pt``)."""
-    return str(importlib.resources.files("shanghai_env.models").joinpath(name + ".pt"))
-
-
 def __getattr__(name: str) -> Any:
     """``scratch_w<N>`` and ``scratch_w<N>_h<H>``: factories of searches over the shipped
     ``scratch`` with N worlds a searched decision (and horizon H):
@@ -328,7 +323,7 @@ def __getattr__(name: str) -> Any:
         def factory() -> NetSearchBot:
             rounds = min(worlds, NetSearchParams.round_worlds * max(1, worlds // 32))
             return NetSearchBot(
-                shipped_network("scratch"),
+                shipped_path("scratch"),
                 name=name.replace("_", "-"),
                 worlds=worlds,
                 round_worlds=rounds,

@@ -26,6 +26,7 @@ from shanghai_env.agents.learned.nets.sampling import (
 )
 from shanghai_env.any_table import ENCODINGS, MAX_SEATS, MIN_SEATS, AnyTable, encoding_tables
 from shanghai_env.decision import Decision
+from shanghai_env.models import shipped_models, shipped_path
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 
@@ -94,30 +95,37 @@ def is_policy_file(path: str) -> bool:
     return isinstance(blob, dict) and blob.get("format") == POLICY_FORMAT
 
 
-def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
-    """The network, the rules it was made for and its meta; ValueError (naming the file and, when
-    its header and its weights disagree, the table the weights were made for) for a file that is
-    none, a damaged one or one whose weights are not finite."""
+def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[str, Any]]:
+    """The network, the rules it was made for and its meta, from a ``.pt`` or a shipped player's
+    name (``"scratch_4p"``); ValueError (naming the file and, when its header and its weights
+    disagree, the table the weights were made for) for a file that is none, a damaged one or one
+    whose weights are not finite."""
+    file = shipped_path(path)
+    if not os.path.isfile(file):
+        raise ValueError(
+            f"{file!r} is not a saved policy: no such file; give the path of a .pt from shanghai-train "
+            f"or a shipped player's name ({', '.join(sorted(shipped_models()))})"
+        )
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
+        blob = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as err:
-        raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train): {err}") from None
+        raise ValueError(f"{file!r} is not a saved policy (.pt from shanghai-train): {err}") from None
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
-        raise ValueError(f"{path!r} is not a saved policy (.pt from shanghai-train)")
+        raise ValueError(f"{file!r} is not a saved policy (.pt from shanghai-train)")
     state = blob.get("state_dict")
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise ValueError(f"{path!r} is a damaged saved policy: it holds no weights; train it again")
+        raise ValueError(f"{file!r} is a damaged saved policy: it holds no weights; train it again")
     bad = not_finite(state)
     if bad:
         raise ValueError(
-            f"{path!r} holds weights that are not finite (NaN or inf) in {', '.join(bad)}: the training "
+            f"{file!r} holds weights that are not finite (NaN or inf) in {', '.join(bad)}: the training "
             "diverged or the file is damaged; use another player"
         )
     # no "facts_version": saved before there were versions, with the first facts
     facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
     encoding = blob.get("encoding", "table")  # none: saved before there were encodings
     if encoding not in ENCODINGS:
-        raise ValueError(f"{path!r} reads the encoding {encoding!r}, which this version does not know")
+        raise ValueError(f"{file!r} reads the encoding {encoding!r}, which this version does not know")
     try:
         rules = Rules(num_players=blob["rules"]["num_players"], contracts=tuple(blob["rules"]["contracts"]))
         net = build_net(rules, blob["hidden"], facts, version, blob.get("move_net", ()), encoding)
@@ -126,13 +134,13 @@ def load_policy(path: str) -> tuple[PolicyNet, Rules, dict[str, Any]]:
         what = "a header (table, sizes) that does not match its weights"
         what = "no table (rules)" if "rules" not in blob else what
         raise ValueError(
-            f"{path!r} is a saved policy with {what}: its weights fit {made_for(state, facts)}; "
+            f"{file!r} is a saved policy with {what}: its weights fit {made_for(state, facts)}; "
             "save it again with shanghai-train"
         ) from None
     meta = dict(blob.get("meta", {}))
     if meta.get("prior"):  # it played through its prior, which no player does since
         raise ValueError(
-            f"{path!r} amends the player {meta['prior']!r} (shanghai-train ppo --prior), which this "
+            f"{file!r} amends the player {meta['prior']!r} (shanghai-train ppo --prior), which this "
             "version no longer plays: shanghai-env 0.2.0 is the last release that does"
         )
     net.eval()
@@ -207,18 +215,23 @@ class PolicyAgent:
 
     def __init__(
         self,
-        path: str,
+        path: str | os.PathLike[str],
         greedy: bool = True,
         name: str | None = None,
         loaded: tuple[PolicyNet, Rules, dict[str, Any]] | None = None,
     ) -> None:
         # ``loaded``: a network in memory (a trainer's own, as it learns) instead of the file's
-        self.net, self.rules, self.meta = loaded if loaded is not None else load_policy(path)
-        self.path = path
+        if loaded is not None:
+            file = os.fspath(path)
+            self.net, self.rules, self.meta = loaded
+        else:
+            file = shipped_path(path)  # a shipped player's name plays from any folder
+            self.net, self.rules, self.meta = load_policy(file)
+        self.path = file
         # a network reading the facts of its hand needs each decision's view (not arrays only)
         self.needs_view = bool(self.net.extra_size)
         self.greedy = greedy
-        self.name = name or os.path.splitext(os.path.basename(path))[0]  # models/scratch.pt: scratch
+        self.name = name or os.path.splitext(os.path.basename(file))[0]  # models/scratch.pt: scratch
         self.encoding = self.net.encoding
         self._any: dict[int, AnyTable] = {}  # the maps from each table size, by its native length
         if self.encoding == "any_table":
@@ -398,12 +411,12 @@ class ScorerModule(nn.Module):
         return torch.as_tensor(facts, device=device)
 
 
-def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
+def load_scorer_module(path: str | os.PathLike[str]) -> tuple[ScorerModule, ScorerInfo]:
     """A saved trainer player (a ``.pt`` of ``shanghai-train ppo``, ``dmc`` or ``dagger``, or a
-    shipped one such as ``models/scratch_4p.pt``) as a torch module for one's own code, and what
-    it is::
+    shipped one by its name: ``scratch_4p``, ``scratch``, ``scratch_contract1``, from any current
+    folder) as a torch module for one's own code, and what it is::
 
-        module, info = load_scorer_module("models/scratch_4p.pt")
+        module, info = load_scorer_module("scratch_4p")
         venv = shanghai_env.vector_env(64, **info.env_options)  # its table, and its facts if any
         obs, mask, seat = venv.reset(seed=0)
         with torch.no_grad():
@@ -421,22 +434,25 @@ def load_scorer_module(path: str) -> tuple[ScorerModule, ScorerInfo]:
     A MaskablePPO ``.zip`` (``shanghai-train sb3``) is an SB3 policy, not this: load it with
     sb3-contrib (:func:`shanghai_env.agents.learned.players.sb3.load_maskable`, its ``.policy``
     an SB3 ``MaskableActorCriticPolicy`` that reads the plain observation and a bool mask).
-    ValueError for any other file, naming it."""
+    ValueError for any other file, naming it (a shipped scorer's name, ``shanghai``, too)."""
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be the path of a saved player (.pt), got {type(path).__name__}")
-    path = os.fspath(path)
-    if path.endswith((".zip", ".scorer")) and not is_policy_file(path):
+        raise TypeError(
+            "path must be the path of a saved player (.pt) or a shipped player's name, "
+            f"got {type(path).__name__}"
+        )
+    file = shipped_path(path)
+    if file.endswith((".zip", ".scorer")) and not is_policy_file(file):
         raise ValueError(
-            f"{path!r} is not a saved trainer policy: a MaskablePPO .zip loads with "
+            f"{file!r} is not a saved trainer policy: a MaskablePPO .zip loads with "
             "shanghai_env.agents.learned.players.sb3.load_maskable (sb3-contrib), a .scorer plays "
             "through make_agent; load_scorer_module takes the .pt of shanghai-train ppo, dmc or dagger"
         )
-    net, rules, meta = load_policy(path)
+    net, rules, meta = load_policy(file)
     method = str(meta.get("method", ""))
     kind = SCORE_KINDS.get(method, UNNAMED_SCORES)
     version = net.facts_version if net.extra_size else 0
     info = ScorerInfo(
-        path=path,
+        path=file,
         method=method,
         scores=kind,
         rules=rules,

@@ -35,6 +35,7 @@ import numpy as np
 from shanghai_env.actions import action_table
 from shanghai_env.agents.base import Decision
 from shanghai_env.cli import extra_hint, missing_modules
+from shanghai_env.models import shipped_models
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
 
@@ -72,7 +73,15 @@ def old_module_names() -> Iterator[None]:
 
 def load_maskable(path: str, **kwargs: Any) -> Any:
     """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths: the
-    way to load a ``.zip`` of ``shanghai-train sb3`` in one's own code (the module docstring)."""
+    way to load a ``.zip`` of ``shanghai-train sb3`` in one's own code (the module docstring). No
+    shipped player is a MaskablePPO model: a shipped name is refused with a ValueError saying
+    which loader takes it."""
+    if isinstance(path, str) and path in shipped_models():
+        raise ValueError(
+            f"{path!r} is a shipped player but not a MaskablePPO model: a trainer policy (.pt) loads "
+            "as a torch module with shanghai_env.agents.learned.players.policy.load_scorer_module, "
+            "any shipped player plays through shanghai_env.agents.registry.make_agent"
+        )
     from sb3_contrib import MaskablePPO
 
     with old_module_names():

@@ -38,6 +38,7 @@ from shanghai_env.agents.bots.planner import BLIND_CONTRACT_BUYS, PlannerBot, wa
 from shanghai_env.cards import JOKER, rank_of
 from shanghai_env.engine import Phase, PlayerView
 from shanghai_env.melds import contract_size
+from shanghai_env.models import shipped_path
 from shanghai_env.moves import BUY, DRAW, PASS, TAKE, Move
 
 FORMAT = "shanghai-scorer/1"
@@ -104,8 +105,9 @@ class ScorerNet:
 
     @classmethod
     def load(cls, path: str | Path) -> ScorerNet:
-        """Read a file written by :meth:`save`; ValueError naming the file if it is none, of
-        another format, or damaged."""
+        """Read a file written by :meth:`save`, or a shipped scorer by its name (``"shanghai"``);
+        ValueError naming the file if it is none, of another format, or damaged."""
+        path = shipped_path(path)
         try:
             with zipfile.ZipFile(path) as z:
                 meta = json.loads(z.read("scorer.json"))
@@ -369,5 +371,7 @@ class ScorerBot(PlannerBot):
 
 
 def load_scorer(path: str | Path, name: str | None = None, seed: int | None = None) -> ScorerBot:
-    """A :class:`ScorerBot` playing the network saved at ``path``."""
+    """A :class:`ScorerBot` playing the network saved at ``path`` (or a shipped scorer's name:
+    ``shanghai``, ``shanghai_4p``)."""
+    path = shipped_path(path)
     return ScorerBot(ScorerNet.load(path), name=name or Path(path).stem, seed=seed)

@@ -26,8 +26,9 @@ def _net(path: str) -> ScorerNet:
 
 
 def scorer_search(path: str | Path | None = None, name: str | None = None, **options: Any) -> SearchBot:
-    """A searcher whose prior and rollout policy are the scorer saved at ``path`` (by default
-    ``shanghai_4p``); ``options`` are :class:`~shanghai_env.agents.bots.search.SearchParams` fields."""
+    """A searcher whose prior and rollout policy are the scorer saved at ``path`` (a file or a
+    shipped scorer's name; by default ``shanghai_4p``); ``options`` are
+    :class:`~shanghai_env.agents.bots.search.SearchParams` fields."""
     net = _net(str(path if path is not None else shipped_scorer()))
     return SearchBot(
         name=name or f"search-{Path(str(path or 'shanghai_4p')).stem}",

@@ -45,6 +45,13 @@ DEMO = [
     "--timesteps", "1000000", "--eval-every", "250000", "--eval-games", "200", "--eval-opponents", "greedy",
     "--out", "runs/demo",
 ]  # fmt: skip
+# what the demo's closing lines suggest (the README's commands after the demo are the same): an
+# evaluation on fresh deals (seed 5; the trainer's are seed 10,000's) with an interval about half
+# as wide as the trainer's 216 games, and a game of one's own against the player
+DEMO_EVALUATION = (
+    "python evaluate.py --players runs/demo/model.pt,greedy,greedy,greedy --contracts 1 --games 1000 --seed 5"
+)
+DEMO_PLAY = "shanghai-play --opponents runs/demo/model.pt,greedy,greedy --contracts 1"
 
 
 def build_parser(method: str) -> argparse.ArgumentParser:
@@ -151,8 +158,11 @@ def demo() -> int:
         f"\nAfter training: the player's game score minus the greedy bots' is {diff:+.1f} points a game "
         f"[95% interval {low:+.1f}, {high:+.1f}]: {verdict}.\n"
         "The learning curve is runs/demo/curve.png (and eval.csv); the player is runs/demo/model.pt.\n"
-        "Play it:\n"
-        "  python evaluate.py --players runs/demo/model.pt,greedy,greedy,greedy --contracts 1 --games 96\n"
+        "Evaluate it on 1,000 duplicate games of fresh deals, to confirm the verdict or temper it (its\n"
+        "interval about half as wide as that of the training's 216 games; 1-2 minutes on two cores):\n"
+        f"  {DEMO_EVALUATION}\n"
+        "Play it yourself in the terminal game, against it and two greedy bots:\n"
+        f"  {DEMO_PLAY}\n"
         "Train longer: the same run with a larger --timesteps resumes from its checkpoint:\n"
         f"  {longer_demo_command()}",
         flush=True,

@@ -25,6 +25,7 @@ from shanghai_env.agents.registry import (
 )
 from shanghai_env.any_table import encoding_tables
 from shanghai_env.engine import Game
+from shanghai_env.models import shipped_path
 from shanghai_env.rules import Rules
 
 SCRATCH = shipped_path("scratch")

@@ -122,6 +122,8 @@ TRAIN = [
     (["--eval-every", "-1"], "--eval-every"),
     (["--checkpoint-every", "0"], "--checkpoint-every"),
     (["--seed", "-1"], "--seed"),
+    (["--seed", str(2**63)], "--seed", "a seed 0..9223372036854775807"),
+    (["--eval-seed", str(2**64)], "--eval-seed", "a seed 0..9223372036854775807"),
     (["--init", "missing.zip"], "--init", "'missing.zip'"),
     (["--init", "{folder}"], "--init", "folder"),
     (["--opponents", "nobody"], "--opponents"),
@@ -258,6 +260,39 @@ def test_good_command_lines_pass_the_checks(
     train_cli.main([*init, "--out", os.path.join(files["tmp"], "init")])
     assert [(c.opponents, c.init) for c in configs] == [(("self",), ""), (("greedy",), files["model"])]
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("method", ["ppo", "dmc", "dagger", "scorer", "sb3", "rllib"])
+def test_a_seed_torch_cannot_take_is_refused_by_every_method_and_the_largest_passes(
+    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """torch takes a seed below 2**63: a larger one is refused before anything starts (it used to
+    stop ppo at its start, and scorer after a round of games, its folder left behind)."""
+    if method == "sb3":
+        pytest.importorskip("sb3_contrib")
+    if method == "rllib":
+        pytest.importorskip("ray.rllib")
+    configs: list[Any] = []
+    monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", lambda c, **k: configs.append(c))
+    teacher = ["--teacher", "greedy"] if method == "dagger" else []
+    out = tmp_path / "run"
+    for seed in (2**64, 2**63):
+        with pytest.raises(SystemExit) as exc:
+            train_cli.main([method, *teacher, "--seed", str(seed), "--out", str(out)])
+        lines = _error_lines(capsys.readouterr().err)
+        assert exc.value.code == 2 and len(lines) == 1, lines
+        assert "argument --seed: expected a seed 0..9223372036854775807" in lines[0]
+        assert not out.exists()
+    train_cli.main([method, *teacher, "--seed", str(2**63 - 1), "--out", str(out)])
+    assert [c.seed for c in configs] == [2**63 - 1]
+
+
+def test_a_library_that_takes_32_bit_seeds_gets_one() -> None:
+    from shanghai_env.agents.learned.train.run import seed32
+
+    assert [seed32(s) for s in (0, 7, 2**32 - 1)] == [0, 7, 2**32 - 1]  # the runs made before: as they were
+    large = [seed32(s) for s in (2**32, 2**32 + 1, 2**63 - 1)]
+    assert all(0 <= s < 2**32 for s in large) and len(set(large)) == 3
 
 
 def test_a_model_records_its_table(files: dict[str, str]) -> None:

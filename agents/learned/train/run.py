@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
-from shanghai_env.agents.learned.train.options import init_arg, option, players_list
+from shanghai_env.agents.learned.train.options import init_arg, option, players_list, seed_arg
 from shanghai_env.agents.registry import contracts_arg, make_agent
 from shanghai_env.any_table import ENCODINGS
 from shanghai_env.cli import int_in, write_atomically
@@ -65,7 +65,7 @@ class RunConfig:
         ALL_CONTRACTS, "e.g. 1 or 1,2,3 (default: all ten)", type=contracts_arg
     )
     timesteps: int = option(1_000_000, "learner decisions to train on", type=int_in(1))
-    seed: int = option(1, type=int_in(0))
+    seed: int = option(1, type=seed_arg)
     out: str = option("runs/ppo", "the run folder (a stopped run resumes from it)", type=str)
     num_envs: int = option(64, "games stepped together", type=int_in(1, 4096))
     env_workers: int = option(
@@ -106,7 +106,7 @@ class RunConfig:
     eval_every: int = option(500_000, "env steps between evaluations (0: at the end only)", type=int_in(0))
     eval_games: int = option(48, "duplicate games per evaluation bot (0: none)", type=int_in(0))
     eval_opponents: tuple[str, ...] = option(("greedy", "planner"), type=players_list)
-    eval_seed: int = option(10_000, type=int_in(0))
+    eval_seed: int = option(10_000, type=seed_arg)
     checkpoint_every: int = option(100_000, type=int_in(1))
     # a curve's best point can then be played and checked on fresh decks
     keep_players: bool = option(
@@ -309,6 +309,15 @@ class Run:
         if not isinstance(ckpt, dict):  # (for the type checker: _checkpoint_problem said so)
             raise ValueError(f"{path} is no checkpoint; {start_over}")
         return ckpt
+
+
+def seed32(seed: int) -> int:
+    """``seed`` for a library that takes a 32-bit one (numpy's global generator, which SB3 and
+    RLlib seed): itself below 2**32, so that runs made before play the same games; a larger
+    one hashed into that range."""
+    if seed < 2**32:
+        return seed
+    return int.from_bytes(hashlib.sha256(str(seed).encode()).digest()[:4], "little")
 
 
 def _steps(row: dict[str, Any]) -> float:

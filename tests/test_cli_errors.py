@@ -36,6 +36,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     and one for another table."""
     d = tmp_path_factory.mktemp("cli")
     (d / "corrupt.zip").write_bytes(os.urandom(300))
+    (d / "garbage.pt").write_bytes(os.urandom(300))
     (d / "folder.zip").mkdir()
     (d / "plain").write_text("not a folder\n")
     pytest.importorskip("sb3_contrib")
@@ -50,6 +51,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         build_model(rules, SB3Options(net_arch=(8,)), env).save(str(path))
     return {
         "corrupt": str(d / "corrupt.zip"),
+        "garbage": str(d / "garbage.pt"),
         "folder": str(d / "folder.zip"),
         "plain": str(d / "plain"),
         "other": str(other),
@@ -71,6 +73,11 @@ EVALUATE = [
     (["--players", "{folder},greedy,greedy"], "--players"),
     (["--players", "{tmp},greedy,greedy"], "--players"),
     (["--players", "{corrupt},greedy,greedy"], "--players"),
+    (
+        ["--players", "{garbage},greedy,greedy"],
+        "--players",
+        "garbage.pt' is not a saved player, or it is damaged",
+    ),
     (["--players", "{plain},greedy,greedy"], "--players"),
     (["--players", "{other}," + G3], "--players", "trained for 5 players, contracts 1,2"),
     (["--players", "{model},greedy,greedy", "--contracts", "1"], "--players", "the tournament is 3 players"),
@@ -147,6 +154,7 @@ PLAY = [
     (["--opponents", "{model},greedy"], "--opponents", "this game is 3 players"),
     (["--opponents", "{other},greedy,greedy"], "--opponents", "trained for 5 players"),
     (["--opponents", "{corrupt},greedy"], "--opponents", "not a saved model"),
+    (["--opponents", "{garbage},greedy"], "--opponents", "a saved player is a .pt"),
     (["--bot", "{model}"], "--bot", "trained for 4 players, contracts 1"),
     (["--bot", "{folder}"], "--bot"),
     (["--bot", "nobody"], "--bot"),

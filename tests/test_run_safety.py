@@ -366,3 +366,41 @@ def test_a_resumed_run_drops_the_row_it_was_cut_in(tmp_path):
         folder.close()
     with open(os.path.join(out, "eval.csv"), encoding="utf-8") as f:
         assert f.read().splitlines() == [EVAL_HEADER.strip(), *(r.strip() for r in EVAL_ROWS)]
+
+
+def damaged_copies(tmp_path: Path) -> dict[str, Path]:
+    """Files that are no saved player, or one damaged: random bytes, a torch zip whose weights are
+    damaged (torch reads them without noticing), one cut short and one whose pickle is damaged."""
+    from shanghai_env.agents.registry import shipped_models
+
+    whole = Path(shipped_models()["scratch_contract1"]).read_bytes()
+    weights = bytearray(whole)
+    weights[len(whole) // 2 : len(whole) // 2 + 8] = bytes(8)  # the middle: tensor data
+    pickled = bytearray(whole)
+    start = whole.index(b"data.pkl") + 60
+    pickled[start : start + 8] = b"\xff" * 8
+    files = {
+        "random.pt": os.urandom(3000),
+        "weights.pt": bytes(weights),
+        "cut.pt": whole[: len(whole) // 3],
+        "pickle.pt": bytes(pickled),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return {name: tmp_path / name for name in files}
+
+
+def test_a_garbage_or_damaged_player_file_is_one_line_naming_it(tmp_path, capsys):
+    from shanghai_env.agents.arena import evaluate_cli
+
+    for name, path in damaged_copies(tmp_path).items():
+        with pytest.raises(ValueError) as err:
+            load_policy(str(path))
+        text = str(err.value)
+        assert "\n" not in text and name in text, text
+        assert "not a saved player" in text or "damaged saved player" in text, text
+        assert "weights_only" not in text and "torch" not in text.lower(), text  # never torch's text
+        with pytest.raises(SystemExit) as exc:
+            evaluate_cli.main(["--players", f"{path},greedy,greedy", "--contracts", "1", "--games", "3"])
+        lines = [s for s in capsys.readouterr().err.splitlines() if s.startswith("shanghai-evaluate")]
+        assert exc.value.code == 2 and len(lines) == 1 and name in lines[0] and "Traceback" not in lines[0]

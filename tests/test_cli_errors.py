@@ -36,6 +36,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     and one for another table."""
     d = tmp_path_factory.mktemp("cli")
     (d / "corrupt.zip").write_bytes(os.urandom(300))
+    (d / "garbage.pt").write_bytes(os.urandom(300))
     (d / "folder.zip").mkdir()
     (d / "plain").write_text("not a folder\n")
     pytest.importorskip("sb3_contrib")
@@ -50,6 +51,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         build_model(rules, SB3Options(net_arch=(8,)), env).save(str(path))
     return {
         "corrupt": str(d / "corrupt.zip"),
+        "garbage": str(d / "garbage.pt"),
         "folder": str(d / "folder.zip"),
         "plain": str(d / "plain"),
         "other": str(other),
@@ -71,6 +73,11 @@ EVALUATE = [
     (["--players", "{folder},greedy,greedy"], "--players"),
     (["--players", "{tmp},greedy,greedy"], "--players"),
     (["--players", "{corrupt},greedy,greedy"], "--players"),
+    (
+        ["--players", "{garbage},greedy,greedy"],
+        "--players",
+        "garbage.pt' is not a saved player, or it is damaged",
+    ),
     (["--players", "{plain},greedy,greedy"], "--players"),
     (["--players", "{other}," + G3], "--players", "trained for 5 players, contracts 1,2"),
     (["--players", "{model},greedy,greedy", "--contracts", "1"], "--players", "the tournament is 3 players"),
@@ -122,6 +129,8 @@ TRAIN = [
     (["--eval-every", "-1"], "--eval-every"),
     (["--checkpoint-every", "0"], "--checkpoint-every"),
     (["--seed", "-1"], "--seed"),
+    (["--seed", str(2**63)], "--seed", "a seed 0..9223372036854775807"),
+    (["--eval-seed", str(2**64)], "--eval-seed", "a seed 0..9223372036854775807"),
     (["--init", "missing.zip"], "--init", "'missing.zip'"),
     (["--init", "{folder}"], "--init", "folder"),
     (["--opponents", "nobody"], "--opponents"),
@@ -145,6 +154,7 @@ PLAY = [
     (["--opponents", "{model},greedy"], "--opponents", "this game is 3 players"),
     (["--opponents", "{other},greedy,greedy"], "--opponents", "trained for 5 players"),
     (["--opponents", "{corrupt},greedy"], "--opponents", "not a saved model"),
+    (["--opponents", "{garbage},greedy"], "--opponents", "a saved player is a .pt"),
     (["--bot", "{model}"], "--bot", "trained for 4 players, contracts 1"),
     (["--bot", "{folder}"], "--bot"),
     (["--bot", "nobody"], "--bot"),
@@ -258,6 +268,39 @@ def test_good_command_lines_pass_the_checks(
     train_cli.main([*init, "--out", os.path.join(files["tmp"], "init")])
     assert [(c.opponents, c.init) for c in configs] == [(("self",), ""), (("greedy",), files["model"])]
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("method", ["ppo", "dmc", "dagger", "scorer", "sb3", "rllib"])
+def test_a_seed_torch_cannot_take_is_refused_by_every_method_and_the_largest_passes(
+    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """torch takes a seed below 2**63: a larger one is refused before anything starts (it used to
+    stop ppo at its start, and scorer after a round of games, its folder left behind)."""
+    if method == "sb3":
+        pytest.importorskip("sb3_contrib")
+    if method == "rllib":
+        pytest.importorskip("ray.rllib")
+    configs: list[Any] = []
+    monkeypatch.setattr("shanghai_env.agents.learned.train.loop.train", lambda c, **k: configs.append(c))
+    teacher = ["--teacher", "greedy"] if method == "dagger" else []
+    out = tmp_path / "run"
+    for seed in (2**64, 2**63):
+        with pytest.raises(SystemExit) as exc:
+            train_cli.main([method, *teacher, "--seed", str(seed), "--out", str(out)])
+        lines = _error_lines(capsys.readouterr().err)
+        assert exc.value.code == 2 and len(lines) == 1, lines
+        assert "argument --seed: expected a seed 0..9223372036854775807" in lines[0]
+        assert not out.exists()
+    train_cli.main([method, *teacher, "--seed", str(2**63 - 1), "--out", str(out)])
+    assert [c.seed for c in configs] == [2**63 - 1]
+
+
+def test_a_library_that_takes_32_bit_seeds_gets_one() -> None:
+    from shanghai_env.agents.learned.train.run import seed32
+
+    assert [seed32(s) for s in (0, 7, 2**32 - 1)] == [0, 7, 2**32 - 1]  # the runs made before: as they were
+    large = [seed32(s) for s in (2**32, 2**32 + 1, 2**63 - 1)]
+    assert all(0 <= s < 2**32 for s in large) and len(set(large)) == 3
 
 
 def test_a_model_records_its_table(files: dict[str, str]) -> None:

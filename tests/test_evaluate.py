@@ -222,27 +222,38 @@ def test_record_paths_that_cannot_be_written_are_refused_before_any_game(
     assert "argument --out" in line and says in line
 
 
-def test_a_second_run_keeps_the_records_of_the_first(
+def test_a_second_evaluation_replaces_nothing_of_the_first(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A run deletes nothing it did not write: the records an earlier run left in records/ stay,
-    and this run's go to a new records-N/ (said on stderr, even with --quiet)."""
+    """An evaluation deletes nothing it did not write: into a folder that holds one, its outputs
+    are summary-2.json, games-2.csv, scores-2.png and records-2/ (said on stderr, even with
+    --quiet), and each summary names its records folder."""
     out = tmp_path / "res"
     evaluate.main([*SMALL, "--record", "all", "--out", str(out)])
     first = {p.name: p.read_bytes() for p in (out / "records").glob("game-*.json")}
     assert len(first) == 6  # 3 games: one round of 3-player seats
+    assert json.loads((out / "summary.json").read_text())["records"] == "records"
     (out / "records" / "notes.txt").write_text("mine")
+    before = {name: (out / name).read_bytes() for name in ("summary.json", "games.csv", "scores.png")}
     capsys.readouterr()
-    evaluate.main([*SMALL, "--record", "2", "--out", str(out)])  # (SMALL is --quiet)
+    evaluate.main([*OTHER_SEED, "--record", "2", "--out", str(out)])  # (SMALL is --quiet)
+    assert {name: (out / name).read_bytes() for name in before} == before
     assert {p.name: p.read_bytes() for p in (out / "records").glob("game-*.json")} == first
     assert (out / "records" / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in (out / "records-2").iterdir()) == ["game-00000.json", "game-00001.json"]
+    second = json.loads((out / "summary-2.json").read_text())
+    assert second["records"] == "records-2" and second["seed"] == 2
+    assert (out / "games-2.csv").is_file() and (out / "scores-2.png").is_file()
+    assert is_complete(str(out)) and is_complete(str(out), 2)
     err = capsys.readouterr().err
-    assert "holds game records of an earlier run (kept)" in err and "records-2" in err
-    evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: every earlier one stays
-    assert len(list((out / "records").glob("game-*.json"))) == 6 and (out / "records-2").is_dir()
+    assert "holds an earlier evaluation (kept)" in err
+    assert all(name in err for name in ("summary-2.json", "games-2.csv", "scores-2.png", "records-2"))
+    evaluate.main([*SMALL, "--out", str(out)])  # no records asked for: none named, none made
+    assert json.loads((out / "summary-3.json").read_text())["records"] is None
+    assert not (out / "records-3").exists()
     evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
-    assert [p.name for p in (out / "records-3").iterdir()] == ["game-00000.json"]
+    assert [p.name for p in (out / "records-4").iterdir()] == ["game-00000.json"]
+    assert json.loads((out / "summary-4.json").read_text())["records"] == "records-4"
 
 
 def test_a_run_stopped_while_writing_leaves_no_summary(
@@ -265,12 +276,12 @@ def test_a_run_stopped_while_writing_leaves_no_summary(
     monkeypatch.setattr(shanghai_env.record, "save", save)
     with pytest.raises(KeyboardInterrupt):
         evaluate.main([*OTHER_SEED, "--record", "all", "--out", str(out)])
-    assert (out / INCOMPLETE_FILE).exists() and not (out / "summary.json").exists()
-    assert not is_complete(str(out))
+    assert (out / f"{INCOMPLETE_FILE}-2").exists() and not (out / "summary-2.json").exists()
+    assert not is_complete(str(out), 2) and is_complete(str(out))  # the first is whole still
     assert not [p for p in out.rglob("*.tmp")]  # no half-written file under a temporary name either
     monkeypatch.setattr(shanghai_env.record, "save", real)
-    evaluate.main([*SMALL, "--record", "all", "--out", str(out)])  # the next whole run: complete again
-    assert is_complete(str(out))
+    evaluate.main([*SMALL, "--record", "all", "--out", str(out)])  # the next is whole, beside them
+    assert is_complete(str(out), 3) and len(list((out / "records-3").glob("game-*.json"))) == 6
 
 
 def test_outputs_are_replaced_whole_and_the_summary_last(
@@ -291,7 +302,7 @@ def test_outputs_are_replaced_whole_and_the_summary_last(
     real_replace = os.replace
     monkeypatch.setattr(os, "replace", lambda a, b: (placed.append(Path(b).name), real_replace(a, b)))
     evaluate.main([*SMALL, "--record", "1", "--out", str(out)])
-    assert placed == ["game-00000.json", "games.csv", "scores.png", "summary.json"]
+    assert placed == ["game-00000.json", "games-2.csv", "scores-2.png", "summary-2.json"]
 
 
 def test_the_summary_and_the_report_name_the_seat_design(

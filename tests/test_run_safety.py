@@ -320,3 +320,87 @@ def test_plot_makes_its_folder_and_refuses_runs_of_other_tables(tmp_path, capsys
     assert code == 2 and "different tables" in line and "3 players" in line and "4 players" in line
     with open(os.path.join(runs[3], "config.json"), encoding="utf-8") as f:
         assert json.load(f)["players"] == 3
+
+
+EVAL_HEADER = "env_steps,wall_seconds,train_seconds,greedy_diff,greedy_low,greedy_high,greedy_score,games\r\n"
+EVAL_ROWS = ["0,1.0,0.0,9.5,4.0,15.0,80.0,24\r\n", "4096,9.0,5.0,3.5,-1.0,8.0,70.0,24\r\n"]
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        "8192,17.0,10.0,1.5,-3",  # killed while appending: the line ends in the middle of a number
+        "8192,17.0,10.0,1.5\r\n",  # a row missing its last fields
+        "8192,17.0,10.0,1.5,x,y,z,24\r\n",  # values that are no numbers
+    ],
+)
+def test_plot_skips_a_cut_row_of_eval_csv_and_refuses_a_file_with_no_whole_one(cut, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from shanghai_env.agents.learned.train.run import read_curve
+
+    run, png = tmp_path / "run", str(tmp_path / "curve" / "x.png")
+    run.mkdir()
+    (run / "eval.csv").write_text(EVAL_HEADER + "".join(EVAL_ROWS) + cut, newline="")
+    code, line = run_cli(["plot", str(run), "--out", png], capsys)
+    assert code == 0 and os.path.getsize(png) > 1000
+    said = "the row on line 4 is incomplete (cut short, as a run stopped while writing it leaves): skipped"
+    assert line == f"{run / 'eval.csv'}: {said}"
+    rows, skipped = read_curve(str(run / "eval.csv"))
+    assert [r["env_steps"] for r in rows] == [0, 4096] and skipped == [4]
+    (run / "eval.csv").write_text(EVAL_HEADER + cut, newline="")
+    png = str(tmp_path / "other" / "x.png")
+    code, line = run_cli(["plot", str(run), "--out", png], capsys)
+    assert code == 2 and "holds no complete evaluation row" in line and "line 2" in line
+    assert not os.path.exists(os.path.dirname(png))  # refused: no folder made for the picture
+
+
+def test_a_resumed_run_drops_the_row_it_was_cut_in(tmp_path):
+    """A kill while a row was appended leaves it cut; resuming keeps the whole rows only."""
+    out = str(tmp_path / "run")
+    folder = Run(tiny("ppo", out))
+    try:
+        with open(folder.path("eval.csv"), "w", newline="", encoding="utf-8") as f:
+            f.write(EVAL_HEADER + "".join(EVAL_ROWS) + "4096,9")  # the row of steps 4096, cut
+        folder.truncate_logs(4096)
+    finally:
+        folder.close()
+    with open(os.path.join(out, "eval.csv"), encoding="utf-8") as f:
+        assert f.read().splitlines() == [EVAL_HEADER.strip(), *(r.strip() for r in EVAL_ROWS)]
+
+
+def damaged_copies(tmp_path: Path) -> dict[str, Path]:
+    """Files that are no saved player, or one damaged: random bytes, a torch zip whose weights are
+    damaged (torch reads them without noticing), one cut short and one whose pickle is damaged."""
+    from shanghai_env.agents.registry import shipped_models
+
+    whole = Path(shipped_models()["scratch_contract1"]).read_bytes()
+    weights = bytearray(whole)
+    weights[len(whole) // 2 : len(whole) // 2 + 8] = bytes(8)  # the middle: tensor data
+    pickled = bytearray(whole)
+    start = whole.index(b"data.pkl") + 60
+    pickled[start : start + 8] = b"\xff" * 8
+    files = {
+        "random.pt": os.urandom(3000),
+        "weights.pt": bytes(weights),
+        "cut.pt": whole[: len(whole) // 3],
+        "pickle.pt": bytes(pickled),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    return {name: tmp_path / name for name in files}
+
+
+def test_a_garbage_or_damaged_player_file_is_one_line_naming_it(tmp_path, capsys):
+    from shanghai_env.agents.arena import evaluate_cli
+
+    for name, path in damaged_copies(tmp_path).items():
+        with pytest.raises(ValueError) as err:
+            load_policy(str(path))
+        text = str(err.value)
+        assert "\n" not in text and name in text, text
+        assert "not a saved player" in text or "damaged saved player" in text, text
+        assert "weights_only" not in text and "torch" not in text.lower(), text  # never torch's text
+        with pytest.raises(SystemExit) as exc:
+            evaluate_cli.main(["--players", f"{path},greedy,greedy", "--contracts", "1", "--games", "3"])
+        lines = [s for s in capsys.readouterr().err.splitlines() if s.startswith("shanghai-evaluate")]
+        assert exc.value.code == 2 and len(lines) == 1 and name in lines[0] and "Traceback" not in lines[0]

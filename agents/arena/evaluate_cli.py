@@ -117,7 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         "24 for 4, 20, 60, 42, 112 for 5-8; docs/bots.md)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="tournament seed: decks, dealers and agent seeds")
-    p.add_argument("--out", default="results", help="output folder (created if missing; default: results)")
+    p.add_argument(
+        "--out",
+        default="results",
+        help="output folder (created if missing; default: results); an evaluation into a folder that "
+        "holds one writes summary-2.json, games-2.csv, scores-2.png (then -3, ...) beside it",
+    )
     p.add_argument(
         "--contracts",
         type=contracts_arg,
@@ -158,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N|all",
         help="write the game records (JSON, docs/replay.md) of the first N games, or all, to OUT/records/ "
-        "(to a new OUT/records-N/ when an earlier run's records are there: those are kept)",
+        "(records-2/ for a folder's second evaluation, ...)",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     p.add_argument("--quiet", action="store_true", help="print no tables")
@@ -252,9 +257,10 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     Everything is checked before the first game (models are opened, factories called, the output
     folder created and its output paths checked): a bad argument exits with status 2 and one line
     saying what is wrong. The outputs are written when the games are done, ``summary.json`` last
-    (:func:`shanghai_env.agents.arena.report.write_outputs`): a folder with ``INCOMPLETE`` in it
-    is not a whole run. The game records an earlier run left in ``OUT/records/`` are kept: this
-    run's then go to a new ``OUT/records-N/``, and a line on stderr says so.
+    (:func:`shanghai_env.agents.arena.report.write_outputs`): an ``INCOMPLETE`` file says an
+    evaluation's outputs are not whole. An evaluation into a folder that holds another replaces
+    nothing of it: its outputs are ``summary-2.json``, ``games-2.csv``, ``scores-2.png`` and
+    ``records-2/`` (then ``-3``, ...), and a line on stderr says so.
     """
     one_thread_per_worker()  # with --workers 1 this process plays the games itself
     parser = build_parser()
@@ -285,9 +291,7 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     except ValueError as err:
         parser.error(f"argument --players: {err}")
     recorded = range(config.total_games if config.record_games < 0 else min(args.record, config.total_games))
-    problem = prepare_output(args.out, (SUMMARY_FILE, GAMES_FILE, CHART_FILE)) or outputs_problem(
-        args.out, recorded
-    )
+    problem = prepare_output(args.out) or outputs_problem(args.out, recorded)
     if problem:
         parser.error(f"argument --out: {problem}")
     notice = rounding_notice(
@@ -326,17 +330,18 @@ def _summarize_and_write(
     summary.workers = workers
     args_given = list(argv) if argv is not None else sys.argv[1:]
     summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)
-    records, folder = write_outputs(summary, results, config.labels, args.out)
+    outputs, records = write_outputs(summary, results, config.labels, args.out)
+    names = [outputs.name(n) for n in (SUMMARY_FILE, GAMES_FILE, CHART_FILE)]
     if not args.quiet:
         print_tables(summary)
-        print(f"wrote {os.path.join(args.out, SUMMARY_FILE)}, {GAMES_FILE}, {CHART_FILE}")
+        print(f"wrote {outputs.path(SUMMARY_FILE)}, {names[1]}, {names[2]}")
         if records:
-            print(f"wrote {records} game records to {folder}{os.sep} (see docs/replay.md)")
-    earlier = os.path.join(args.out, RECORDS_FOLDER)
-    if folder is not None and folder != earlier:  # said even with --quiet: not where they usually go
+            print(f"wrote {records} game records to {outputs.records}{os.sep} (see docs/replay.md)")
+    if outputs.number > 1:  # said even with --quiet: not where they usually go
+        if records:
+            names.append(outputs.name(RECORDS_FOLDER) + os.sep)
         print(
-            f"{earlier}{os.sep} holds game records of an earlier run (kept); this run's "
-            f"{records} went to {folder}{os.sep}",
+            f"{args.out} holds an earlier evaluation (kept): this one's outputs are {', '.join(names)}",
             file=sys.stderr,
         )
     return summary

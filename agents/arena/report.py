@@ -1,12 +1,17 @@
 """Tournament output: a rich table on the terminal, ``summary.json``, ``games.csv``, a chart and
-game records, written so that a folder never looks complete when it is not.
+game records, written so that a folder never looks complete when it is not, and so that an
+evaluation never replaces another's outputs.
 
-:func:`write_outputs` writes a run's files in an order a reader can trust: an ``INCOMPLETE``
-file first (and the old ``summary.json`` removed), then the records, ``games.csv`` and
-``scores.png``, ``summary.json`` last, and ``INCOMPLETE`` removed at the end. Every file is
-written to a temporary name and renamed into place (:func:`replace_atomically`), so a run killed
-meanwhile leaves whole files of one run or the other, and ``INCOMPLETE`` says which folder is
-not a whole run.
+One folder can hold several evaluations (:class:`Outputs`): the first's outputs have the plain
+names (``summary.json``, ``games.csv``, ``scores.png``, ``records/``), the second's ``-2``
+(``summary-2.json``, ``games-2.csv``, ``scores-2.png``, ``records-2/``), and so on; each summary
+names its records folder (``"records"``). :func:`write_outputs` writes an evaluation's files in
+an order a reader can trust: its ``INCOMPLETE`` file first (``INCOMPLETE-2`` for the second;
+made with ``O_EXCL``, it claims the number, so two evaluations writing at once never share
+one), then the records, ``games.csv`` and ``scores.png``, ``summary.json`` last, and
+``INCOMPLETE`` removed at the end. Every file is written to a temporary name and renamed into
+place (:func:`replace_atomically`), so a run killed meanwhile leaves whole files and an
+``INCOMPLETE`` that says which evaluation is not whole.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from shanghai_env.agents.arena.stats import Summary, has_interval
@@ -28,7 +34,7 @@ SUMMARY_FILE = "summary.json"
 GAMES_FILE = "games.csv"
 CHART_FILE = "scores.png"
 RECORDS_FOLDER = "records"
-INCOMPLETE_FILE = "INCOMPLETE"  # present while a run's outputs are being written
+INCOMPLETE_FILE = "INCOMPLETE"  # present while an evaluation's outputs are being written
 _RECORD_NAME = re.compile(r"game-\d{5,}\.json")  # a game record's name in RECORDS_FOLDER
 
 
@@ -57,91 +63,117 @@ def write_text_atomically(path: str, text: str) -> str:
     return replace_atomically(path, write)
 
 
-def record_path(out_dir: str, index: int) -> str:
-    """Where game ``index``'s record goes: ``OUT/records/game-NNNNN.json``."""
-    return os.path.join(out_dir, RECORDS_FOLDER, f"game-{index:05d}.json")
+@dataclass(frozen=True)
+class Outputs:
+    """Where evaluation ``number`` of the folder ``folder`` writes: the first under the plain
+    names, the Nth with ``-N`` before the extension (``summary-2.json``, ``records-2/``)."""
+
+    folder: str
+    number: int = 1
+
+    def name(self, base: str) -> str:
+        """The output named ``base`` in the plain scheme (``summary.json``) as this evaluation's."""
+        if self.number == 1:
+            return base
+        stem, ext = os.path.splitext(base)
+        return f"{stem}-{self.number}{ext}"
+
+    def path(self, base: str) -> str:
+        return os.path.join(self.folder, self.name(base))
+
+    @property
+    def records(self) -> str:
+        """The folder of the game records."""
+        return self.path(RECORDS_FOLDER)
+
+    def record(self, index: int) -> str:
+        """Where game ``index``'s record goes: ``records/game-NNNNN.json``."""
+        return os.path.join(self.records, f"game-{index:05d}.json")
+
+    def taken(self) -> bool:
+        """Whether an earlier evaluation wrote (or began to write) here: one of its files is
+        there, or game records are in its records folder. (A folder where a file goes, or a
+        file where the records go, is no evaluation: :func:`outputs_problem` refuses it.)"""
+        files = (SUMMARY_FILE, GAMES_FILE, CHART_FILE, INCOMPLETE_FILE)
+        return any(os.path.isfile(self.path(n)) for n in files) or _holds_records(self.records)
+
+
+def _holds_records(folder: str) -> bool:
+    return os.path.isdir(folder) and any(
+        _RECORD_NAME.fullmatch(n) and os.path.isfile(os.path.join(folder, n)) for n in os.listdir(folder)
+    )
+
+
+def next_outputs(out_dir: str) -> Outputs:
+    """Where a new evaluation in ``out_dir`` writes: the first :class:`Outputs` no earlier one took
+    (an evaluation deletes nothing it did not write)."""
+    number = 1
+    while Outputs(out_dir, number).taken():
+        number += 1
+    return Outputs(out_dir, number)
 
 
 def outputs_problem(out_dir: str, recorded: Sequence[int] = ()) -> str | None:
-    """Why a run's outputs (with the records of games ``recorded``) cannot be written in the
-    existing folder ``out_dir`` (a sentence), or None. Checked before the first game."""
+    """Why a new evaluation's outputs (with the records of games ``recorded``) cannot be written
+    in the existing folder ``out_dir`` (a sentence), or None. Checked before the first game."""
+    outputs = next_outputs(out_dir)
     for name in (SUMMARY_FILE, GAMES_FILE, CHART_FILE, INCOMPLETE_FILE):
-        if os.path.isdir(os.path.join(out_dir, name)):
-            return f"{os.path.join(out_dir, name)!r} is a folder, where an output file goes"
+        if os.path.isdir(outputs.path(name)):
+            return f"{outputs.path(name)!r} is a folder, where an output file goes"
     if not recorded:
         return None
-    records = records_folder(out_dir)
+    records = outputs.records
     if os.path.exists(records) and not os.path.isdir(records):
         return f"{records!r} is a file, where the game records' folder goes"
     if os.path.isdir(records) and not os.access(records, os.W_OK | os.X_OK):
         return f"cannot write the game records in {records!r}: the folder is not writable"
     for index in recorded:
-        path = os.path.join(records, os.path.basename(record_path(out_dir, index)))
-        if os.path.isdir(path):
-            return f"{path!r} is a folder, where a game record goes"
+        if os.path.isdir(outputs.record(index)):
+            return f"{outputs.record(index)!r} is a folder, where a game record goes"
     return None
 
 
-def is_complete(out_dir: str) -> bool:
-    """Whether ``out_dir`` holds the whole outputs of one run: a ``summary.json`` and no
-    ``INCOMPLETE`` (a run stopped while writing leaves it)."""
-    return os.path.isfile(os.path.join(out_dir, SUMMARY_FILE)) and not os.path.exists(
-        os.path.join(out_dir, INCOMPLETE_FILE)
-    )
+def is_complete(out_dir: str, number: int = 1) -> bool:
+    """Whether ``out_dir`` holds the whole outputs of its evaluation ``number``: its summary and
+    no ``INCOMPLETE`` of its own (an evaluation stopped while writing leaves it)."""
+    outputs = Outputs(out_dir, number)
+    return os.path.isfile(outputs.path(SUMMARY_FILE)) and not os.path.exists(outputs.path(INCOMPLETE_FILE))
 
 
-def records_folder(out_dir: str) -> str:
-    """Where a run's game records go: ``OUT/records/``, or, when game records of an earlier run are
-    there (kept: a run deletes nothing it did not write), the first ``OUT/records-N/`` (N = 2, 3,
-    ...) that does not exist yet."""
-    base = os.path.join(out_dir, RECORDS_FOLDER)
-    earlier = os.path.isdir(base) and any(
-        _RECORD_NAME.fullmatch(n) and os.path.isfile(os.path.join(base, n)) for n in os.listdir(base)
-    )
-    if not earlier:
-        return base
-    n = 2
-    while os.path.lexists(f"{base}-{n}"):
-        n += 1
-    return f"{base}-{n}"
-
-
-def _claim_records_folder(out_dir: str) -> str:
-    """:func:`records_folder`, created; a new ``records-N`` is made with ``mkdir`` (which fails
-    if it exists), so two runs writing at once never share one."""
+def _claim(out_dir: str) -> Outputs:
+    """:func:`next_outputs`, claimed by creating its ``INCOMPLETE`` (``O_EXCL``: of two evaluations
+    writing at once, one gets the number and the other the next)."""
     while True:
-        folder = records_folder(out_dir)
-        if os.path.basename(folder) == RECORDS_FOLDER:
-            os.makedirs(folder, exist_ok=True)
-            return folder
+        outputs = next_outputs(out_dir)
+        marker = outputs.path(INCOMPLETE_FILE)
         try:
-            os.mkdir(folder)
-            return folder
+            with open(marker, "x", encoding="utf-8") as f:
+                f.write("an evaluation was writing its outputs here and did not finish: they are not whole\n")
+            return outputs
         except FileExistsError:
-            continue
+            if not os.path.isfile(marker):  # no evaluation's: something else made since the check
+                raise
 
 
 def write_outputs(
     summary: Summary, results: Sequence[GameResult], labels: Sequence[str], out_dir: str
-) -> tuple[int, str | None]:
-    """Write a run's outputs in ``out_dir`` (see the module docstring); the game records of
-    ``results`` go to :func:`records_folder` (the records an earlier run left in ``records/``
-    stay where they are). Returns (records written, their folder; None when none were)."""
-    marker = os.path.join(out_dir, INCOMPLETE_FILE)
-    with open(marker, "w", encoding="utf-8") as f:
-        f.write("a run was writing its outputs here and did not finish: they are not a whole run\n")
-    with contextlib.suppress(FileNotFoundError):  # first, so no summary stands beside a half-written folder
-        os.remove(os.path.join(out_dir, SUMMARY_FILE))
+) -> tuple[Outputs, int]:
+    """Write an evaluation's outputs in ``out_dir`` under the first :class:`Outputs` no earlier
+    evaluation took (see the module docstring); ``summary.records`` is set to the name of the
+    records folder (None when no game was recorded). Returns (where they went, records written)."""
+    outputs = _claim(out_dir)
     recorded = [r for r in results if r.record is not None]
-    folder = _claim_records_folder(out_dir) if recorded else None
+    if recorded:
+        os.makedirs(outputs.records, exist_ok=True)
     for r in recorded:
-        assert folder is not None and r.record is not None
-        _write_record(r.record, os.path.join(folder, os.path.basename(record_path(out_dir, r.index))))
-    write_games_csv(results, labels, out_dir)
-    write_chart(summary, out_dir)
-    write_summary(summary, out_dir)
-    os.remove(marker)
-    return len(recorded), folder
+        assert r.record is not None
+        _write_record(r.record, outputs.record(r.index))
+    summary.records = outputs.name(RECORDS_FOLDER) if recorded else None
+    write_games_csv(results, labels, outputs.path(GAMES_FILE))
+    write_chart(summary, outputs.path(CHART_FILE))
+    write_summary(summary, outputs.path(SUMMARY_FILE))
+    os.remove(outputs.path(INCOMPLETE_FILE))
+    return outputs, len(recorded)
 
 
 def _write_record(record: dict[str, Any], path: str) -> None:
@@ -150,15 +182,14 @@ def _write_record(record: dict[str, Any], path: str) -> None:
     save(record, path)  # record.save writes whole or not at all (a temporary file, then a rename)
 
 
-def write_summary(summary: Summary, out_dir: str) -> str:
-    """Write ``summary.json`` (the :class:`Summary` as JSON)."""
-    path = os.path.join(out_dir, SUMMARY_FILE)
+def write_summary(summary: Summary, path: str) -> str:
+    """Write ``summary.json`` (the :class:`Summary` as JSON) at ``path``."""
     return write_text_atomically(path, json.dumps(summary.to_json(), indent=2) + "\n")
 
 
-def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], out_dir: str) -> str:
-    """One row per game: seeds, seating, every player's score and deal scores, caps and outs."""
-    path = os.path.join(out_dir, GAMES_FILE)
+def write_games_csv(results: Sequence[GameResult], labels: Sequence[str], path: str) -> str:
+    """``games.csv`` at ``path``: one row per game: seeds, seating, every player's score and deal
+    scores, caps and outs."""
     num_deals = len(results[0].deal_scores) if results else 0
     header = ["game", "round", "block", "rotation", "game_seed", "moves", "capped_deals", "winners"]
     header += [f"seat_of_{name}" for name in labels]
@@ -198,14 +229,14 @@ def _write_rows(
             w.writerow(row)
 
 
-def write_chart(summary: Summary, out_dir: str) -> str:
-    """Mean game score with 95% intervals, and mean deal score by contract."""
+def write_chart(summary: Summary, path: str) -> str:
+    """``scores.png`` at ``path``: mean game score with 95% intervals, and mean deal score by
+    contract."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = os.path.join(out_dir, CHART_FILE)
     players = summary.players
     names = [p.name for p in players]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))

@@ -90,6 +90,8 @@ class Summary:
     interval_note: str = ""  # why there is no interval, or why it is so wide ("" when neither)
     wilcoxon_note: str = ""  # why there is no Wilcoxon p-value ("" when there is one)
     task: dict[str, Any] = field(default_factory=dict)  # the benchmark task played, and its score
+    # the folder of its game records beside it (records, records-2, ...); None: none recorded
+    records: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

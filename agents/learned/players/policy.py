@@ -24,6 +24,7 @@ from shanghai_env.agents.learned.nets.sampling import (
     legal_index,
     legal_log_probs,
 )
+from shanghai_env.agents.learned.players.sb3 import SAVED_PLAYER
 from shanghai_env.any_table import ENCODINGS, MAX_SEATS, MIN_SEATS, AnyTable, encoding_tables
 from shanghai_env.decision import Decision
 from shanghai_env.models import shipped_models, shipped_path
@@ -106,23 +107,35 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[st
             f"{file!r} is not a saved policy: no such file; give the path of a .pt from shanghai-train "
             f"or a shipped player's name ({', '.join(sorted(shipped_models()))})"
         )
+    if _damaged(file):
+        raise ValueError(
+            f"{file!r} is a damaged saved player (its bytes no longer match the checksums saved with "
+            "them): use an undamaged copy or train it again"
+        )
     try:
         blob = torch.load(file, map_location="cpu", weights_only=True)
-    except Exception as err:
-        raise ValueError(f"{file!r} is not a saved policy (.pt from shanghai-train): {err}") from None
+    except Exception:  # torch's text (several lines, advice to load unsafely) says nothing useful here
+        raise ValueError(
+            f"{file!r} is not a saved player, or it is damaged: it cannot be read; {SAVED_PLAYER}"
+        ) from None
     if not isinstance(blob, dict) or blob.get("format") != POLICY_FORMAT:
-        raise ValueError(f"{file!r} is not a saved policy (.pt from shanghai-train)")
+        raise ValueError(f"{file!r} is not a saved player (it holds something else); {SAVED_PLAYER}")
     state = blob.get("state_dict")
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise ValueError(f"{file!r} is a damaged saved policy: it holds no weights; train it again")
+        raise ValueError(f"{file!r} is a damaged saved player: it holds no weights; train it again")
     bad = not_finite(state)
     if bad:
         raise ValueError(
             f"{file!r} holds weights that are not finite (NaN or inf) in {', '.join(bad)}: the training "
             "diverged or the file is damaged; use another player"
         )
-    # no "facts_version": saved before there were versions, with the first facts
-    facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
+    try:  # no "facts_version": saved before there were versions, with the first facts
+        facts, version = bool(blob.get("facts", False)), int(blob.get("facts_version", 1))
+        meta = dict(blob.get("meta", {}))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{file!r} is a damaged saved player: its header cannot be read; train it again"
+        ) from None
     encoding = blob.get("encoding", "table")  # none: saved before there were encodings
     if encoding not in ENCODINGS:
         raise ValueError(f"{file!r} reads the encoding {encoding!r}, which this version does not know")
@@ -137,7 +150,6 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[st
             f"{file!r} is a saved policy with {what}: its weights fit {made_for(state, facts)}; "
             "save it again with shanghai-train"
         ) from None
-    meta = dict(blob.get("meta", {}))
     if meta.get("prior"):  # it played through its prior, which no player does since
         raise ValueError(
             f"{file!r} amends the player {meta['prior']!r} (shanghai-train ppo --prior), which this "
@@ -145,6 +157,30 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[st
         )
     net.eval()
     return net, rules, meta
+
+
+def _damaged(path: str) -> bool:
+    """Whether the torch archive ``path`` holds a record whose bytes no longer match the CRC-32
+    saved with them: damage that ``torch.load`` does not notice (weights that load, but wrong). A
+    record saved without one (CRC 0) is not checked; a file that is no zip archive is left to
+    ``torch.load`` to refuse."""
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(path)
+    except Exception:  # zipfile raises many kinds for what is no archive it reads
+        return False
+    with archive:
+        try:
+            for info in archive.infolist():
+                if info.CRC == 0 and info.file_size:  # saved without checksums
+                    continue
+                with archive.open(info) as f:  # reading to the end checks the CRC-32
+                    while f.read(1 << 20):
+                        pass
+        except Exception:  # a bad CRC-32, and whatever else a damaged record raises on the way
+            return True
+    return False
 
 
 def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:

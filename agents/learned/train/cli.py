@@ -235,8 +235,10 @@ def plot_runs(argv: Sequence[str]) -> int:
     if len(set(tables.values())) > 1:
         shown = "; ".join(f"{run}: {table}" for run, table in tables.items())
         p.error(f"the runs play different tables ({shown}): plot each table's runs apart")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    plot_curve([os.path.join(r, "eval.csv") for r in args.runs], args.out, args.title)
+    try:  # (it makes the picture's folder once the curves are read)
+        plot_curve([os.path.join(r, "eval.csv") for r in args.runs], args.out, args.title)
+    except ValueError as err:  # an eval.csv that cannot be read, or with no complete row
+        p.error(str(err))
     print(f"wrote {args.out}")
     return 0
 

@@ -13,6 +13,11 @@ from typing import Any
 from shanghai_env.agents.registry import check_spec
 from shanghai_env.cli import int_in, number_in, positive_ints
 
+# the largest seed: torch's generators take a signed 64-bit one (numpy's any size), and a larger
+# one failed only once the run had started
+SEED_MAX = 2**63 - 1
+seed_arg = int_in(0, SEED_MAX, what="a seed")  # the argparse type of every seed of a run
+
 # (low, high, low excluded) of the methods' real-valued options; others are >= 0
 FLOAT_BOUNDS: dict[str, tuple[float, float | None, bool]] = {
     "lr": (0.0, None, True),

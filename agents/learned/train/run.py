@@ -28,6 +28,7 @@ import os
 import pickle
 import pickletools
 import secrets
+import sys
 import time
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,7 @@ from typing import Any, ClassVar
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
-from shanghai_env.agents.learned.train.options import init_arg, option, players_list
+from shanghai_env.agents.learned.train.options import init_arg, option, players_list, seed_arg
 from shanghai_env.agents.registry import contracts_arg, make_agent
 from shanghai_env.any_table import ENCODINGS
 from shanghai_env.cli import int_in, write_atomically
@@ -64,7 +65,7 @@ class RunConfig:
         ALL_CONTRACTS, "e.g. 1 or 1,2,3 (default: all ten)", type=contracts_arg
     )
     timesteps: int = option(1_000_000, "learner decisions to train on", type=int_in(1))
-    seed: int = option(1, type=int_in(0))
+    seed: int = option(1, type=seed_arg)
     out: str = option("runs/ppo", "the run folder (a stopped run resumes from it)", type=str)
     num_envs: int = option(64, "games stepped together", type=int_in(1, 4096))
     env_workers: int = option(
@@ -105,7 +106,7 @@ class RunConfig:
     eval_every: int = option(500_000, "env steps between evaluations (0: at the end only)", type=int_in(0))
     eval_games: int = option(48, "duplicate games per evaluation bot (0: none)", type=int_in(0))
     eval_opponents: tuple[str, ...] = option(("greedy", "planner"), type=players_list)
-    eval_seed: int = option(10_000, type=int_in(0))
+    eval_seed: int = option(10_000, type=seed_arg)
     checkpoint_every: int = option(100_000, type=int_in(1))
     # a curve's best point can then be played and checked on fresh decks
     keep_players: bool = option(
@@ -242,11 +243,10 @@ class Run:
         path = self.path(name)
         fields = list(row)
         if os.path.exists(path):
-            with open(path, newline="", encoding="utf-8") as f:
-                header = next(csv.reader(f), [])
+            header, rows, _ = log_rows(path)
             fields = header + [k for k in row if k not in header]
             if fields != header:
-                self._rewrite(path, fields)
+                self._rewrite(path, fields, [r for _, r in rows])
         new = not os.path.exists(path)
         with open(path, "a", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=fields, restval="")
@@ -255,26 +255,23 @@ class Run:
             writer.writerow(row)
 
     @staticmethod
-    def _rewrite(path: str, fields: list[str], keep: Any = None) -> None:
-        """Write the file again under the header ``fields``, with the rows ``keep`` accepts.
-        (A value past its row's header, as older versions could write, is dropped.)"""
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = [r for r in csv.DictReader(f) if keep is None or keep(r)]
+    def _rewrite(path: str, fields: list[str], rows: list[dict[str, str]]) -> None:
+        """Write the file again: the header ``fields``, then ``rows``."""
         with replaced(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=fields, restval="", extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
 
     def truncate_logs(self, env_steps: int) -> None:
-        """Drop log rows written after the checkpoint a resumed run starts from."""
+        """Drop log rows written after the checkpoint a resumed run starts from, and a row the
+        run stopped while writing (cut short: its numbers cannot be trusted)."""
         for name in ("progress.csv", "eval.csv"):
             path = self.path(name)
             if not os.path.exists(path):
                 continue
-            with open(path, newline="", encoding="utf-8") as f:
-                header = next(csv.reader(f), [])
+            header, rows, _ = log_rows(path)
             if header:
-                self._rewrite(path, header, lambda r: _steps(r) <= env_steps)
+                self._rewrite(path, header, [r for _, r in rows if _steps(r) <= env_steps])
 
     def save_checkpoint(self, state: dict[str, Any]) -> None:
         """Write checkpoint.pt whole, and beside it checkpoint.json with its sha256. The sidecar
@@ -312,6 +309,15 @@ class Run:
         if not isinstance(ckpt, dict):  # (for the type checker: _checkpoint_problem said so)
             raise ValueError(f"{path} is no checkpoint; {start_over}")
         return ckpt
+
+
+def seed32(seed: int) -> int:
+    """``seed`` for a library that takes a 32-bit one (numpy's global generator, which SB3 and
+    RLlib seed): itself below 2**32, so that runs made before play the same games; a larger
+    one hashed into that range."""
+    if seed < 2**32:
+        return seed
+    return int.from_bytes(hashlib.sha256(str(seed).encode()).digest()[:4], "little")
 
 
 def _steps(row: dict[str, Any]) -> float:
@@ -589,29 +595,73 @@ def safe_loads(data: bytes, specs: Collection[str] = ()) -> Any:
     return check_pickle(data, specs)
 
 
-def read_csv(path: str) -> list[dict[str, float]]:
+def log_rows(path: str) -> tuple[list[str], list[tuple[int, dict[str, str]]], list[int]]:
+    """A log's header, its whole rows (with their line numbers) and the line numbers of the rows
+    cut short: fewer fields than the header, or a last line without its line end, which is what a
+    run killed while appending leaves. (A value past its row's header, as older versions could
+    write, is dropped.) OSError; ValueError for a file that is not text."""
     with open(path, newline="", encoding="utf-8") as f:
-        rows = csv.DictReader(f)  # (a value past its row's header, as older versions wrote: skipped)
-        return [{k: float(v) for k, v in r.items() if k is not None and v not in ("", None)} for r in rows]
+        lines = f.read().splitlines(keepends=True)
+    header = next(csv.reader(lines[:1]), [])
+    rows: list[tuple[int, dict[str, str]]] = []
+    cut: list[int] = []
+    for number, line in enumerate(lines[1:], start=2):
+        values = next(csv.reader([line]), [])
+        if not values:
+            continue
+        if len(values) < len(header) or not line.endswith(("\n", "\r")):
+            cut.append(number)
+        else:
+            rows.append((number, dict(zip(header, values))))
+    return header, rows, cut
+
+
+def read_curve(path: str) -> tuple[list[dict[str, float]], list[int]]:
+    """The rows of an ``eval.csv`` as numbers (an empty value, of a column added after the row
+    was written, left out), and the line numbers of the rows skipped: cut short
+    (:func:`log_rows`) or holding a value that is no number. ValueError naming the file when it
+    cannot be read."""
+    try:
+        _, rows, skipped = log_rows(path)
+    except (OSError, ValueError, csv.Error) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else "it is not a CSV file"
+        raise ValueError(f"{path} cannot be read ({reason})") from None
+    out: list[dict[str, float]] = []
+    for number, row in rows:
+        try:
+            out.append({k: float(v) for k, v in row.items() if v != ""})
+        except ValueError:
+            skipped.append(number)
+    return out, sorted(skipped)
 
 
 def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
     """Paired score difference (learner − each bot seat, 95% interval) against env steps and
-    wall time; one line per run and bot (several seeds: several CSVs)."""
+    wall time; one line per run and bot (several seeds: several CSVs). A row cut short (a run
+    stopped while writing it) is skipped, said in a line on stderr; ValueError naming a file
+    that cannot be read or holds no complete row, before anything is drawn."""
+    curves = {}
+    for csv_path in eval_csvs:
+        rows, skipped = read_curve(csv_path)
+        where = f"line {skipped[0]}" if len(skipped) == 1 else f"lines {', '.join(map(str, skipped))}"
+        cut = f"the row on {where} is incomplete (cut short, as a run stopped while writing it leaves)"
+        if not rows:
+            raise ValueError(f"{csv_path} holds no complete evaluation row{f': {cut}' if skipped else ''}")
+        if skipped:
+            print(f"{csv_path}: {cut}: skipped", file=sys.stderr)
+        curves[csv_path] = rows
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for csv_path in eval_csvs:
-        rows = read_csv(csv_path)
-        if not rows:
-            continue
+    for csv_path, all_rows in curves.items():
         label = os.path.basename(os.path.dirname(os.path.abspath(csv_path)))
-        bots = sorted(k[: -len("_diff")] for k in rows[0] if k.endswith("_diff"))
+        bots = sorted({k[: -len("_diff")] for r in all_rows for k in r if k.endswith("_diff")})
         for bot in bots:
             for ax, x_key in zip(axes, ("env_steps", "wall_seconds")):
+                rows = [r for r in all_rows if x_key in r and f"{bot}_diff" in r]
                 x = [r[x_key] / (1e6 if x_key == "env_steps" else 3600) for r in rows]
                 y = [r[f"{bot}_diff"] for r in rows]
                 (line,) = ax.plot(x, y, marker="o", ms=3, label=f"{label} vs {bot}")
@@ -626,6 +676,7 @@ def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
     axes[1].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
     with replaced(png) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

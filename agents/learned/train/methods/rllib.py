@@ -35,7 +35,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.learned.players.sb3 import save_maskable
 from shanghai_env.agents.learned.train.options import option
-from shanghai_env.agents.learned.train.run import RunConfig
+from shanghai_env.agents.learned.train.run import RunConfig, seed32
 from shanghai_env.agents.registry import check_spec, make_agent
 from shanghai_env.cli import int_in
 from shanghai_env.rllib_env import LEARNER, POLICY_ROLES, SNAPSHOT, Opponent, ShanghaiMultiAgentEnv
@@ -262,7 +262,7 @@ class RLlib:
                 lambda_=opt.gae_lambda,
                 entropy_coeff=opt.ent_coef,
             )
-            .debugging(seed=config.seed)
+            .debugging(seed=seed32(config.seed))
         )
         algo = ppo.build_algo()
         if self.snapshots:
@@ -323,7 +323,9 @@ class RLlib:
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
         """The learner as a MaskablePPO ``.zip`` (its recipe is the loop's ``model.json``)."""
-        export_policy(self.config.rules, self.opt.net_arch, learner_state(self.algo), path, self.config.seed)
+        export_policy(
+            self.config.rules, self.opt.net_arch, learner_state(self.algo), path, seed32(self.config.seed)
+        )
 
     def close(self) -> None:
         """Stop the algorithm, and Ray if :meth:`setup` started it."""

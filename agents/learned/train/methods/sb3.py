@@ -33,7 +33,7 @@ from shanghai_env.agents.learned.nets.features import RummyFeatures
 from shanghai_env.agents.learned.players.sb3 import load_maskable, policy_modes, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
-from shanghai_env.agents.learned.train.run import SELF, RunConfig
+from shanghai_env.agents.learned.train.run import SELF, RunConfig, seed32
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game
@@ -157,7 +157,7 @@ class SB3:
         check_config(config)
         self.config, self.device = config, device
         self.opt = SB3Options(**config.method_options)
-        set_random_seed(config.seed)
+        set_random_seed(seed32(config.seed))
         self.wrapped: list[Scored] = []
         if self.opt.vector_env:
             games = SB3VectorEnv(
@@ -175,7 +175,7 @@ class SB3:
         if config.init:
             self.model = load_init(config, self.venv, device, settings(self.opt))
         else:
-            self.model = build_model(config.rules, self.opt, self.venv, config.seed, device)
+            self.model = build_model(config.rules, self.opt, self.venv, seed32(config.seed), device)
         self.model.set_logger(Logger(folder=None, output_formats=[]))  # the loop keeps the logs
         self.updates, self.new_games = 0, True
 
@@ -304,5 +304,5 @@ def load_init(config: RunConfig, venv: Any, device: torch.device, settings: dict
             why = str(not_a_model)
         wanted = f"{config.players} players, contracts {','.join(map(str, config.contracts))}"
         raise ValueError(f"--init {config.init!r}: sb3 cannot go on from it at {wanted}: {why}") from err
-    model.set_random_seed(config.seed)
+    model.set_random_seed(seed32(config.seed))
     return model

@@ -234,13 +234,13 @@ def player_pin(spec: str) -> dict[str, Any]:
     if searched is not None:
         with open(searched, "rb") as f:
             sha = hashlib.sha256(f.read()).hexdigest()
-        source = importlib.util.find_spec("shanghai_env.agents.learned.players.net_search")
-        origin = source.origin if source is not None else None
+        code = importlib.util.find_spec("shanghai_env.agents.learned.players.net_search")
+        where = code.origin if code is not None else None
         return pin | {
             "kind": "search over a saved player",
             "file": os.path.basename(searched),
             "sha256": sha,
-            "source_sha256": _sha256_of_files([origin]) if origin else None,
+            "source_sha256": _sha256_of_files([where]) if where else None,
         }
     if ":" in s and not os.path.isfile(s):
         module = s.partition(":")[0]

@@ -226,7 +226,10 @@ def test_an_any_table_file_whose_header_lost_its_encoding_names_the_layout_its_w
     "argv, needle",
     [
         (["ppo", "--encoding", "eight_seats"], "argument --encoding: invalid choice"),
-        (["sb3", "--encoding", "any_table"], "argument --encoding: any_table trains with ppo, dmc, dagger or exit"),
+        (
+            ["sb3", "--encoding", "any_table"],
+            "argument --encoding: any_table trains with ppo, dmc, dagger or exit",
+        ),
     ],
 )
 def test_a_bad_encoding_is_one_line_and_exit_2(argv, needle, capsys, monkeypatch, tmp_path):

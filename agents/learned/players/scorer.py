@@ -77,15 +77,22 @@ class ScorerNet:
             raise ValueError(f"a ScorerNet's {problem}")
         self.weights = [np.asarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
+        self._wide: list[tuple[np.ndarray, np.ndarray]] | None = None  # float64 copies, made on first use
         self.config = dict(config)
 
     def costs(self, x: np.ndarray) -> np.ndarray:
         """Cost of each row of ``x`` (lower is better)."""
         if not self.weights:
             raise ValueError("a scorer with no layers scores nothing: it plays the planner's choices")
-        h = x
+        # in float64: float32 products summed by another CPU's BLAS kernels (AVX-512 or not) differ
+        # in the last bits, enough to turn a near tie between two moves the other way
+        if self._wide is None:
+            self._wide = [
+                (w.astype(np.float64), b.astype(np.float64)) for w, b in zip(self.weights, self.biases)
+            ]
+        h = np.asarray(x, dtype=np.float64)
         last = len(self.weights) - 1
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+        for i, (w, b) in enumerate(self._wide):
             h = h @ w + b
             if i < last:
                 np.maximum(h, 0.0, out=h)
@@ -250,7 +257,9 @@ class ScorerBot(PlannerBot):
 
     def _choose(self, cands: Candidates) -> Move:
         assert self.net is not None
-        return cands.moves[int(np.argmin(self.net.costs(cands.features)))]
+        # rounded: moves whose costs differ only in the last bits of their sums (equal features,
+        # another CPU's kernels) are tied, and the first of them is played on every machine
+        return cands.moves[int(np.argmin(np.round(self.net.costs(cands.features), 9)))]
 
     def upcard_matters(self, view: PlayerView, buying: bool) -> bool:
         """The planner's test, and a joker always matters: the network is asked about every

@@ -191,7 +191,7 @@ def own_discard_targets(start: ScorerNet, data: FitData) -> torch.Tensor:
     (``softmax(-cost)``, costs in tens of points): targets at which its discards learn nothing."""
     n, k = data.disc_mask.shape
     own = start.costs(data.disc_x.numpy().reshape(-1, INPUT_SIZE)).reshape(n, k) / SCALE
-    return torch.softmax(torch.tensor(-own).masked_fill(~data.disc_mask, -1e9), 1)
+    return torch.softmax(torch.tensor(-own, dtype=torch.float32).masked_fill(~data.disc_mask, -1e9), 1)
 
 
 def pair_loss(model: torch.nn.Module, data: FitData, ix: np.ndarray, hub: torch.nn.Module) -> torch.Tensor:

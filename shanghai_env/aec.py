@@ -386,7 +386,7 @@ class raw_env(AECEnv):
     def infos(self) -> dict[str, dict[str, Any]]:
         """Every agent's info (see "Infos"), brought up to date when read.
 
-        At every read, ``infos[a]`` is ``_info_base`` plus ``action_mask``: the mask of the agent
+        At every read, ``infos[a]`` is :attr:`common_info` plus ``action_mask``: the mask of the agent
         to act (the agent selected by the last step, alive then) for that agent, the all-zero
         mask for every other one; exactly what building them on every step would give.
         """
@@ -410,7 +410,7 @@ class raw_env(AECEnv):
         if holder is not None:
             mask = self._mask
             info = infos[holder] = base.copy()
-            info["action_mask"] = mask if mask is not None else self._actor_mask()
+            info["action_mask"] = mask if mask is not None else self.actor_mask()
         self._shown_holder = holder
         self._infos_due = False
         return infos
@@ -421,8 +421,17 @@ class raw_env(AECEnv):
         self._infos_due = self._infos_renew = False
         self._shown_holder = self._mask_holder  # the dict given stands for the present state
 
-    def _actor_mask(self) -> np.ndarray:
-        """The mask of the agent to act, built on first read."""
+    @property
+    def common_info(self) -> dict[str, Any]:
+        """The part every agent's info shares (``game_scores``, ``deals_played``, ``deal_scores``,
+        ``capped_deals``, ``winners``): each info is this plus its ``action_mask``. The env's own
+        dict, not a copy: read it without building the infos (the single-agent view does),
+        never write it."""
+        return self._info_base
+
+    def actor_mask(self) -> np.ndarray:
+        """The action mask of the agent to act (read-only, shared), built on first read; what
+        ``observe`` and the infos give that agent, without building either."""
         mask = self._mask
         if mask is None:
             mask = self._mask = self._build_mask()
@@ -481,7 +490,7 @@ class raw_env(AECEnv):
         if not acting:
             return {"observation": obs, "action_mask": self._no_actions}
         mask = self._mask
-        return {"observation": obs, "action_mask": mask if mask is not None else self._actor_mask()}
+        return {"observation": obs, "action_mask": mask if mask is not None else self.actor_mask()}
 
     def state(self) -> np.ndarray:
         """The omniscient state vector (``StateEncoder``: absolute seats, every hand, the stock)."""
@@ -528,16 +537,17 @@ class raw_env(AECEnv):
             move = table.moves[action]
         else:  # numpy ints, 0-d arrays; anything else raises naming what is allowed
             move = table.moves[action_id(action, table.size)]
-        self._play(move)
+        self.play_move(move)
         if self.render_mode == "human":
             self.render()
 
-    def _play(self, move: Move) -> None:
+    def play_move(self, move: Move) -> None:
         """Play ``move`` (one of the action table's) for ``agent_selection``, which must be alive.
 
-        The one implementation of a move: ``step`` calls it after checking the action, the
-        single-agent view for every seat's move (it checks its seats' answers itself). The engine
-        refuses an illegal move with a ValueError, nothing changed."""
+        The one implementation of a move, past :meth:`step`'s checks of the action (and its
+        ``"human"`` rendering): ``step`` calls it after checking the action, the single-agent view
+        for every seat's move (it checks its seats' answers itself). The engine refuses an illegal
+        move with a ValueError, nothing changed."""
         agent = self.agent_selection
         game = self.game
         # the table's moves are plain: the engine checks legality only (ValueError if illegal,

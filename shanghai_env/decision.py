@@ -97,8 +97,8 @@ class BatchAgent(Agent, Protocol):
     """An agent that can also decide many decisions at once (a network: one forward pass).
 
     ``act_batch(decisions)[i]`` must equal ``act(decisions[i])``, and no decision may depend on
-    an earlier one (no state kept between decisions): :func:`shanghai_env.single_agent.step_envs`
-    gathers one such agent's decisions from several games and asks for them together.
+    an earlier one (no state kept between decisions): :class:`shanghai_env.vector.VectorEnv`
+    gathers one such agent's decisions from all its games and asks for them together.
     """
 
     def act_batch(self, decisions: list[Decision]) -> list[int]:

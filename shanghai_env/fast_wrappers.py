@@ -81,6 +81,9 @@ _OrderEnforcing = _with_forwarding(wrappers.OrderEnforcingWrapper, guard=True)
 
 
 class TerminateIllegalWrapper(_TerminateIllegal):  # type: ignore[misc,valid-type]
+    # Set by wrap_classic: the base env, whose attributes the hot properties read.
+    _base: AECEnv
+
     def observe(self, agent: Any) -> Any:
         obs = self.env.observe(agent)
         base = self._base
@@ -115,6 +118,10 @@ class TerminateIllegalWrapper(_TerminateIllegal):  # type: ignore[misc,valid-typ
 
 
 class AssertOutOfBoundsWrapper(_AssertOutOfBounds):  # type: ignore[misc,valid-type]
+    # Set by wrap_classic: the base env, and the size of the action table.
+    _base: AECEnv
+    _num_actions: int
+
     def step(self, action: Any) -> None:
         base = self._base
         selected = base.agent_selection
@@ -131,7 +138,9 @@ class AssertOutOfBoundsWrapper(_AssertOutOfBounds):  # type: ignore[misc,valid-t
 
 
 class OrderEnforcingWrapper(_OrderEnforcing):  # type: ignore[misc,valid-type]
-    # Set by wrap_classic: the two wrappers inside, and the size of the action table.
+    # Set by wrap_classic: the base env, the TerminateIllegalWrapper inside, and the size of the
+    # action table.
+    _base: AECEnv
     _terminate: TerminateIllegalWrapper
     _num_actions: int
 

@@ -436,6 +436,17 @@ def completion_feasible(
     return next(_complete(list(hand), list(melds), gap, exact, reserve, False), None) is not None
 
 
+def completions(
+    hand: Sequence[int], melds: Sequence[Meld], *, gap: int, exact: bool, reserve: int = 1
+) -> Iterator[Arrangement]:
+    """Every way to complete these partly laid contract melds from ``hand``, keeping ``reserve``
+    cards: the search :func:`completion_feasible` stops at the first of, run to the end (lazily,
+    in its order: runs by suit and window, then sets by rank). Each arrangement lists, per meld,
+    the ``(card, place)`` pairs it adds; the search works on a copy of ``hand``, and reads the
+    melds as it goes: leave them unchanged until it is done with."""
+    return _complete(list(hand), list(melds), gap, exact, reserve, True)
+
+
 def _cannot_fill(melds: Sequence[Meld], hand: Sequence[int], exact: bool, reserve: int) -> bool:
     """True when the melds cannot be completed from the hand by counting alone: a meld that can
     take no more cards it needs, or fewer cards in hand than the melds need plus ``reserve``."""

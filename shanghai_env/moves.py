@@ -81,9 +81,10 @@ def checked_move(move: object) -> Move:
     if not isinstance(kind, MoveKind):
         if not _is_int(kind):
             raise TypeError(f"Move.kind must be a MoveKind, got {kind!r} ({type(kind).__name__})")
-        if int(kind) not in MoveKind._value2member_map_:
-            raise ValueError(f"Move.kind must be a MoveKind (0..{len(MoveKind) - 1}), got {kind!r}")
-        kind = MoveKind(int(kind))
+        try:
+            kind = MoveKind(int(kind))
+        except ValueError:
+            raise ValueError(f"Move.kind must be a MoveKind (0..{len(MoveKind) - 1}), got {kind!r}") from None
     fields = []
     for name in _INT_FIELDS:
         value = getattr(move, name)

@@ -60,10 +60,8 @@ class _Games(GameBatch):
         self.terminal: dict[int, np.ndarray] = {}
         super().__init__(*args, **kwargs)
 
-    def _new_game(self, i: int) -> None:
-        if self.games_played[i]:  # 0: the first deal after reset, no game ended
-            self.terminal[i] = self.observe(i, LEARNER).copy()
-        super()._new_game(i)
+    def game_ended(self, row: int) -> None:
+        self.terminal[row] = self.observe(row, LEARNER).copy()
 
 
 class SB3VectorEnv(VecEnv):

@@ -99,14 +99,6 @@ that replay buffers can stack them: ``action_mask`` (int8[N], read-only), ``lear
 winners if the learner has the lowest total, else 0; 0 before the end), ``shaping`` (the
 shaping part of the step's reward, 0 without shaping) and ``illegal_action``.
 
-## Several envs at once
-
-``step_envs(envs, actions)`` steps several envs and returns what ``[env.step(a) ...]`` would,
-deciding the opponents that implement :class:`~shanghai_env.decision.BatchAgent` (trained
-networks: ``act_batch``, one forward pass for many decisions) for all the envs together. Within
-one env the seats act one after another, so across envs is where a network's decisions batch;
-``train.py``'s one-process vector env uses it (docs/performance.md, "Training throughput").
-
 ## Copies
 
 ``copy.deepcopy(env)`` and ``pickle`` keep the episode: the copy continues exactly like the
@@ -115,7 +107,7 @@ original (observations, masks, rewards, infos, the opponents' play and every ran
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import gymnasium
@@ -146,8 +138,6 @@ OpponentFactory = Callable[[np.random.Generator], Sequence[Agent]]
 Potential = Callable[[Game, int], float]
 _SEED_LIMIT = 2**63
 StepResult = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
-# a step in progress: yields the decisions of batching opponents, receives their actions
-Stepping = Generator[tuple[Agent, Decision], int, StepResult]
 
 
 class UniformRandomAgent:
@@ -338,21 +328,13 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._observe(), self._info()
 
     def step(self, action: Any) -> StepResult:
-        """Play the learner's ``action``, then every other seat until the learner acts again."""
-        return _finish(self._stepping(self._checked_action(action), batch=False))
+        """Play the learner's ``action``, then every other seat until the learner acts again.
 
-    def _checked_action(self, action: Any) -> int:
-        """``action`` as an id; RuntimeError once the episode is over, TypeError or ValueError for
-        anything but one action id, before anything changes."""
+        A RuntimeError once the episode is over, a TypeError or ValueError for anything but one
+        action id, raised before anything changes."""
         if self._done:
             raise RuntimeError("the episode is over: call reset() first")
-        return action_id(action, self.table.size)
-
-    def _stepping(self, action: int, batch: bool) -> Stepping:
-        """:meth:`step` as a generator: with ``batch``, every decision of an opponent that has
-        ``act_batch`` is yielded as ``(agent, decision)`` and its action sent back (so that
-        :func:`step_envs` can decide many envs' decisions together); the step's result is the
-        generator's return value."""
+        action = action_id(action, self.table.size)
         self._steps += 1
         move = self.table.moves[action]
         # the engine's own truth, not a mask a caller could write into; the AEC env would raise,
@@ -362,11 +344,11 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._mask = self._no_actions
             reward = self.illegal_reward + self._take_pending()
             return self._observe(), reward, True, False, self._info(illegal=True)
-        # the AEC env's step past its checks of the action (_checked_action made them): the same
-        # code plays the move, and the mask and infos nobody reads here are not built
-        self.aec._play(move)
+        # the AEC env's step past its checks of the action (made above): the same code plays the
+        # move, and the mask and infos nobody reads here are not built
+        self.aec.play_move(move)
         reward = self._take_pending() + self.aec.rewards[self._me]
-        reward += yield from self._others(batch)
+        reward += self._play_others()
         terminated = self.game.game_over
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
         shaping = 0.0
@@ -405,12 +387,8 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     # --- the other seats ---------------------------------------------------------------------
 
     def _play_others(self) -> float:
-        """Play every other seat until the learner must act or the game ends."""
-        return _finish(self._others(batch=False))
-
-    def _others(self, batch: bool) -> Generator[tuple[Agent, Decision], int, float]:
-        """:meth:`_play_others` as a generator (see :meth:`_stepping`); returns the learner's
-        rewards of those moves, added in the order they came."""
+        """Play every other seat until the learner must act or the game ends; returns the
+        learner's rewards of those moves, added in the order they came."""
         aec = self.aec
         game, table, encoder, rewards, me = aec.game, aec.action_table, aec.encoder, aec.rewards, self._me
         learner = self.learner
@@ -423,17 +401,14 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             if agent is None:  # pragma: no cover - every other seat is filled at reset
                 raise RuntimeError(f"no agent in seat {p}")
             decision = decision_for(game, p, table, encoder)
-            if batch and hasattr(agent, "act_batch"):  # a BatchAgent (isinstance is slower)
-                action = yield agent, decision
-            else:
-                action = agent.act(decision)
+            action = agent.act(decision)
             # checked here (a ValueError naming the opponent), then played by the AEC env's step
             # past its own checks: no mask or info is built for a move whose decision is made
-            aec._play(chosen_move(decision, action, self._who[p]))
+            aec.play_move(chosen_move(decision, action, self._who[p]))
             reward += rewards[me]
         # the AEC env's mask of the learner (to act unless the game is over), copied: the AEC env
         # shares one mask among all draw decisions, and a caller may keep every info it is given
-        self._mask = self._no_actions if game.game_over else frozen(aec._actor_mask())
+        self._mask = self._no_actions if game.game_over else frozen(aec.actor_mask())
         return reward
 
     def _take_pending(self) -> float:
@@ -451,7 +426,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _info(self, *, shaping: float = 0.0, illegal: bool = False) -> dict[str, Any]:
         """The AEC env's info of the learner's seat, in the view's keys (see "Infos")."""
         # every AEC info is this common part plus a mask: read it without building the infos
-        aec_info = self.aec._info_base
+        aec_info = self.aec.common_info
         scores = aec_info["game_scores"]
         winners = aec_info["winners"]  # all 0 until the game is over
         return {
@@ -485,63 +460,3 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.__dict__.update(state)
         self._no_actions = frozen(self._no_actions)  # copied arrays come back writable
         self._mask = frozen(self._mask)
-
-
-def _finish(run: Generator[Any, int, Any]) -> Any:
-    """The return value of a generator run with ``batch=False`` (it never yields)."""
-    try:
-        next(run)
-    except StopIteration as stop:
-        return stop.value
-    raise RuntimeError("an unbatched step asked for a batched decision")  # pragma: no cover
-
-
-def step_envs(envs: Sequence[SingleAgentEnv], actions: Sequence[Any]) -> list[StepResult]:
-    """``[env.step(a) for env, a in zip(envs, actions)]``, the same results, with the decisions
-    of opponents that implement :class:`~shanghai_env.decision.BatchAgent` (trained networks)
-    taken together: every env is played on to its next such decision, then each agent decides
-    all of its pending decisions in one ``act_batch`` call (one forward pass), and so on until
-    every env awaits its learner or has ended. Within one env the seats act one after another,
-    so it is across envs that a network's decisions can be batched.
-
-    Every action is checked before any env changes (the errors of :meth:`SingleAgentEnv.step`).
-    A batching agent must decide each decision on its own (``act_batch(ds)[i] == act(ds[i])``,
-    no state kept from one decision to the next); other opponents are called as in ``step``, in
-    their own env's order, so the results equal stepping the envs one by one as long as no
-    stateful agent object sits in two envs at once.
-    """
-    if len(envs) != len(actions):
-        raise ValueError(f"step_envs needs one action per env: {len(envs)} envs, {len(actions)} actions")
-    if len({id(env) for env in envs}) != len(envs):
-        raise ValueError("step_envs needs distinct envs: one env appears twice")
-    checked = [env._checked_action(a) for env, a in zip(envs, actions)]
-    results: list[Any] = [None] * len(envs)
-    pending: dict[int, tuple[Stepping, Agent, Decision]] = {}
-
-    def advance(i: int, run: Stepping, action: int | None) -> None:
-        try:
-            agent, decision = run.send(action)  # type: ignore[arg-type]  # None starts the generator
-        except StopIteration as stop:
-            results[i] = stop.value
-            return
-        pending[i] = (run, agent, decision)
-
-    for i, (env, action) in enumerate(zip(envs, checked)):
-        advance(i, env._stepping(action, batch=True), None)
-    while pending:
-        waiting = dict(pending)
-        pending.clear()
-        groups: dict[int, list[int]] = {}
-        for i, (_, agent, _) in waiting.items():
-            groups.setdefault(id(agent), []).append(i)
-        for indices in groups.values():
-            agent = waiting[indices[0]][1]
-            chosen = agent.act_batch([waiting[i][2] for i in indices])  # type: ignore[attr-defined]
-            if len(chosen) != len(indices):
-                raise ValueError(
-                    f"opponent {agent.name!r}: act_batch returned {len(chosen)} actions "
-                    f"for {len(indices)} decisions"
-                )
-            for i, action in zip(indices, chosen):
-                advance(i, waiting[i][0], action)
-    return results

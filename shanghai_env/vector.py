@@ -338,6 +338,11 @@ class VectorEnv:
         """Why the env refuses every use until ``reset`` (an error stopped a step part-way), or None."""
         return self._broken
 
+    @property
+    def started(self) -> bool:
+        """Whether ``reset`` has dealt the games (a copy of a started env is started too)."""
+        return self._seed is not None
+
     def reset(
         self, seed: int | Sequence[int | None] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -348,7 +353,7 @@ class VectorEnv:
         in place by every later ``step`` and ``reset``: copy what you keep (or make the env with
         ``copy=True``, which returns copies).
         """
-        self._reset(*reset_seeds(seed, self.num_envs))
+        self.reset_checked(*reset_seeds(seed, self.num_envs))
         if self.copy:
             return self.obs.copy(), self.mask.copy(), self.seat.copy()
         return self.obs, self.mask, self.seat
@@ -482,8 +487,10 @@ class VectorEnv:
         if hasattr(err, "add_note"):  # Python 3.11+: the failing call's traceback says so too
             err.add_note("the env is unusable until reset(): this error left its games part-way through")
 
-    def _reset(self, seed: int, row_seeds: list[int] | None) -> None:
-        """Deal every row from checked seeds (:func:`reset_seeds`)."""
+    def reset_checked(self, seed: int, row_seeds: list[int] | None) -> None:
+        """Deal every row from seeds already checked by :func:`reset_seeds` (what :meth:`reset`
+        does after checking its argument, without returning the arrays): a worker of
+        :class:`~shanghai_env.vector_workers.WorkerVectorEnv` deals its block's share this way."""
         self._broken = None
         self._seed, self._row_seeds = seed, row_seeds
         try:
@@ -520,6 +527,12 @@ class VectorEnv:
             if agent is not None:
                 agent.reset(game_seed(base, row, k, s))
 
+    def game_ended(self, row: int) -> None:
+        """Called when the game of ``row`` has ended, before the row deals its next game: the
+        row's game still stands at the finished game's end (``observe(row, seat)`` shows it).
+        Does nothing here: a hook for subclasses (the SB3 view keeps its learner's terminal
+        observation)."""
+
     def _settle(self, i: int, done: np.ndarray) -> None:
         """After a move in game ``i``: collect its rewards; a finished game restarts."""
         game = self._games[i]
@@ -540,6 +553,7 @@ class VectorEnv:
                 # a second game ending in one step (inside seats only) adds to the first's
                 self._ended[i] = self._ended.get(i, 0.0) + self._acc[i]
                 self._acc[i] = 0.0
+                self.game_ended(i)
                 self._new_game(i)
 
     def _advance(self, rows: Sequence[int], done: np.ndarray) -> None:

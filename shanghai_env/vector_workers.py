@@ -7,7 +7,7 @@ step the others. The workers write the observations, masks, seats, scores and ex
 into memory shared with this process, which are the arrays the caller gets; only the actions,
 legal ids, seeds and rewards cross a pipe. It has the batched env's interface (``reset``, ``step``,
 ``obs``, ``mask``, ``seat``, ``legal_actions``, ``final_scores``, ``game_seeds``, ``observe``,
-``deal_counts``, ``deal_ended``, ``bool_mask``, ``broken``; the options ``reward``,
+``deal_counts``, ``deal_ended``, ``bool_mask``, ``broken``, ``started``; the options ``reward``,
 ``mask_dtype`` and ``copy``) and plays exactly the same games, observations and rewards for the
 same seed and actions, whatever ``W`` (tested). Players played inside are copied into each block
 (its bots are made by their factories in this process and pickled with its games, and so is a
@@ -82,13 +82,13 @@ def _serve(conn: Connection, blob: bytes, buffer: Any, layout: list[Any], rows: 
         try:
             reply = _answer(venv, cmd, arg, shared)
         except Exception as err:  # the parent raises it, naming this worker; the worker lives on
-            reply = ("error", type(err).__name__, str(err), venv._broken is not None)
+            reply = ("error", type(err).__name__, str(err), venv.broken is not None)
         conn.send(reply)
 
 
 def _answer(venv: VectorEnv, cmd: str, arg: Any, shared: dict[str, np.ndarray]) -> tuple[Any, ...]:
     if cmd == "reset":
-        venv._reset(*arg)
+        venv.reset_checked(*arg)
         return _publish(venv, shared, None)
     if cmd == "step":
         out = venv.step(arg)
@@ -143,7 +143,7 @@ class WorkerVectorEnv:
         self._legal: list[tuple[int, ...]] = [() for _ in range(n)]  # what step checks against
         self._legal_lists: list[list[int]] | None = None  # legal_actions, built when first read
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
-        self._broken = next((b._broken for b in blocks if b._broken is not None), None)
+        self._broken = next((b.broken for b in blocks if b.broken is not None), None)
         # every block pickled before any process starts: a player that does not pickle starts none
         blobs = []
         for block in blocks:
@@ -175,7 +175,7 @@ class WorkerVectorEnv:
             child.close()
             self._conns[k] = parent
             self._procs[k] = proc
-        self._started = any(b._seed is not None for b in blocks)
+        self._started = any(b.started for b in blocks)
         if self._started:  # games in progress (a copy): their arrays as they stand
             for k, (block, (start, rows)) in enumerate(zip(blocks, self._bounds)):
                 views = {name: getattr(self, name)[start : start + rows] for name in _SHARED}
@@ -240,7 +240,7 @@ class WorkerVectorEnv:
         try:
             return _answer(self._here, cmd, arg, self._here_views)
         except Exception as err:
-            return ("error", type(err).__name__, str(err), self._here._broken is not None)
+            return ("error", type(err).__name__, str(err), self._here.broken is not None)
 
     def _drain(self) -> None:
         """Read (and drop) the answers an interrupted call left due."""
@@ -253,6 +253,11 @@ class WorkerVectorEnv:
     def broken(self) -> str | None:
         """Why the env refuses every use until ``reset``, or None."""
         return self._broken
+
+    @property
+    def started(self) -> bool:
+        """Whether ``reset`` has dealt the games (a copy of a started env is started too)."""
+        return self._started
 
     def _fill(self, k: int, reply: tuple[Any, ...]) -> None:
         """Worker ``k``'s legal ids and seeds after its reset or step (it wrote its arrays)."""

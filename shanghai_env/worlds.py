@@ -56,7 +56,7 @@ import numpy as np
 from .cards import JOKER, NUM_CARD_KINDS, card_to_str, deck_counts, full_deck, rank_of
 from .checks import is_int
 from .engine import NO_PLAYER, DealResult, Game, Phase, PlayerView
-from .melds import SET, Arrangement, Meld, _complete, completion_feasible
+from .melds import SET, Arrangement, Meld, completion_feasible, completions
 from .rules import Rules
 
 __all__ = ["WorldSampler", "sample_world", "unseen_counts"]
@@ -486,7 +486,7 @@ class WorldSampler:
                 if len(placed) <= free or len(_unknown_cards(placed, known, unseen)) <= free:
                     yield placed
 
-        search = _complete(pool, melds, rules.same_suit_run_gap, rules.exact_contract_melds, 1, True)
+        search = completions(pool, melds, gap=rules.same_suit_run_gap, exact=rules.exact_contract_melds)
         fits = list(fitting(islice(search, COMPLETIONS_SCANNED)))
         if fits:
             return _unknown_cards(fits[int(rng.integers(len(fits)))], known, unseen)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from pathlib import Path
@@ -384,3 +385,229 @@ def test_no_private_name_of_the_game_is_used_outside_the_engine() -> None:
         if pattern.search(line) and "private = {" not in line
     ]
     assert found == []
+
+
+# --- every private name stays in its module ---------------------------------------------------
+
+# the folders of the installed package, and the package each one is installed as
+PACKAGE_FOLDERS = {"shanghai_env": "shanghai_env", "agents": "shanghai_env.agents"}
+
+# Underscored names of other libraries that the package uses as those libraries mean them to be
+# used (each entry must still be needed: see the test). Every other underscored name is used only
+# in the module that defines it.
+ALLOWED_PRIVATE = {
+    # the standard library
+    "_exit": "os._exit: documented, ends a worker process at once (agents/arena/workers.py)",
+    "_Unpickler": "pickle._Unpickler: the Python unpickler, whose opcodes are methods that can be "
+    "overridden (the C one's cannot); agents/learned/train/run.py restricts it",
+    "_instantiate": "pickle._Unpickler._instantiate (INST and OBJ), checked by that unpickler",
+    # PettingZoo's AEC API: what its envs and wrappers share by convention (its docs' custom env)
+    "_cumulative_rewards": "AECEnv._cumulative_rewards: what last() returns",
+    "_was_dead_step": "AECEnv._was_dead_step: the step of an agent already done",
+    "_accumulate_rewards": "AECEnv._accumulate_rewards: rewards into _cumulative_rewards",
+    "_has_reset": "OrderEnforcingWrapper._has_reset, read by fast_wrappers' copies of its methods",
+    "_terminated": "TerminateIllegalWrapper._terminated, read by fast_wrappers' copies of its methods",
+    # Stable-Baselines3's VecEnv: the seeds and options that reset() takes up (as its own VecEnvs)
+    "_options": "VecEnv._options: the options set_options() gives the next reset()",
+    "_reset_options": "VecEnv._reset_options: forgets them once used",
+    "_reset_seeds": "VecEnv._reset_seeds: forgets the seeds once used",
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__") and name != "_"
+
+
+class _Module:
+    """One module's private definitions, classes and imports, read from its syntax tree."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name, self.path = name, path
+        self.tree = ast.parse(path.read_text(encoding="utf-8"))
+        is_package = path.name == "__init__.py"
+        self.package = name if is_package else name.rpartition(".")[0]
+        self.defined: set[str] = set()  # every private name it binds, anywhere
+        self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module, name)
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.defined.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.defined.add(node.id)
+            elif isinstance(node, ast.arg):
+                self.defined.add(node.arg)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self(node.value):
+                self.defined.add(node.attr)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.defined.update(a.asname for a in node.names if a.asname)
+                if isinstance(node, ast.ImportFrom):
+                    module = self.absolute(node)
+                    self.imports.update({a.asname or a.name: (module, a.name) for a in node.names})
+        # its module-level classes
+        self.classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
+
+    def absolute(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        parts = self.package.split(".")
+        base = ".".join(parts[: len(parts) - node.level + 1])
+        return f"{base}.{node.module}" if node.module else base
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _class_privates(cls: ast.ClassDef) -> set[str]:
+    """The private names a class defines: its methods and class attributes, and what its methods
+    set on self (or cls)."""
+    out = set()
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_self(node.value):
+            out.add(node.attr)
+    return {n for n in out if _private(n)}
+
+
+def _package_modules(root: Path) -> dict[str, _Module]:
+    modules = {}
+    for folder, package in PACKAGE_FOLDERS.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            name = ".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts)))
+            modules[name] = _Module(name, path)
+    return modules
+
+
+def private_name_uses(root: Path) -> list[tuple[str, str]]:
+    """Every use, in a module of the package under ``root``, of a private name it does not define,
+    as ``(where and what, the name)``: ``from m import _x``; ``expr._x`` where the module defines
+    no ``_x`` (through ``self`` and ``cls`` too), or where ``expr`` is not ``self`` or ``cls`` and
+    a class of a package module it imports from has an ``_x`` too; ``super()._x`` where no base
+    class is the module's own; and in a class, a private name of a base class in another module
+    of the package (used through ``self``, ``cls`` or ``super()``, or overridden)."""
+    modules = _package_modules(root)
+
+    def resolve(module: _Module, base: ast.expr) -> tuple[_Module, ast.ClassDef] | None:
+        """The package class a base class expression names (None: another library's)."""
+        for _ in range(10):  # through re-exports
+            if not isinstance(base, ast.Name):
+                return None
+            if base.id in module.classes:
+                return module, module.classes[base.id]
+            source = module.imports.get(base.id)
+            if source is None or source[0] not in modules:
+                return None
+            module, base = modules[source[0]], ast.Name(source[1])
+        return None
+
+    def inherited(module: _Module, cls: ast.ClassDef) -> set[str]:
+        """The private names of the package classes ``cls`` derives from, in other modules."""
+        out: set[str] = set()
+        todo = [found for b in cls.bases if (found := resolve(module, b)) is not None]
+        while todo:
+            owner, base = todo.pop()
+            if owner is not module:
+                out |= _class_privates(base)
+            todo += [found for b in base.bases if (found := resolve(owner, b)) is not None]
+        return out
+
+    def imported(module: _Module) -> dict[str, str]:
+        """The private names of the classes of the package modules ``module`` imports from."""
+        out: dict[str, str] = {}
+        for source in sorted({m for m, _ in module.imports.values()} & modules.keys() - {module.name}):
+            for cls in modules[source].classes.values():
+                out.update(dict.fromkeys(_class_privates(cls), source))
+        return out
+
+    found: list[tuple[str, str]] = []
+
+    def visit(module: _Module, node: ast.AST, cls: ast.ClassDef | None, foreign: set[str]) -> None:
+        theirs = names_of[module.name]
+        where = f"{module.path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append((f"{where}: from {module.absolute(node)} import {alias.name}", alias.name))
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            name, value = node.attr, node.value
+            if _is_super(value):
+                own_base = cls is not None and any(
+                    isinstance(b, ast.Name) and b.id in module.classes for b in cls.bases
+                )
+                if name in foreign or not own_base:
+                    found.append((f"{where}: super().{name}, a private name of a base class", name))
+            elif _is_self(value) and name in foreign:
+                found.append((f"{where}: {ast.unparse(node)}, a private name of a base class", name))
+            elif name not in module.defined:
+                found.append((f"{where}: {ast.unparse(node)}, not defined in this module", name))
+            elif not _is_self(value) and name in theirs:
+                # the module's own name, but also one of a class it imports: most likely its object's
+                text = f"{ast.unparse(node)}, a private name of a class of {theirs[name]}"
+                found.append((f"{where}: {text}", name))
+        elif isinstance(node, ast.ClassDef):
+            cls, foreign = node, inherited(module, node)
+            for name in sorted(_class_privates(node) & foreign):
+                found.append((f"{where}: class {node.name} overrides its base class's {name}", name))
+        for child in ast.iter_child_nodes(node):
+            visit(module, child, cls, foreign)
+
+    names_of = {name: imported(module) for name, module in modules.items()}
+    for module in modules.values():
+        visit(module, module.tree, None, set())
+    return found
+
+
+def test_no_module_uses_another_modules_private_name() -> None:
+    """A name that starts with ``_`` is used only in its own module, in shanghai_env/ and agents/:
+    what another module needs has a public name (a function, a method, an attribute, a hook for
+    subclasses). Other libraries' underscored names meant for their users and subclasses are in
+    ALLOWED_PRIVATE, each of them still needed."""
+    uses = private_name_uses(ROOT)
+    assert [where for where, name in uses if name not in ALLOWED_PRIVATE] == []
+    assert sorted(ALLOWED_PRIVATE) == sorted({name for _, name in uses})
+
+
+def test_the_private_name_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    """Each kind of use the check above looks for, in a small package of its own."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "shanghai_env").mkdir()
+    (tmp_path / "shanghai_env" / "base.py").write_text(
+        "class Base:\n"
+        "    def __init__(self):\n"
+        "        self._state = 0\n"
+        "    def _hook(self):\n"
+        "        return self._state\n"
+        "def _helper():\n"
+        "    return 1\n"
+    )
+    (tmp_path / "shanghai_env" / "user.py").write_text(
+        "from .base import Base, _helper\n"
+        "class Child(Base):\n"
+        "    def _hook(self):\n"
+        "        self._state = 2\n"
+        "        return super()._hook()\n"
+        "class Own:\n"
+        "    def __init__(self, other):\n"
+        "        self._mine = other._mine\n"
+        "def use(obj, base):\n"
+        "    return obj._count, base._state\n"
+    )
+    found = [where for where, _ in private_name_uses(tmp_path)]
+    assert found == [
+        "shanghai_env/user.py:1: from shanghai_env.base import _helper",
+        "shanghai_env/user.py:2: class Child overrides its base class's _hook",
+        "shanghai_env/user.py:2: class Child overrides its base class's _state",
+        "shanghai_env/user.py:4: self._state, a private name of a base class",
+        "shanghai_env/user.py:5: super()._hook, a private name of a base class",
+        "shanghai_env/user.py:10: obj._count, not defined in this module",
+        "shanghai_env/user.py:10: base._state, a private name of a class of shanghai_env.base",
+    ]

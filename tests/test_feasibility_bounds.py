@@ -8,7 +8,7 @@ import random
 import pytest
 
 from shanghai_env.cards import JOKER
-from shanghai_env.melds import CONTRACTS, Meld, _complete, _set_jokers, can_fulfil
+from shanghai_env.melds import CONTRACTS, Meld, _set_jokers, can_fulfil, completion_feasible
 
 
 def searched(hand: list[int], contract: int, gap: int, exact: bool) -> bool:
@@ -16,7 +16,7 @@ def searched(hand: list[int], contract: int, gap: int, exact: bool) -> bool:
     specs = CONTRACTS[contract]
     if sum(hand) - sum(s.size for s in specs) < 1:
         return False
-    return next(_complete(list(hand), [Meld(s) for s in specs], gap, exact, 1, False), None) is not None
+    return completion_feasible(hand, [Meld(s) for s in specs], gap=gap, exact=exact)
 
 
 @pytest.mark.parametrize("seed", range(4))

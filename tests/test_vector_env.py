@@ -225,8 +225,10 @@ def test_games_in_worker_processes_are_the_same_games(workers):
     one = vector_env(5, contracts=(1,))
     split = WorkerVectorEnv(5, workers=workers, contracts=(1,))
     try:
+        assert not one.started and not split.started
         one.reset(seed=3)
         split.reset(seed=3)
+        assert one.started and split.started
         rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
         for t in range(300):
             ra = one.step(_random_actions(one, rng_a))
@@ -240,6 +242,7 @@ def test_games_in_worker_processes_are_the_same_games(workers):
                 copy = pickle.loads(pickle.dumps(split))
                 split.close()
                 split = copy
+                assert split.started
         assert one.game_seeds == split.game_seeds and one.deal_counts == split.deal_counts
         np.testing.assert_array_equal(one.observe(4, 2), split.observe(4, 2))
         before = split.obs.copy()

@@ -99,7 +99,7 @@ class PlannerBot(HeuristicBot):
 
     # --- shared estimates -------------------------------------------------------------------
 
-    def _risk(self, view: PlayerView) -> float:
+    def risk(self, view: PlayerView) -> float:
         """0..1: how likely an opponent goes out soon (down opponents with few cards)."""
         risk = 0.0
         for q in range(view.num_players):
@@ -109,17 +109,19 @@ class PlannerBot(HeuristicBot):
             risk = max(risk, 1.0 if h <= 1 else 1.0 / h)
         return risk
 
-    def _live(self, outs: int, unseen: list[int]) -> int:
+    def live_outs(self, outs: int, unseen: list[int]) -> int:
+        """The live outs: the copies of the cards in ``outs`` (a bit set of card kinds) this
+        player has not seen (``unseen``, per kind), capped at ``params.live_cap``."""
         total = 0
         for c in bits(outs):
             total += unseen[c]
         return min(total, self.params.live_cap)
 
     def _live_counter(self, unseen: list[int]) -> Callable[[int], int]:
-        """``_live(outs, unseen)`` as a function of ``outs`` alone: the unseen counts (0..3: at
+        """``live_outs(outs, unseen)`` as a function of ``outs`` alone: the unseen counts (0..3: at
         most three decks) split into two bit planes, so that a sum over outs is two popcounts."""
         if max(unseen) > 3:
-            return lambda outs: self._live(outs, unseen)
+            return lambda outs: self.live_outs(outs, unseen)
         counts = bytes(unseen[::-1])  # read as binary digits: card c is bit c
         ones = int(counts.translate(_BIT_PLANES[0]), 2)
         twos = int(counts.translate(_BIT_PLANES[1]), 2)
@@ -131,7 +133,7 @@ class PlannerBot(HeuristicBot):
 
         return live
 
-    def _danger(self, view: PlayerView) -> list[float]:
+    def danger(self, view: PlayerView) -> list[float]:
         """Per card kind: how much discarding it would help the players after this one."""
         p = self.params
         n, me = view.num_players, view.player
@@ -205,14 +207,16 @@ class PlannerBot(HeuristicBot):
     def play(self, view: PlayerView) -> Move:
         if view.went_down_this_turn:
             card = self.planned_discard(view)
-            return DISCARDS[card] if card >= 0 else self._discard_down(view)
+            return DISCARDS[card] if card >= 0 else self.discard_down(view)
         if any(m.kind == MoveKind.MELD for m in view.legal_moves):
             first = self.start_going_down(view)
             if first is not None:
                 return first
-        return DISCARDS[self._discard_before_down(view)]
+        return DISCARDS[self.discard_before_down(view)]
 
-    def _discard_before_down(self, view: PlayerView) -> int:
+    def discard_before_down(self, view: PlayerView) -> int:
+        """The card kind to discard before going down (the lowest :meth:`discard_terms` score, or
+        past ``patience`` now and then a random one); a subclass may choose otherwise."""
         p = self.params
         if self.count_turn(view) > p.patience and self.rng.random() < p.shake:
             # a long deal is usually a deadlock (each holds what another needs): shake it
@@ -226,15 +230,15 @@ class PlannerBot(HeuristicBot):
     ) -> dict[int, tuple[float, int, int]]:
         """Before going down, per card kind it may discard (jokers only if nothing else), in
         ascending order: (its score, lower is better; the distance after; the live outs after).
-        ``danger`` is :meth:`_danger` of the view, when the caller has it already."""
+        ``danger`` is :meth:`danger` of the view, when the caller has it already."""
         p = self.params
         hand = view.hand
         kinds = [c for c in hand_kinds(hand) if c != JOKER] or [JOKER]
         meter = self.meter(view.contract)
         live_of = self._live_counter(unseen_counts(view))
-        weight_pts = p.w_points * (1.0 + p.risk_scale * self._risk(view))
+        weight_pts = p.w_points * (1.0 + p.risk_scale * self.risk(view))
         if danger is None:
-            danger = self._danger(view)
+            danger = self.danger(view)
         terms = {}
         for c, (d, outs) in zip(kinds, meter.analyse_losses(hand, kinds)):
             live = live_of(outs)
@@ -251,7 +255,7 @@ class PlannerBot(HeuristicBot):
         p = self.params
         specs = CONTRACTS[view.contract]
         table = table_melds(view)
-        danger = self._danger(view)
+        danger = self.danger(view)
         best = (float("inf"), 0, -1)
         for i, arrangement in enumerate(options):
             left = list(view.hand)
@@ -294,7 +298,7 @@ class PlannerBot(HeuristicBot):
             return natural[0]
         if layoffs:
             return self._best_joker_layoff(view, layoffs)
-        return self._discard_down(view)
+        return self.discard_down(view)
 
     def _best_joker_layoff(self, view: PlayerView, layoffs: list[Move]) -> Move:
         """Declare the joker where it opens a place for another card in hand."""
@@ -310,7 +314,9 @@ class PlannerBot(HeuristicBot):
                 best, best_gain = m, gain
         return best
 
-    def _discard_down(self, view: PlayerView) -> Move:
+    def discard_down(self, view: PlayerView) -> Move:
+        """The discard once down (the highest :meth:`down_discard_values`); a subclass may choose
+        otherwise."""
         values = self.down_discard_values(view)
         return DISCARDS[max(values, key=lambda c: (values[c], -c))]
 
@@ -328,9 +334,9 @@ class PlannerBot(HeuristicBot):
         p = self.params
         melds = table_melds(view) if melds is None else melds
         wanted = wanted_ranks(view) if wanted is None else wanted
-        risk_w = 1.0 + p.risk_scale * self._risk(view)
+        risk_w = 1.0 + p.risk_scale * self.risk(view)
         if danger is None:
-            danger = self._danger(view)
+            danger = self.danger(view)
 
         def value(c: int) -> float:
             v = points(c, self.rules) * risk_w

@@ -242,17 +242,19 @@ class ScorerBot(PlannerBot):
         buyable = view.phase == Phase.BUY and view.upcard >= 0 and not view.down[view.player]
         return buyable and (prior == BUY or self.upcard_matters(view, buying=True))
 
-    def _discard_before_down(self, view: PlayerView) -> int:
+    def discard_before_down(self, view: PlayerView) -> int:
+        """The network's discard (with the planner's deadlock shake), the planner's without one."""
         if self.net is None:
-            return super()._discard_before_down(view)
+            return super().discard_before_down(view)
         if self.count_turn(view) > self.params.patience and self.rng.random() < self.params.shake:
             kinds = [c for c in hand_kinds(view.hand) if c != JOKER] or [JOKER]
             return kinds[int(self.rng.integers(len(kinds)))]  # the planner's deadlock shake
         return self._choose(self.candidates(view)).card
 
-    def _discard_down(self, view: PlayerView) -> Move:
+    def discard_down(self, view: PlayerView) -> Move:
+        """The network's discard once down, the planner's without one."""
         if self.net is None:
-            return super()._discard_down(view)
+            return super().discard_down(view)
         return self._choose(self.candidates(view, down=True))
 
     def _choose(self, cands: Candidates) -> Move:
@@ -290,10 +292,10 @@ class ScorerBot(PlannerBot):
         d, live = 0, 0
         if not down:
             d, outs = meter.analyse(view.hand)
-            live = self._live(outs, unseen)
+            live = self.live_outs(outs, unseen)
         opp = [q for q in range(n) if q != me]
         opp_down = [q for q in opp if view.down[q]]
-        risk, scores = self._risk(view), view.scores
+        risk, scores = self.risk(view), view.scores
         others = sum(scores[q] for q in opp) / len(opp)
         ctx = np.zeros(CONTEXT_SIZE, dtype=np.float32)
         ctx[contract - 1] = 1.0
@@ -329,7 +331,7 @@ class ScorerBot(PlannerBot):
         d2, live2 = 0, 0
         if not facts["down"]:
             d2, outs2 = facts["meter"].analyse(plus(view.hand, up))
-            live2 = self._live(outs2, facts["unseen"])
+            live2 = self.live_outs(outs2, facts["unseen"])
         row[3:6] = d2 / 6.0, (d2 - facts["d"]) / 2.0, (live2 - facts["live"]) / 12.0
         row[6] = points(up, self.rules) / 50.0
         row[7] = float(up == JOKER)
@@ -343,7 +345,7 @@ class ScorerBot(PlannerBot):
     def _discard_rows(self, view: PlayerView, facts: dict[str, Any], kind: int) -> dict[int, list[float]]:
         """A row per card the planner would consider discarding, ascending; the planner's own
         score of each is one of its features (negated once down, into a cost)."""
-        danger = self._danger(view)
+        danger = self.danger(view)
         melds = table_melds(view)
         if kind == DISCARD_Q:
             wanted: set[int] = set()

@@ -30,6 +30,7 @@ HELPS: dict[str, list[str]] = {
     "scorer": ["scorer"],
     "scorer gen": ["scorer", "gen"],
     "scorer fit": ["scorer", "fit"],
+    "exit": ["exit"],
 }
 SHARED_GROUP = "the run (every method)"
 BLOCK = re.compile(r"(<!-- flags: (?P<name>[a-z0-9 ]+) -->\n)(?P<body>.*?)(<!-- /flags -->)", flags=re.S)

@@ -23,6 +23,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -83,6 +84,7 @@ def main() -> None:
     p.add_argument("--truth", type=int, default=64, help="true-state rollouts per move of a switch")
     p.add_argument("--network", default="scratch")
     p.add_argument("--searchers", default="search_scratch")
+    p.add_argument("--options", default="", help="the searchers' parameters, e.g. switch_se=2,gate=0.05")
     args = p.parse_args()
     import torch
 
@@ -104,6 +106,10 @@ def main() -> None:
             searcher = make_agent(spec, seed=args.seed + g)
             if not isinstance(searcher, NetSearchBot):
                 raise SystemExit(f"{spec}: not a search over a network")
+            for item in filter(None, args.options.split(",")):
+                key, _, value = item.partition("=")
+                kind = type(getattr(searcher.params, key))
+                searcher.params = replace(searcher.params, **{key: kind(value)})
             game = Game(rules)
             game.reset(args.seed + g)
             while not game.game_over:
@@ -123,8 +129,9 @@ def main() -> None:
         mean = float(np.mean(gains)) if k else 0.0
         se = float(np.std(gains, ddof=1) / math.sqrt(k)) if k > 1 else math.inf
         per_game = sum(gains) / args.games
+        label = display_name(spec) + (f" ({args.options})" if args.options else "")
         print(
-            f"{display_name(spec)}: {searched / args.games:.1f} searched and "
+            f"{label}: {searched / args.games:.1f} searched and "
             f"{k / args.games:.1f} switched a game; "
             f"a switch gains {mean:+.2f} points [{mean - 1.96 * se:+.2f}, {mean + 1.96 * se:+.2f}]; "
             f"{per_game:+.1f} points a game; {spent / max(1, searched):.3f} CPU s a searched decision"

@@ -70,9 +70,11 @@ def test_a_few_thousand_steps_on_contract_1_through_the_command(tmp_path: Path) 
     assert all(r["value_loss"] and r["entropy_loss"] for r in progress)
     with open(out / "eval.csv", newline="", encoding="utf-8") as f:
         evals = list(csv.DictReader(f))
-    # the loop's figure: the learner's game score minus the bots', with its interval
+    # the loop's figures: the learner's game score minus each bot seat's, with its interval
+    # (shanghai-evaluate's pairs: greedy, greedy#2, greedy#3), and the rounds they are over
     assert [int(r["env_steps"]) for r in evals] == [0, 1024, 2048]
-    assert {"greedy_diff", "greedy_low", "greedy_high", "greedy_score"} <= set(evals[0])
+    assert {"greedy_diff", "greedy_low", "greedy_high", "greedy_score", "rounds"} <= set(evals[0])
+    assert {"greedy#2_diff", "greedy#3_high"} <= set(evals[0])
     recipe = json.loads((out / "model.json").read_text(encoding="utf-8"))
     assert recipe["player"] == "model.zip" and recipe["method"] == "sb3"
     assert recipe["evaluation"]["env_steps"] == 2048

@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import shlex
 import sys
@@ -144,22 +145,31 @@ def demo() -> int:
         "behind them.",
         flush=True,
     )
+    from shanghai_env.agents.learned.train.evaluation import describe, seat_column
+
     main_loop("ppo", DEMO[1:])
     with open(os.path.join("runs", "demo", "model.json"), encoding="utf-8") as f:
         result = json.load(f)["evaluation"]
-    diff, low, high = result["greedy_diff"], result["greedy_low"], result["greedy_high"]
-    if high < 0:
-        verdict = "ahead of the greedy bots (the whole interval below zero)"
-    elif low > 0:
-        verdict = "still behind the greedy bots (the whole interval above zero)"
+    # the player minus each greedy seat, as shanghai-evaluate reports it (train/evaluation.py)
+    seats = [seat_column("greedy", k) for k in range(1, 8) if f"{seat_column('greedy', k)}_diff" in result]
+    ahead = sum(result[f"{s}_high"] < 0 for s in seats)
+    behind = sum(result[f"{s}_low"] > 0 for s in seats)
+    if not all(math.isfinite(result[f"{s}_low"] + result[f"{s}_high"]) for s in seats):
+        verdict = "not separated from the greedy bots (one round of games gives no interval)"
+    elif ahead == len(seats):
+        verdict = "ahead of the greedy bots in every seat (each interval below zero)"
+    elif behind == len(seats):
+        verdict = "still behind the greedy bots in every seat (each interval above zero)"
+    elif ahead == behind == 0:
+        verdict = "not separated from the greedy bots (each interval holds zero)"
     else:
-        verdict = "not separated from the greedy bots (the interval holds zero)"
+        verdict = f"against the greedy bots ahead of {ahead} seats, behind {behind}, not separated elsewhere"
     print(
-        f"\nAfter training: the player's game score minus the greedy bots' is {diff:+.1f} points a game "
-        f"[95% interval {low:+.1f}, {high:+.1f}]: {verdict}.\n"
+        f"\nAfter training: the player's game score minus each greedy bot's, points a game with its 95% "
+        f"interval: {describe(result, ['greedy'])}: {verdict}.\n"
         "The learning curve is runs/demo/curve.png (and eval.csv); the player is runs/demo/model.pt.\n"
         "Evaluate it on 1,000 duplicate games of fresh deals, to confirm the verdict or temper it (its\n"
-        "interval about half as wide as that of the training's 216 games; 1-2 minutes on two cores):\n"
+        "intervals less than half as wide as those of the training's 216 games; 1-2 minutes on two cores):\n"
         f"  {DEMO_EVALUATION}\n"
         "Play it yourself in the terminal game, against it and two greedy bots:\n"
         f"  {DEMO_PLAY}\n"

@@ -33,7 +33,7 @@ import torch
 
 from shanghai_env.agents.learned.nets.facts import describe_facts
 from shanghai_env.agents.learned.players.policy import not_finite
-from shanghai_env.agents.learned.train.evaluation import evaluate_all
+from shanghai_env.agents.learned.train.evaluation import describe, evaluate_all
 from shanghai_env.agents.learned.train.methods import method_class
 from shanghai_env.agents.learned.train.run import Run, RunConfig, plot_curve, replaced
 from shanghai_env.cli import write_atomically
@@ -264,14 +264,11 @@ class Training:
         row.update(evaluate_all(path, config))
         folder.log("eval.csv", row)
         plot_curve([folder.path("eval.csv")], folder.path("curve.png"), f"{config.method}: {config.out}")
-        shown = ", ".join(
-            f"{b}: {row[f'{b}_diff']:+.1f} [{row[f'{b}_low']:+.1f}, {row[f'{b}_high']:+.1f}]"
-            for b in config.eval_opponents
-        )
         _say(
             config,
             f"evaluation at {self.env_steps:,} steps ({time.perf_counter() - start:.0f} s): "
-            f"game score minus each bot seat, {int(row['games'])} games (below 0: ahead of it): {shown}",
+            f"game score minus each bot seat, {int(row['games'])} games in {int(row['rounds'])} rounds "
+            f"(below 0: ahead of it): {describe(row, config.eval_opponents)}",
         )
         self.last_eval = row
         self.write_recipe()  # the player just saved, with this evaluation: a run stopped later keeps it

@@ -5,9 +5,10 @@ be asked for with the same options), ``checkpoint.pt`` (the method's state and t
 rewritten every ``checkpoint_every`` env steps and on Ctrl-C: a stopped run goes on from there
 with the same command) with ``checkpoint.json`` (its sha256: a damaged checkpoint is refused, not
 resumed), ``progress.csv`` (one row per update: env steps, wall time, the method's statistics),
-``eval.csv`` and ``curve.png`` (the learning curve: the learner's game score minus each bot seat's
-against env steps and wall time), ``model.pt`` (the latest player) and ``model.json`` (how it was
-made). ``.lock`` is held by the trainer writing the folder: a second one is refused.
+``eval.csv`` and ``curve.png`` (the learning curve: the learner's game score minus each bot seat's,
+as ``shanghai-evaluate`` pairs them, against env steps and wall time), ``model.pt`` (the latest
+player) and ``model.json`` (how it was made). ``.lock`` is held by the trainer writing the
+folder: a second one is refused.
 
 Every file is written whole: to a new name in the folder, then renamed over the old one. A
 checkpoint is read with torch's ``weights_only``; the pickles of the games in progress inside it
@@ -37,6 +38,7 @@ from typing import Any, ClassVar
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
+from shanghai_env.agents.learned.train.evaluation import ROUNDS
 from shanghai_env.agents.learned.train.options import init_arg, option, players_list, seed_arg
 from shanghai_env.agents.registry import contracts_arg, make_agent
 from shanghai_env.any_table import ENCODINGS
@@ -635,11 +637,22 @@ def read_curve(path: str) -> tuple[list[dict[str, float]], list[int]]:
     return out, sorted(skipped)
 
 
+def curve_bots(rows: list[dict[str, float]]) -> list[str]:
+    """The evaluation bots of an eval.csv's rows: each ``NAME`` with a ``NAME_diff`` column,
+    its other seats (``NAME#2_diff``, ...) left out."""
+    names = {k[: -len("_diff")] for r in rows for k in r if k.endswith("_diff")}
+    seats = {n for n in names if n.rpartition("#")[2].isdigit() and n.rpartition("#")[0] in names}
+    return sorted(names - seats)
+
+
 def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
-    """Paired score difference (learner − each bot seat, 95% interval) against env steps and
-    wall time; one line per run and bot (several seeds: several CSVs). A row cut short (a run
-    stopped while writing it) is skipped, said in a line on stderr; ValueError naming a file
-    that cannot be read or holds no complete row, before anything is drawn."""
+    """The learner's paired score difference to each evaluation bot's first seat (95% interval;
+    :mod:`~shanghai_env.agents.learned.train.evaluation`) against env steps and wall time; one
+    line per run and bot (several seeds: several CSVs). Rows written before that statistic (no
+    ``rounds``: the learner minus the bot seats' mean, over deck sets) are a dashed line of
+    their own. A row cut short (a run stopped while writing it) is skipped, said in a line on
+    stderr; ValueError naming a file that cannot be read or holds no complete row, before
+    anything is drawn."""
     curves = {}
     for csv_path in eval_csvs:
         rows, skipped = read_curve(csv_path)
@@ -658,21 +671,25 @@ def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for csv_path, all_rows in curves.items():
         label = os.path.basename(os.path.dirname(os.path.abspath(csv_path)))
-        bots = sorted({k[: -len("_diff")] for r in all_rows for k in r if k.endswith("_diff")})
-        for bot in bots:
-            for ax, x_key in zip(axes, ("env_steps", "wall_seconds")):
-                rows = [r for r in all_rows if x_key in r and f"{bot}_diff" in r]
-                x = [r[x_key] / (1e6 if x_key == "env_steps" else 3600) for r in rows]
-                y = [r[f"{bot}_diff"] for r in rows]
-                (line,) = ax.plot(x, y, marker="o", ms=3, label=f"{label} vs {bot}")
-                low = [r.get(f"{bot}_low", r[f"{bot}_diff"]) for r in rows]
-                high = [r.get(f"{bot}_high", r[f"{bot}_diff"]) for r in rows]
-                ax.fill_between(x, low, high, alpha=0.15, color=line.get_color())
+        for bot in curve_bots(all_rows):
+            # rows of the earlier statistic (no rounds value: the bot seats' mean) drawn apart
+            for now, style, said in ((False, "--", " (seats' mean, earlier statistic)"), (True, "-", "")):
+                series = [r for r in all_rows if (ROUNDS in r) == now and f"{bot}_diff" in r]
+                if not series:
+                    continue
+                for ax, x_key in zip(axes, ("env_steps", "wall_seconds")):
+                    rows = [r for r in series if x_key in r]
+                    x = [r[x_key] / (1e6 if x_key == "env_steps" else 3600) for r in rows]
+                    y = [r[f"{bot}_diff"] for r in rows]
+                    (line,) = ax.plot(x, y, style, marker="o", ms=3, label=f"{label} vs {bot}{said}")
+                    low = [r.get(f"{bot}_low", r[f"{bot}_diff"]) for r in rows]
+                    high = [r.get(f"{bot}_high", r[f"{bot}_diff"]) for r in rows]
+                    ax.fill_between(x, low, high, alpha=0.15, color=line.get_color())
     for ax, xlabel in zip(axes, ("env steps (millions of learner decisions)", "wall time (hours)")):
         ax.axhline(0.0, color="black", lw=0.8)
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("game score − each bot seat (points; below 0: ahead)")
+    axes[0].set_ylabel("game score − the bot's first seat (points; below 0: ahead)")
     axes[1].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()

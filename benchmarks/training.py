@@ -15,8 +15,9 @@ so that a method's row compares with another's. Protocol ``budget-v1`` (:data:`P
   their evaluations and ``protocol.json``.
 
 ``--size smoke`` runs the same steps at a toy size (512 decisions, 4 games, contract 1, six
-evaluation games against planners instead of the task) to check the pipeline in a minute; its
-scores mean nothing. A change to the budget, seeds, options or evaluation is a new version.
+evaluation games against planners, rounded up to whole rounds of the seat design, instead of the
+task) to check the pipeline in a minute; its scores mean nothing. A change to the budget, seeds,
+options or evaluation is a new version.
 
     python benchmarks/training.py protocol --method ppo --players 3 --out runs/protocol_ppo_3p
     python benchmarks/training.py protocol --method dmc --players 4 --workers 2
@@ -414,21 +415,23 @@ def run_protocol(
                     "player": player,
                     "score": round(score, 2),
                     "seat_diffs": diffs,
+                    "games": summary.games,  # as played: whole rounds of the seat design
                     "train_seconds": seconds,
                 }
             )
             print(
                 f"{spec.name} {label} {players}p seed {seed}: {score:+.1f} points a game against the "
-                f"reference seats ({seconds:,.0f} s of training)",
+                f"reference seats over {summary.games} games ({seconds:,.0f} s of training)",
                 flush=True,
             )
     scores: list[float] = [r["score"] for r in runs]
+    played = "/".join(str(g) for g in sorted({r["games"] for r in runs}))  # one number: same design
     record: dict[str, Any] = {
         "protocol": spec.name,
         "method": method,
         "label": label,
         "players": players,
-        "task": task.id if not spec.eval_games else f"{spec.eval_games} games against planners",
+        "task": task.id if not spec.eval_games else f"{played} games against planners",
         "decisions": spec.decisions,
         "seeds": list(spec.seeds),
         "runs": runs,

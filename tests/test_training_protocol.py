@@ -53,10 +53,12 @@ def test_the_smoke_size_trains_three_runs_and_evaluates_each(tmp_path, capsys):
     scores = [r["score"] for r in record["runs"]]
     assert record["range"] == [min(scores), max(scores)]
     assert len(set(scores)) > 1  # three seeds: three different players
+    assert record["task"] == "6 games against planners"  # 3 players: one round of the design is 6
+    assert all(run["games"] == 6 for run in record["runs"])
     assert "| `ppo` | 3 | 512 | 3 |" in capsys.readouterr().out
 
 
-def test_ones_own_method_runs_from_one_command(tmp_path):
+def test_ones_own_method_runs_from_one_command_and_the_label_says_the_games_played(tmp_path):
     out = tmp_path / "protocol"
     argv = ["protocol", "--method", "examples.protocol_method:no_training", "--players", "4"]
     done = subprocess.run(
@@ -69,10 +71,14 @@ def test_ones_own_method_runs_from_one_command(tmp_path):
     assert done.returncode == 0, done.stderr
     record = json.loads((out / "protocol.json").read_text())
     assert (record["method"], record["label"]) == ("examples.protocol_method:no_training", "no_training")
+    # 6 games asked for, rounded up to a whole round of the 4-seat design: the label says what was played
+    assert record["task"] == "24 games against planners"
     for run in record["runs"]:
-        assert (run["player"], len(run["seat_diffs"])) == ("greedy", 3)
-        assert (out / f"no_training_4p_s{run['seed']}" / "eval" / "summary.json").is_file()
+        assert (run["player"], run["games"], len(run["seat_diffs"])) == ("greedy", 24, 3)
+        summary = json.loads((out / f"no_training_4p_s{run['seed']}" / "eval" / "summary.json").read_text())
+        assert summary["games"] == 24
     assert "| `no_training` | 4 | 512 | 3 |" in done.stdout
+    assert "over 24 games" in done.stdout
 
 
 MY_METHOD = """

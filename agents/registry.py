@@ -260,7 +260,7 @@ def _from_factory(spec: str) -> Agent:
     """The agent ``module:factory()`` returns; ValueError saying what went wrong otherwise."""
     module, _, attr = spec.partition(":")
     try:
-        factory = getattr(_import_module(module), attr)
+        factory = getattr(import_user_module(module), attr)
     except ImportError as err:
         raise ValueError(f"player {spec!r}: cannot import {module!r} ({err})") from None
     except AttributeError:
@@ -276,10 +276,12 @@ def _from_factory(spec: str) -> Agent:
     return agent
 
 
-def _import_module(name: str) -> object:
-    """``importlib.import_module(name)``; a module of the current folder (``mybot`` for
-    ``mybot:make``) is found as ``python -m`` finds it: the folder goes first on ``sys.path`` (it
-    stays there, so that the module's own later imports of its neighbours work too)."""
+def import_user_module(name: str) -> object:
+    """The module of a researcher's ``module:factory`` (or of a training protocol method's
+    ``module:function``, benchmarks/training.py): ``importlib.import_module(name)``; a module of the
+    current folder (``mybot`` for ``mybot:make``) is found as ``python -m`` finds it: the folder
+    goes first on ``sys.path`` (it stays there, so that the module's own later imports of its
+    neighbours work too)."""
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as err:

@@ -15,12 +15,32 @@ so that a method's row compares with another's. Protocol ``budget-v1`` (:data:`P
   their evaluations and ``protocol.json``.
 
 ``--size smoke`` runs the same steps at a toy size (512 decisions, 4 games, contract 1, six
-evaluation games against planners instead of the task) to check the pipeline in a minute; its
-scores mean nothing. A change to the budget, seeds, options or evaluation is a new version.
+evaluation games against planners, rounded up to whole rounds of the seat design, instead of the
+task) to check the pipeline in a minute; its scores mean nothing. A change to the budget, seeds,
+options or evaluation is a new version.
 
     python benchmarks/training.py protocol --method ppo --players 3 --out runs/protocol_ppo_3p
     python benchmarks/training.py protocol --method dmc --players 4 --workers 2
     python benchmarks/training.py protocol --method ppo --players 3 --size smoke
+
+**Your own method**: ``--method package.module:function`` (found as a player's ``module:factory``
+is: a module of the current folder needs no ``PYTHONPATH``). The protocol calls the function once
+per seed, with keyword arguments, in place of ``shanghai-train``::
+
+    function(budget: int, seed: int, players: int, contracts: tuple[int, ...], out: str) -> str
+
+- ``budget``: the learner decisions to train on (``--timesteps``: in self-play every seat's
+  decision is one); ``seed``: 1, 2, 3; ``players``: the table; ``contracts``: the deals to train on
+  (all ten, or ``(1,)`` at smoke size); ``out``: an empty folder for its files (kept with ``--out``);
+- it returns the trained player as a name :func:`~shanghai_env.agents.registry.make_agent` takes (a
+  bot, a saved player's path, a ``module:factory``; a path object is taken too), checked to play the
+  table before its evaluation.
+
+Its player is then evaluated as a ``ppo`` run's is, and its row is labelled with the function's
+name; its wall time is the call's. Staying within the budget is the method's word.
+``examples/protocol_method.py`` has two: ``no_training`` (returns ``greedy``) and ``dmc_facts``.
+
+    python benchmarks/training.py protocol --method examples.protocol_method:no_training --players 4
 
 The throughput benchmark (the rest of this docstring) is the default command.
 
@@ -58,7 +78,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shanghai_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -256,13 +279,74 @@ PROTOCOLS = {
 }
 PROTOCOL_METHODS = ("ppo", "dmc", "sb3")  # the methods that learn from scratch with no teacher
 PROTOCOL_PLAYERS = (3, 4, 6)  # the tables with a task (full_3p, full_4p, full_6p)
+METHOD_ARGUMENTS = ("budget", "seed", "players", "contracts", "out")  # what a method's function is given
+
+
+class MethodError(ValueError):
+    """``--method package.module:function`` names no usable method, or its function returned no
+    player: a one-line error of the command line, not a traceback."""
+
+
+def method_function(method: str) -> Callable[..., Any]:
+    """The function ``package.module:function`` names (a module of the current folder is found as a
+    player's ``module:factory`` is), checked to take the protocol's keyword arguments; MethodError
+    saying what is wrong otherwise."""
+    import inspect
+
+    from shanghai_env.agents.registry import import_user_module
+
+    module, _, name = method.partition(":")
+    if not module or not name:
+        raise MethodError(
+            f"method {method!r}: expected one of {', '.join(PROTOCOL_METHODS)}, or "
+            "package.module:function for your own method"
+        )
+    try:
+        function = getattr(import_user_module(module), name)
+    except ImportError as err:
+        raise MethodError(f"method {method!r}: cannot import {module!r} ({err})") from None
+    except AttributeError:
+        raise MethodError(f"method {method!r}: module {module!r} has no attribute {name!r}") from None
+    if not callable(function):
+        raise MethodError(f"method {method!r}: {name} is a {type(function).__name__}, not a function")
+    form = f"{name}({', '.join(METHOD_ARGUMENTS)})"
+    try:
+        inspect.signature(function).bind(**dict.fromkeys(METHOD_ARGUMENTS))
+    except TypeError as err:
+        raise MethodError(f"method {method!r}: the protocol calls {form} by keyword; {err}") from None
+    except ValueError:  # no signature to read (a builtin): the call will tell
+        pass
+    return function
+
+
+def method_player(method: str, returned: object, rules: Rules) -> str:
+    """The player spec a method's function returned, checked to play ``rules``' table; MethodError
+    naming the method and what it returned otherwise."""
+    from shanghai_env.agents.registry import check_player
+
+    name = method.partition(":")[2]
+    if not isinstance(returned, (str, os.PathLike)):
+        raise MethodError(
+            f"method {method!r}: {name}() returned {type(returned).__name__}, not a player (a str "
+            "make_agent takes: a bot name, a saved player's path or module:factory)"
+        )
+    spec = os.fspath(returned)
+    if not isinstance(spec, str):
+        raise MethodError(f"method {method!r}: {name}() returned a bytes path; return a str")
+    try:
+        return check_player(spec, rules, where=f"the protocol's {rules.num_players}-player table")
+    except ValueError as err:
+        raise MethodError(f"method {method!r}: {name}() returned {spec!r}: {err}") from None
 
 
 def run_protocol(
     method: str, players: int, size: str = "full", out: str | None = None, workers: int = 1
 ) -> dict[str, Any]:
     """The protocol's runs and evaluations for ``method`` at ``players``; returns its record (also
-    written to ``out/protocol.json`` when ``out`` is given)."""
+    written to ``out/protocol.json`` when ``out`` is given).
+
+    ``method``: one of :data:`PROTOCOL_METHODS`, or ``package.module:function`` for one's own
+    (the module docstring gives the function's form); a bad one raises :class:`MethodError`."""
     import json
 
     import torch
@@ -271,9 +355,10 @@ def run_protocol(
     from shanghai_env.agents.arena.tasks import task_named
     from shanghai_env.agents.learned.train import loop
     from shanghai_env.agents.learned.train.run import RunConfig
+    from shanghai_env.rules import Rules
 
-    if method not in PROTOCOL_METHODS:
-        raise ValueError(f"method must be one of {', '.join(PROTOCOL_METHODS)}, got {method!r}")
+    function = None if method in PROTOCOL_METHODS else method_function(method)
+    label = method.partition(":")[2] if function else method  # the row's name: the function's
     if players not in PROTOCOL_PLAYERS:
         raise ValueError(
             f"players must be one of {', '.join(map(str, PROTOCOL_PLAYERS))} (a task each), got {players!r}"
@@ -282,29 +367,37 @@ def run_protocol(
         raise ValueError(f"size must be one of {', '.join(PROTOCOLS)}, got {size!r}")
     spec = PROTOCOLS[size]
     task = task_named(f"full_{players}p")
-    contracts = spec.contracts or task.contracts
+    contracts = tuple(spec.contracts or task.contracts)
+    rules = Rules(num_players=players, contracts=contracts)
     torch.set_num_threads(1)
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         base = out or scratch
         for seed in spec.seeds:
-            folder = os.path.join(base, f"{method}_{players}p_s{seed}")
-            config = RunConfig(
-                method=method,
-                players=players,
-                contracts=tuple(contracts),
-                timesteps=spec.decisions,
-                seed=seed,
-                out=folder,
-                num_envs=spec.num_envs,
-                eval_every=0,
-                eval_games=0,
-                progress=False,
-            )
+            folder = os.path.join(base, f"{label}_{players}p_s{seed}")
             start = time.perf_counter()
-            loop.train(config)
-            seconds = time.perf_counter() - start
-            player = os.path.join(folder, "model.zip" if method == "sb3" else "model.pt")
+            if function is not None:
+                os.makedirs(folder)
+                arguments = dict(zip(METHOD_ARGUMENTS, (spec.decisions, seed, players, contracts, folder)))
+                returned = function(**arguments)
+                seconds = time.perf_counter() - start
+                player = method_player(method, returned, rules)
+            else:
+                config = RunConfig(
+                    method=method,
+                    players=players,
+                    contracts=contracts,
+                    timesteps=spec.decisions,
+                    seed=seed,
+                    out=folder,
+                    num_envs=spec.num_envs,
+                    eval_every=0,
+                    eval_games=0,
+                    progress=False,
+                )
+                loop.train(config)
+                seconds = time.perf_counter() - start
+                player = os.path.join(folder, "model.zip" if method == "sb3" else "model.pt")
             where = ["--workers", str(workers), "--no-progress", "--out", os.path.join(folder, "eval")]
             if spec.eval_games:
                 table = ",".join([player, *task.reference])
@@ -317,19 +410,28 @@ def run_protocol(
             diffs = [pair.mean_diff for pair in summary.pairs if pair.a == tested]
             score = float(sum(diffs) / len(diffs))
             runs.append(
-                {"seed": seed, "score": round(score, 2), "seat_diffs": diffs, "train_seconds": seconds}
+                {
+                    "seed": seed,
+                    "player": player,
+                    "score": round(score, 2),
+                    "seat_diffs": diffs,
+                    "games": summary.games,  # as played: whole rounds of the seat design
+                    "train_seconds": seconds,
+                }
             )
             print(
-                f"{spec.name} {method} {players}p seed {seed}: {score:+.1f} points a game against the "
-                f"reference seats ({seconds:,.0f} s of training)",
+                f"{spec.name} {label} {players}p seed {seed}: {score:+.1f} points a game against the "
+                f"reference seats over {summary.games} games ({seconds:,.0f} s of training)",
                 flush=True,
             )
     scores: list[float] = [r["score"] for r in runs]
+    played = "/".join(str(g) for g in sorted({r["games"] for r in runs}))  # one number: same design
     record: dict[str, Any] = {
         "protocol": spec.name,
         "method": method,
+        "label": label,
         "players": players,
-        "task": task.id if not spec.eval_games else f"{spec.eval_games} games against planners",
+        "task": task.id if not spec.eval_games else f"{played} games against planners",
         "decisions": spec.decisions,
         "seeds": list(spec.seeds),
         "runs": runs,
@@ -337,7 +439,7 @@ def run_protocol(
         "range": [min(scores), max(scores)],
     }
     print(
-        f"| `{method}` | {players} | {spec.decisions:,} | {len(runs)} | {record['mean']:+.1f} "
+        f"| `{label}` | {players} | {spec.decisions:,} | {len(runs)} | {record['mean']:+.1f} "
         f"[{min(scores):+.1f} .. {max(scores):+.1f}] | "
         f"{sum(r['train_seconds'] for r in runs) / len(runs):,.0f} s |",
         flush=True,
@@ -355,7 +457,12 @@ def protocol_main(argv: list[str]) -> None:
         prog="benchmarks/training.py protocol",
         description="the training benchmark protocol (see the module docstring)",
     )
-    parser.add_argument("--method", choices=PROTOCOL_METHODS, required=True)
+    parser.add_argument(
+        "--method",
+        required=True,
+        help=f"{', '.join(PROTOCOL_METHODS)}, or package.module:function for your own method (see the "
+        "module docstring)",
+    )
     parser.add_argument("--players", type=int, choices=PROTOCOL_PLAYERS, required=True)
     parser.add_argument("--size", choices=sorted(PROTOCOLS), default="full")
     parser.add_argument("--out", default=None, help="a folder for the runs, evaluations and protocol.json")
@@ -365,7 +472,12 @@ def protocol_main(argv: list[str]) -> None:
         parser.error("argument --workers: at least 1")
     if args.out and os.path.exists(args.out) and os.listdir(args.out):
         parser.error(f"argument --out: {args.out!r} is not empty; give a new folder")
-    run_protocol(args.method, args.players, args.size, args.out, args.workers)
+    try:
+        if args.method not in PROTOCOL_METHODS:
+            method_function(args.method)  # before any training
+        run_protocol(args.method, args.players, args.size, args.out, args.workers)
+    except MethodError as err:  # (a ValueError of the method's own training is its traceback)
+        parser.error(f"argument --method: {err}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -53,7 +53,108 @@ def test_the_smoke_size_trains_three_runs_and_evaluates_each(tmp_path, capsys):
     scores = [r["score"] for r in record["runs"]]
     assert record["range"] == [min(scores), max(scores)]
     assert len(set(scores)) > 1  # three seeds: three different players
+    assert record["task"] == "6 games against planners"  # 3 players: one round of the design is 6
+    assert all(run["games"] == 6 for run in record["runs"])
     assert "| `ppo` | 3 | 512 | 3 |" in capsys.readouterr().out
+
+
+def test_ones_own_method_runs_from_one_command_and_the_label_says_the_games_played(tmp_path):
+    out = tmp_path / "protocol"
+    argv = ["protocol", "--method", "examples.protocol_method:no_training", "--players", "4"]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv, "--size", "smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads((out / "protocol.json").read_text())
+    assert (record["method"], record["label"]) == ("examples.protocol_method:no_training", "no_training")
+    # 6 games asked for, rounded up to a whole round of the 4-seat design: the label says what was played
+    assert record["task"] == "24 games against planners"
+    for run in record["runs"]:
+        assert (run["player"], run["games"], len(run["seat_diffs"])) == ("greedy", 24, 3)
+        summary = json.loads((out / f"no_training_4p_s{run['seed']}" / "eval" / "summary.json").read_text())
+        assert summary["games"] == 24
+    assert "| `no_training` | 4 | 512 | 3 |" in done.stdout
+    assert "over 24 games" in done.stdout
+
+
+MY_METHOD = """
+import json, os
+
+def recorded(budget, seed, players, contracts, out):
+    given = [budget, seed, players, list(contracts), os.listdir(out)]
+    with open(os.path.join(out, "given.json"), "w") as f:
+        json.dump(given, f)
+    return "random"
+
+def returns_a_number(**given):
+    return 3
+
+def returns_no_player(**given):
+    return "nobody_at_all"
+
+def takes_other_arguments(steps, seed):
+    return "random"
+
+not_a_function = 5
+"""
+
+
+def test_a_method_of_the_current_folder_is_given_the_budget_and_the_table(tmp_path):
+    (tmp_path / "mymethod.py").write_text(MY_METHOD)  # found without PYTHONPATH, as a player is
+    argv = ["protocol", "--method", "mymethod:recorded", "--players", "3", "--size", "smoke"]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv, "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    for seed in (1, 2, 3):
+        given = json.loads((tmp_path / "out" / f"recorded_3p_s{seed}" / "given.json").read_text())
+        assert given == [512, seed, 3, [1], []]  # the smoke budget and contracts; an empty folder
+    assert json.loads((tmp_path / "out" / "protocol.json").read_text())["runs"][0]["player"] == "random"
+
+
+@pytest.mark.parametrize(
+    "method, needle",
+    [
+        ("mymethod:returns_a_number", "returned int, not a player"),
+        ("mymethod:returns_no_player", "returned 'nobody_at_all'"),
+        ("mymethod:takes_other_arguments", "takes_other_arguments(budget, seed, players, contracts, out)"),
+        ("mymethod:not_a_function", "not a function"),
+        ("mymethod:missing", "has no attribute 'missing'"),
+        ("nomodule_here:train", "cannot import 'nomodule_here'"),
+    ],
+)
+def test_a_method_that_is_no_method_is_one_line(tmp_path, method, needle):
+    (tmp_path / "mymethod.py").write_text(MY_METHOD)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "protocol", "--method", method, "--players", "3", "--size", "smoke"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and "--method" in err[0] and needle in err[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_hook_is_refused_in_process_with_a_value_error(tmp_path, monkeypatch):
+    (tmp_path / "mymethod.py").write_text(MY_METHOD)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the import puts the folder on it
+    monkeypatch.delitem(sys.modules, "mymethod", raising=False)
+    with pytest.raises(ValueError, match="returned int, not a player"):
+        training.run_protocol("mymethod:returns_a_number", 3, "smoke")
+    with pytest.raises(ValueError, match=r"expected one of ppo, dmc, sb3, or package\.module:function"):
+        training.run_protocol("dagger", 3, "smoke")
 
 
 @pytest.mark.parametrize(

@@ -61,13 +61,13 @@ DECISIONS = frozenset({"draw", "buy", "play", "down_play"})
 class NetSearchParams:
     """The searcher's budget and choices (see the module docstring)."""
 
-    worlds: int = 16  # most worlds per searched decision
+    worlds: int = 32  # most worlds per searched decision
     round_worlds: int = 8  # worlds per round of the race
     alternatives: int = 1  # moves searched besides the network's best
     gate: float = 0.02  # search where the runner-up scores within this of the best
     decisions: frozenset[str] = frozenset({"draw", "buy"})  # which decisions are searched (DECISIONS)
-    horizon: int = 0  # 0: rollouts to the deal's end; h: to the searcher's h-th turn, then the value
-    switch_se: float = 1.0  # an alternative replaces the best move if it beats it by this many SEs
+    horizon: int = 1  # 0: rollouts to the deal's end; h: to the searcher's h-th turn, then the value
+    switch_se: float = 2.0  # an alternative replaces the best move if it beats it by this many SEs
     keep_se: float = 0.0  # ... and stays in the race while it beats it by this many
     rollout_cap: int = 1500  # rollout moves before the deal is scored as it stands
 
@@ -309,7 +309,7 @@ def search_player(spec: str, **options: Any) -> NetSearchBot:
 
 def __getattr__(name: str) -> Any:
     """``scratch_w<N>`` and ``scratch_w<N>_h<H>``: factories of searches over the shipped
-    ``scratch`` with N worlds a searched decision (and horizon H):
+    ``scratch`` with N worlds a searched decision and horizon H (none: 0, to the deal's end):
     ``shanghai_env.agents.learned.players.net_search:scratch_w8`` names a player."""
     stem, _, horizon = name.removeprefix("scratch_w").partition("_h")
     if (

@@ -20,6 +20,16 @@ from shanghai_env.rules import Rules  # noqa: E402
 TINY = {
     "ppo": {"n_steps": 8, "batch_size": 16, "epochs": 1, "net_arch": (16,)},
     "dmc": {"batch_size": 16, "epochs": 1, "net_arch": (16,)},
+    # dmc's, with the search deciding and labelling some moves (gate 1: wherever two moves compete)
+    "exit": {
+        "batch_size": 16,
+        "epochs": 1,
+        "net_arch": (16,),
+        "n_steps": 16,
+        "searches": 4,
+        "worlds": 2,
+        "gate": 1.0,
+    },
 }
 
 
@@ -66,7 +76,7 @@ def test_tiny_run_writes_its_files_and_a_player(tmp_path, method):
     assert len(results) >= 4 and all(len(r.scores) == 4 for r in results)
 
 
-@pytest.mark.parametrize("method", ["ppo", "dmc"])
+@pytest.mark.parametrize("method", ["ppo", "dmc", "exit"])
 def test_resume_equals_an_uninterrupted_run(tmp_path, method):
     whole = str(tmp_path / "whole")
     train(tiny(method, whole, timesteps=128))
@@ -77,6 +87,21 @@ def test_resume_equals_an_uninterrupted_run(tmp_path, method):
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
+
+
+def test_exit_searches_and_labels_its_own_moves(tmp_path):
+    """exit's search over the current network decides some moves and adds its values as targets."""
+    import csv
+
+    out = str(tmp_path / "run")
+    train(tiny("exit", out, timesteps=256))
+    with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert sum(float(r["searched"]) for r in rows) > 0
+    with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    assert recipe["method"] == "exit" and recipe["teacher"] is None
+    check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
 
 
 def test_resuming_with_evaluations_starts_evaluating(tmp_path):

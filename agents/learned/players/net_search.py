@@ -98,13 +98,14 @@ class BatchRollouts:
         self.table, self.encoder = encoding_tables(rules, self.net.encoding)
         self.facts = facts_function(self.net.facts_version) if self.net.extra_size else None
         self.q_values = agent.meta.get("method") == "dmc"  # the scores are move values
-        self.rows = self.net.acting_table()  # every action's row, fixed while acting
         # a value in the deal's result over 100 (the run's relative reward) is -n/(n-1)/100 of the
         # searcher's own deal score minus the others' mean (what the search compares)
         n = rules.num_players
         self.to_points = -100.0 * n / (n - 1)
 
-    def _scores(self, games: Sequence[Game]) -> tuple[torch.Tensor, np.ndarray, torch.Tensor]:
+    def _scores(
+        self, games: Sequence[Game], rows: torch.Tensor | None
+    ) -> tuple[torch.Tensor, np.ndarray, torch.Tensor]:
         """The scores of every legal move of each game's player to act, the padded ids, and the
         trunk's features (for the value head)."""
         enc, action_of = self.encoder, self.table.action_of
@@ -118,7 +119,7 @@ class BatchRollouts:
             t_extra = torch.from_numpy(np.stack([self.facts(g, g.to_act) for g in games]))
         t_obs = torch.from_numpy(obs.copy())
         h = self.net.features(t_obs, t_extra)
-        logits = self.net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), t_extra, t_obs, self.rows)
+        logits = self.net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), t_extra, t_obs, rows)
         return logits, idx, h
 
     @torch.no_grad()
@@ -141,9 +142,10 @@ class BatchRollouts:
         values: list[float | None] = [None] * len(games)
         active = list(range(len(games)))
         moves = 0
+        rows = self.net.acting_table()  # every action's row, for this call (a trainer's net changes)
         while active:
             at = [games[i] for i in active]
-            logits, idx, h = self._scores(at)
+            logits, idx, h = self._scores(at, rows)
             best = logits.argmax(1).numpy()
             estimate = logits.max(1).values if self.q_values else self.net.value(h)
             still = []

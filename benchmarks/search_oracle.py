@@ -29,8 +29,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, apply_coupled
-from shanghai_env.agents.learned.players.net_search import BatchRollouts, NetSearchBot
+from shanghai_env.actions import ActionTable
+from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER
+from shanghai_env.agents.learned.players.net_search import BatchRollouts, NetSearchBot, coupled_starts
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.registry import display_name, make_agent
 from shanghai_env.any_table import encoding_tables
@@ -43,36 +44,21 @@ def true_gain(
     game: Game,
     prior: int,
     switch: int,
-    table: object,
+    table: ActionTable,
     rollouts: BatchRollouts,
     truth: int,
     rng: np.random.Generator,
 ) -> float:
     """The network's move's mean true result minus the switch's, over ``truth`` coupled rollouts."""
-    n, me = game.rules.num_players, game.to_act
-    moves = table.moves  # type: ignore[attr-defined]
+    n, me, deal = game.rules.num_players, game.to_act, len(game.deal_results)
     games, draws, counters = [], [], []
     for _ in range(truth):
         d = rng.random((n, DRAWS_PER_PLAYER))
-        for a in (prior, switch):
-            g = game.clone()
-            c = [0] * n
-            apply_coupled(g, moves[a], d, c)
-            games.append(g)
-            draws.append(d)
-            counters.append(c)
-    deal = len(game.deal_results)
-    live = [k for k, g in enumerate(games) if len(g.deal_results) == deal]
-    values = [0.0] * len(games)
-    for k, g in enumerate(games):
-        if k not in live:
-            s = g.deal_results[deal].scores
-            values[k] = s[me] - (sum(s) - s[me]) / (n - 1)
-    got, _ = rollouts.play(
-        [games[k] for k in live], me, [draws[k] for k in live], [counters[k] for k in live]
-    )
-    for k, v in zip(live, got):
-        values[k] = v
+        started, counted = coupled_starts(game, [table.moves[prior], table.moves[switch]], d)
+        games += started
+        counters += counted
+        draws += [d, d]
+    values, _ = rollouts.play(games, me, deal, draws, counters)
     return float(np.mean(values[0::2]) - np.mean(values[1::2]))
 
 

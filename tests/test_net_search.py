@@ -112,13 +112,13 @@ def test_rollouts_end_the_deal_or_stop_at_the_horizon() -> None:
     rng = np.random.default_rng(0)
     games = [game.clone() for _ in range(3)]  # type: ignore[attr-defined]
     draws = [rng.random((n, 128)) for _ in games]
-    values, moves = rollouts.play(games, me, draws, [[0] * n for _ in games])
+    values, moves = rollouts.play(games, me, 0, draws, [[0] * n for _ in games])
     assert len(values) == 3 and all(np.isfinite(values))
     assert all(len(g.deal_results) == 1 for g in games)
     for g, v in zip(games, values):  # the value is the deal's own result, in points
         scores = g.deal_results[0].scores
         assert v == pytest.approx(scores[me] - (sum(scores) - scores[me]) / (n - 1))
     short = [game.clone() for _ in range(3)]  # type: ignore[attr-defined]
-    values_h, moves_h = rollouts.play(short, me, draws, [[0] * n for _ in short], horizon=1)
+    values_h, moves_h = rollouts.play(short, me, 0, draws, [[0] * n for _ in short], horizon=1)
     assert len(values_h) == 3 and all(np.isfinite(values_h)) and moves_h < moves
     assert all(not g.deal_results and g.to_act == me for g in short)

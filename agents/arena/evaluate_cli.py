@@ -30,7 +30,7 @@ from shanghai_env.agents.arena.report import (
     write_outputs,
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
-from shanghai_env.agents.arena.stats import Summary, summarize
+from shanghai_env.agents.arena.stats import Summary, summarize_tournament
 from shanghai_env.agents.arena.tasks import Task, current_versions, describe_tasks, task_named, task_record
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
@@ -313,14 +313,7 @@ def _summarize_and_write(
     workers: int,
 ) -> Summary:
     """The tournament's statistics, written to ``--out`` and (without ``--quiet``) printed."""
-    summary = summarize(
-        results,
-        config.labels,
-        config.players,
-        duplicate=config.duplicate,
-        seed=config.seed,
-        seating=config.seating(),
-    )
+    summary = summarize_tournament(config, results)
     for player in summary.players:
         player.pin = player_pin(player.spec)
     if task is not None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.arena.tournament import GameResult, games_per_round
+from shanghai_env.agents.arena.tournament import GameResult, TournamentConfig, games_per_round
 
 
 @dataclass
@@ -235,6 +235,18 @@ def summarize(
         seating=dict(seating or {}),
         interval_note=interval_note,
         wilcoxon_note=wilcoxon_note,
+    )
+
+
+def summarize_tournament(config: TournamentConfig, results: Sequence[GameResult]) -> Summary:
+    """:func:`summarize` of the games of ``config`` (what ``shanghai-evaluate`` reports)."""
+    return summarize(
+        results,
+        config.labels,
+        config.players,
+        duplicate=config.duplicate,
+        seed=config.seed,
+        seating=config.seating(),
     )
 
 

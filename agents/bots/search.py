@@ -267,8 +267,7 @@ class SearchBot:
                             break
                         apply_coupled(game, move, draws, counters)
                     scores = self._rollout(game, rules, seeds, draws, counters, deal)
-                    others = (sum(scores) - scores[me]) / (n - 1)
-                    values[i].append(scores[me] - others if p.objective == "relative" else scores[me])
+                    values[i].append(relative_points(scores, me) if p.objective == "relative" else scores[me])
             alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
         best, best_diff = 0, 0.0
         for i in alive[1:]:
@@ -381,6 +380,11 @@ def play_out(
         if moves >= cap and len(results) == deal:
             game.abandon_deal()
     return results[deal].scores, moves
+
+
+def relative_points(scores: Sequence[int], me: int) -> float:
+    """A deal's scores as the searcher compares them: its own minus the others' mean."""
+    return scores[me] - (sum(scores) - scores[me]) / (len(scores) - 1)
 
 
 def beats(a: list[float], b: list[float], z: float) -> bool:

@@ -25,7 +25,6 @@ Deterministic: all sampling comes from the generator :meth:`NetSearchBot.reset` 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +39,7 @@ from shanghai_env.agents.bots.search import (
     apply_coupled,
     beats,
     paired_difference,
+    relative_points,
 )
 from shanghai_env.agents.learned.nets.facts import facts_function
 from shanghai_env.agents.learned.nets.policy import padded
@@ -48,6 +48,7 @@ from shanghai_env.any_table import encoding_tables
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game, Phase
 from shanghai_env.models import shipped_path
+from shanghai_env.moves import Move
 from shanghai_env.observation import INT8, ObservationEncoder
 from shanghai_env.rules import Rules
 from shanghai_env.worlds import WorldSampler
@@ -109,15 +110,15 @@ class BatchRollouts:
         """The scores of every legal move of each game's player to act, the padded ids, and the
         trunk's features (for the value head)."""
         enc, action_of = self.encoder, self.table.action_of
-        obs = np.frombuffer(b"".join(enc.encode_bytes(g, g.to_act) for g in games), INT8).reshape(
-            len(games), -1
-        )
+        # a bytearray: torch takes the buffer as it is (writable), no copy of the batch
+        data = bytearray(b"".join(enc.encode_bytes(g, g.to_act) for g in games))
+        obs = np.frombuffer(data, INT8).reshape(len(games), -1)
         legal = [sorted(map(action_of.__getitem__, g.legal_moves())) for g in games]
         idx, valid = padded(legal)
         t_extra = None
         if self.facts is not None:
             t_extra = torch.from_numpy(np.stack([self.facts(g, g.to_act) for g in games]))
-        t_obs = torch.from_numpy(obs.copy())
+        t_obs = torch.from_numpy(obs)
         h = self.net.features(t_obs, t_extra)
         logits = self.net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), t_extra, t_obs, rows)
         return logits, idx, h
@@ -127,25 +128,27 @@ class BatchRollouts:
         self,
         games: list[Game],
         me: int,
+        deal: int,
         draws: list[np.ndarray],
         counters: list[list[int]],
         horizon: int = 0,
         cap: int = 1500,
     ) -> tuple[list[float], int]:
-        """Play each game's current deal on (every seat by the network, greedily) to its end, or
+        """Play deal ``deal`` of each game on (every seat by the network, greedily) to its end, or
         with ``horizon`` h to ``me``'s h-th turn; each game's value for ``me`` in points (own deal
-        score minus the others' mean; lower is better), and the moves played."""
-        n = games[0].rules.num_players
-        deals = [len(g.deal_results) for g in games]
+        score minus the others' mean, :func:`relative_points`; lower is better; a game whose deal
+        already ended is its result), and the moves played."""
+        values = [
+            relative_points(g.deal_results[deal].scores, me) if len(g.deal_results) > deal else 0.0
+            for g in games
+        ]
+        active = [i for i, g in enumerate(games) if len(g.deal_results) == deal]
         turns = [0] * len(games)
         played = [0] * len(games)
-        values: list[float | None] = [None] * len(games)
-        active = list(range(len(games)))
         moves = 0
         rows = self.net.acting_table()  # every action's row, for this call (a trainer's net changes)
         while active:
-            at = [games[i] for i in active]
-            logits, idx, h = self._scores(at, rows)
+            logits, idx, h = self._scores([games[i] for i in active], rows)
             best = logits.argmax(1).numpy()
             estimate = logits.max(1).values if self.q_values else self.net.value(h)
             still = []
@@ -159,15 +162,29 @@ class BatchRollouts:
                 apply_coupled(game, self.table.moves[int(idx[j, best[j]])], draws[i], counters[i])
                 moves += 1
                 played[i] += 1
-                if played[i] >= cap and len(game.deal_results) == deals[i]:
+                if played[i] >= cap and len(game.deal_results) == deal:
                     game.abandon_deal()
-                if len(game.deal_results) == deals[i]:
+                if len(game.deal_results) == deal:
                     still.append(i)
                 else:
-                    scores = game.deal_results[deals[i]].scores
-                    values[i] = scores[me] - (sum(scores) - scores[me]) / (n - 1)
+                    values[i] = relative_points(game.deal_results[deal].scores, me)
             active = still
-        return [float(v) for v in values if v is not None], moves
+        return values, moves
+
+
+def coupled_starts(
+    start: Game, moves: Sequence[Move], draws: np.ndarray
+) -> tuple[list[Game], list[list[int]]]:
+    """A copy of ``start`` for each move, the move played in it with the coupled stock draws
+    ``draws`` (:func:`~shanghai_env.agents.bots.search.apply_coupled`), and each copy's counters."""
+    games, counters = [], []
+    for move in moves:
+        game = start.clone()
+        counter = [0] * start.rules.num_players
+        apply_coupled(game, move, draws, counter)
+        games.append(game)
+        counters.append(counter)
+    return games, counters
 
 
 class NetSearchBot:
@@ -194,20 +211,27 @@ class NetSearchBot:
         self.rng = np.random.default_rng(seed)
         self.stats = SearchStats()
 
-    def act(self, decision: Decision) -> int:
-        self.stats.decisions += 1
+    def candidates(self, decision: Decision) -> list[int]:
+        """The moves to search, the network's best first (action ids of the decision's table);
+        only the best where the decision is not searched (see the module docstring)."""
         ids, scores = self.agent.move_scores(decision)
         order = np.argsort(-scores, kind="stable")
-        best = ids[int(order[0])]
-        kind = _kind(decision)
         if (
             len(ids) < 2
-            or kind not in self.params.decisions
+            or _kind(decision) not in self.params.decisions
             or scores[order[0]] - scores[order[1]] > self.params.gate
         ):
+            return [ids[int(order[0])]]
+        return [ids[int(k)] for k in order[: 1 + self.params.alternatives]]
+
+    def act(self, decision: Decision) -> int:
+        self.stats.decisions += 1
+        candidates = self.candidates(decision)
+        best = candidates[0]
+        if len(candidates) < 2:
             return best
-        candidates = [ids[int(k)] for k in order[: 1 + self.params.alternatives]]
         chosen = candidates[self.search(decision, candidates)]
+        kind = _kind(decision)
         counts = self.stats.by_kind.setdefault(kind, [0, 0])
         counts[0] += 1
         self.stats.searched += 1
@@ -245,34 +269,18 @@ class NetSearchBot:
             owners: list[int] = []
             for _ in range(min(p.round_worlds, p.worlds - len(values[0]))):
                 world = sampler.sample(self.rng)
-                deal = len(world.deal_results)
+                deal = len(world.deal_results)  # the deal in play, in every world
                 world_draws = self.rng.random((n, DRAWS_PER_PLAYER))
-                for i in alive:
-                    game = world.clone()
-                    counter = [0] * n
-                    apply_coupled(game, moves[i], world_draws, counter)
-                    games.append(game)
-                    draws.append(world_draws)
-                    counters.append(counter)
-                    owners.append(i)
-            # a candidate that ended the deal (going out) has its result already
-            done = [k for k, g in enumerate(games) if len(g.deal_results) > deal]
-            live = [k for k in range(len(games)) if len(games[k].deal_results) == deal]
-            results: dict[int, float] = {k: _result(games[k], me, n) for k in done}
-            if live:
-                got, played = rollouts.play(
-                    [games[k] for k in live],
-                    me,
-                    [draws[k] for k in live],
-                    [counters[k] for k in live],
-                    p.horizon,
-                    p.rollout_cap,
-                )
-                results.update(zip(live, got))
-                self.stats.rollouts += len(live)
-                self.stats.rollout_moves += played
-            for k, i in enumerate(owners):
-                values[i].append(results[k])
+                started, counted = coupled_starts(world, [moves[i] for i in alive], world_draws)
+                games += started
+                counters += counted
+                draws += [world_draws] * len(alive)
+                owners += alive
+            got, played = rollouts.play(games, me, deal, draws, counters, p.horizon, p.rollout_cap)
+            self.stats.rollouts += len(games)
+            self.stats.rollout_moves += played
+            for i, value in zip(owners, got):
+                values[i].append(value)
             alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
         return values
 
@@ -289,11 +297,6 @@ class NetSearchBot:
         return best
 
 
-def _result(game: Game, me: int, n: int) -> float:
-    scores = game.deal_results[-1].scores
-    return scores[me] - (sum(scores) - scores[me]) / (n - 1)
-
-
 def _kind(decision: Decision) -> str:
     phase = decision.view.phase
     if phase == Phase.DRAW:
@@ -301,12 +304,6 @@ def _kind(decision: Decision) -> str:
     if phase == Phase.BUY:
         return "buy"
     return "down_play" if decision.view.down[decision.view.player] else "play"
-
-
-def search_player(spec: str, **options: Any) -> NetSearchBot:
-    """The search over the trainer player ``spec`` (a ``.pt`` path); named after its file."""
-    stem = os.path.splitext(os.path.basename(spec))[0]
-    return NetSearchBot(spec, name=f"search_{stem}", **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -44,36 +44,6 @@ def seat_column(name: str, seat: int) -> str:
     return base if seat == 1 else f"{base}#{seat}"
 
 
-def tournament_summary(
-    model: str,
-    opponent: str,
-    *,
-    players: int,
-    contracts: tuple[int, ...],
-    games: int,
-    seed: int,
-    workers: int = 1,
-) -> Summary:
-    """The summary ``shanghai-evaluate --players MODEL,OPPONENT,...`` computes: ``model`` against
-    ``players - 1`` seats of ``opponent``, played and summarized by the arena's code."""
-    from shanghai_env.agents.arena import tournament
-    from shanghai_env.agents.arena.stats import summarize
-
-    config = tournament.TournamentConfig(
-        players=(model, *([opponent] * (players - 1))), games=games, seed=seed, contracts=contracts
-    )
-    results = tournament.run_tournament(config, workers=workers)
-    tournament.forget_agents(config.players)
-    return summarize(
-        results,
-        config.labels,
-        config.players,
-        duplicate=config.duplicate,
-        seed=config.seed,
-        seating=config.seating(),
-    )
-
-
 def learner_pairs(summary: Summary) -> list[PairStats]:
     """The pairwise rows of the first player listed (the learner): one per other seat, in the
     order listed (as a task's score line takes them)."""
@@ -93,10 +63,17 @@ def evaluate(
 ) -> dict[str, Any]:
     """``model`` against ``players - 1`` seats of ``opponent``: ``seats``, the learner's paired
     difference to each bot seat (``diff``, ``low``, ``high``, ``label``: the arena's name for the
-    seat); ``diff``, ``low``, ``high`` of the first seat again; ``score``, ``games``, ``rounds``."""
-    summary = tournament_summary(
-        model, opponent, players=players, contracts=contracts, games=games, seed=seed, workers=workers
+    seat); ``diff``, ``low``, ``high`` of the first seat again; ``score``, ``games``, ``rounds``:
+    the figures ``shanghai-evaluate --players MODEL,OPPONENT,...`` reports for the same games."""
+    from shanghai_env.agents.arena import tournament
+    from shanghai_env.agents.arena.stats import summarize_tournament
+
+    config = tournament.TournamentConfig(
+        players=(model, *([opponent] * (players - 1))), games=games, seed=seed, contracts=contracts
     )
+    results = tournament.run_tournament(config, workers=workers)
+    tournament.forget_agents(config.players)
+    summary = summarize_tournament(config, results)
     pairs = learner_pairs(summary)
     seats = [{"label": p.b, "diff": p.mean_diff, "low": p.ci95[0], "high": p.ci95[1]} for p in pairs]
     return {

@@ -88,15 +88,13 @@ class ExIt(DMC):
         games = venv.games
         for row in self.np_rng.permutation(venv.num_envs):
             game = games[row]
-            if game.phase not in (Phase.DRAW, Phase.BUY) or len(venv.legal_ids[row]) < 2:
+            if game.phase not in (Phase.DRAW, Phase.BUY):  # the searched kinds (NetSearchParams.decisions)
                 continue
             table, encoder, maps = self._tables_of(game.rules)
             decision = decision_for(game, game.to_act, table, encoder)
-            ids, scores = self.searcher.agent.move_scores(decision)
-            order = np.argsort(-scores, kind="stable")
-            if scores[order[0]] - scores[order[1]] > self.opt.gate:
+            candidates = self.searcher.candidates(decision)  # the network's two best, if close
+            if len(candidates) < 2:
                 continue
-            candidates = [ids[int(k)] for k in order[:2]]
             values = self.searcher.measure(decision, candidates)
             best = self.searcher.choose(values)
             to_run = maps.to_any if maps is not None else np.arange(table.size)  # native id -> run's

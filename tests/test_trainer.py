@@ -104,6 +104,18 @@ def test_exit_searches_and_labels_its_own_moves(tmp_path):
     check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
 
 
+def test_exit_measures_its_searches_in_worker_processes_with_the_same_result(tmp_path):
+    """--env-workers 2 spreads exit's searches over two processes: the same run, weight for weight."""
+    here, there = str(tmp_path / "here"), str(tmp_path / "there")
+    train(tiny("exit", here, timesteps=128))
+    train(tiny("exit", there, timesteps=128, env_workers=2))
+    a, b = weights(os.path.join(here, "model.pt")), weights(os.path.join(there, "model.pt"))
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    with open(os.path.join(there, "progress.csv"), encoding="utf-8") as f:
+        assert sum(float(r["searched"]) for r in __import__("csv").DictReader(f)) > 0
+
+
 def test_resuming_with_evaluations_starts_evaluating(tmp_path):
     """--eval-every may change on resuming: a run started without evaluations gets them."""
     out = str(tmp_path / "run")

@@ -95,7 +95,8 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
             f"argument --encoding: {args.encoding} trains with ppo, dmc, dagger or exit, not {method}"
         )
     tables = getattr(args, "tables", ())
-    if tables and (args.encoding != "any_table" or args.env_workers > 1):
+    # exit's games stay in this process (its --env-workers measure its searches)
+    if tables and (args.encoding != "any_table" or (args.env_workers > 1 and method != "exit")):
         parser.error(
             "argument --tables: games at several table sizes need --encoding any_table and --env-workers 1"
         )
@@ -106,7 +107,7 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
         parser.error(f"argument --tables: {err}")
     if tables and args.opponents != ("self",) and len(args.opponents) > 1:
         parser.error("argument --opponents: with --tables name one player, who fills every other seat")
-    if method in ("dagger", "exit") and args.env_workers > 1:
+    if method == "dagger" and args.env_workers > 1:
         parser.error(f"argument --env-workers: {method} reads its games in this process; use 1")
     made = not os.path.exists(args.out)  # a refused run leaves no folder it made
     problem = prepare_output(args.out, ("model.pt", "model.json", "checkpoint.pt"))

@@ -15,7 +15,7 @@ Options (``shanghai-train exit --help``): dmc's, and ``searches``, ``worlds``, `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from shanghai_env.agents.learned.players.net_search import NetSearchBot
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
 from shanghai_env.agents.learned.train.options import option
+from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
 from shanghai_env.any_table import AnyTable, encoding_tables
 from shanghai_env.cli import int_in, number_in
 from shanghai_env.decision import decision_for
@@ -54,6 +55,10 @@ class ExIt(DMC):
     name = "exit"
     Options = ExItOptions
 
+    def make_venv(self, config: Any) -> Any:
+        # the games stay here, where the search reads them; --env-workers measures the searches
+        return super().make_venv(replace(config, env_workers=1))
+
     def reset_extra(self) -> None:
         super().reset_extra()
         meta = {"method": "dmc"}  # the network's scores are move values, as dmc's
@@ -70,6 +75,13 @@ class ExIt(DMC):
         self.searched = 0
         self.switched = 0
         self._native: dict[Rules, tuple[Any, Any, AnyTable | None]] = {}
+        self.quota = 0  # searches left in this update
+        self.pool = SearchPool(self.searcher, self.config.env_workers)
+
+    def close(self) -> None:
+        pool = getattr(self, "pool", None)  # none if the setup stopped before it
+        if pool is not None:
+            pool.close()
 
     def _tables_of(self, rules: Rules) -> tuple[Any, Any, AnyTable | None]:
         """The native action table and encoder of a table size, and its map to the run's ids."""
@@ -80,13 +92,21 @@ class ExIt(DMC):
         return self._native[rules]
 
     def choose_actions(self, step: int, actions: np.ndarray) -> np.ndarray:
-        """dmc's actions, with one row's replaced by its search's choice on the search's steps."""
-        every = max(1, self.opt.n_steps // self.opt.searches) if self.opt.searches else 0
-        if not every or step % every or self.opt.searches * every <= step:
+        """dmc's actions, with those of the searched rows replaced by their search's choice: from
+        the update's first step on, the rows at a close call of the searched kinds (in a random
+        order) until the update has had ``searches``; the searches of a step are measured
+        together (over ``--env-workers`` processes)."""
+        if step == 0:
+            self.quota = self.opt.searches
+        if self.quota <= 0:
             return actions
         venv = self.venv
         games = venv.games
+        found: list[tuple[int, list[int], Any]] = []  # (row, candidates, the native -> run's ids)
+        tasks: list[Task] = []
         for row in self.np_rng.permutation(venv.num_envs):
+            if len(found) == self.quota:
+                break
             game = games[row]
             if game.phase not in (Phase.DRAW, Phase.BUY):  # the searched kinds (NetSearchParams.decisions)
                 continue
@@ -95,18 +115,24 @@ class ExIt(DMC):
             candidates = self.searcher.candidates(decision)  # the network's two best, if close
             if len(candidates) < 2:
                 continue
-            values = self.searcher.measure(decision, candidates)
+            found.append((int(row), candidates, maps.to_any if maps is not None else np.arange(table.size)))
+            # each search its own generator: the same values however many processes measure them
+            seed = (self.config.seed, self.searched + len(tasks))
+            tasks.append((decision.view, game.rules, candidates, seed))
+        if not found:
+            return actions
+        self.quota -= len(found)
+        self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
+        actions = actions.copy()
+        for (row, candidates, to_run), values in zip(found, self.pool.measure(tasks)):
             best = self.searcher.choose(values)
-            to_run = maps.to_any if maps is not None else np.arange(table.size)  # native id -> run's
             seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
-            to_value = self.searcher.rollouts_for(game.rules).to_points  # points -> the net's values
+            to_value = self.searcher.rollouts_for(games[row].rules).to_points  # points -> the net's values
             for a, got in zip(candidates, values):
                 self.labels.append((seen, int(to_run[a]), float(np.mean(got)) / to_value))
-            actions = actions.copy()
             actions[row] = int(to_run[candidates[best]])
             self.searched += 1
             self.switched += int(best != 0)
-            return actions
         return actions
 
     def extra_batch(self) -> tuple[list[bytes], list[int], list[float], float]:
@@ -114,14 +140,11 @@ class ExIt(DMC):
         return [x[0] for x in labels], [x[1] for x in labels], [x[2] for x in labels], self.opt.label_weight
 
     def extra_state(self) -> dict[str, Any]:
-        return super().extra_state() | {
-            "search_rng": self.searcher.rng.bit_generator.state,
-            "search_counts": [self.searched, self.switched],
-        }
+        # each search's generator comes from the run's seed and the search's number
+        return super().extra_state() | {"search_counts": [self.searched, self.switched]}
 
     def load_extra(self, state: dict[str, Any]) -> None:
         super().load_extra(state)
-        self.searcher.rng.bit_generator.state = state["search_rng"]
         self.searched, self.switched = (int(x) for x in state["search_counts"])
 
     def step(self) -> dict[str, float]:

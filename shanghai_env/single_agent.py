@@ -144,7 +144,7 @@ def potential_arg(potential: Any) -> Potential | None:
         raise TypeError(
             f"potential must be None or a function potential(game, seat) -> float, got {potential!r}"
         )
-    return potential  # type: ignore[no-any-return]
+    return potential
 
 
 _SEED_LIMIT = 2**63

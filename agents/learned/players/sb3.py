@@ -182,7 +182,7 @@ def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -
         logits = torch.einsum("bkh,bh->bk", head.weight[ids], latent) + head.bias[ids]
         logits = logits.masked_fill(~torch.from_numpy(valid).to(latent.device), -torch.inf)
         best = logits.argmax(dim=1).cpu().numpy()
-    return idx[np.arange(len(legal)), best].tolist()  # type: ignore[no-any-return]
+    return idx[np.arange(len(legal)), best].tolist()
 
 
 def _actor_latent(policy: Any, observations: np.ndarray) -> Any:

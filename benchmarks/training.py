@@ -53,12 +53,17 @@ Measures, one after another on this machine and in this process (one torch threa
   own observation; the last three also read the facts of the own hand through a move network, as
   the from-scratch players do), self-play from scratch, no evaluation; its **learner steps/s** (decisions
   trained on, over the loop's wall time) and where the time goes: the games (the vector env's
-  ``step``, bots inside included; for ``sb3`` the single-agent envs' ``step``, the other seats'
-  play inside), for ``dagger`` asking its teacher (``shanghai``)
-  about every decision, the network while playing, and the updates.
+  ``step``, bots and opponent networks inside included), for ``dagger`` asking its teacher
+  (``shanghai``) about every decision, the network while playing, and the updates;
+- ``sb3`` (MaskablePPO on the batched games) beside ``ppo`` on the same table: its learner steps/s
+  as a share of ``ppo``'s in the same run (``sb3_self_play`` of ``ppo_self_play``, ``sb3_vs_3_greedy``
+  of ``ppo_vs_3_greedy``). MaskablePPO trains one seat a game, so in self-play each of its learner
+  decisions also steps the other seats' (the current policy's) decisions, where ``ppo`` trains on
+  every seat's.
 
     python benchmarks/training.py                  # every configuration, 65,536 learner steps each
     python benchmarks/training.py --steps 32768 --only ppo_self_play
+    python benchmarks/training.py --only ppo_self_play --only sb3_self_play   # sb3 against ppo
     python benchmarks/training.py --device cuda --num-envs 512 --env-workers 12   # a GPU machine
 
 ``--device``, ``--num-envs`` and ``--env-workers`` are the trainer's options of the same names; the
@@ -94,7 +99,9 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "dmc_self_play": {"method": "dmc"},
     "ppo_vs_3_networks": {"method": "ppo", "opponents": "network"},
     "ppo_vs_3_greedy": {"method": "ppo", "opponents": ("greedy",)},
-    # Stable-Baselines3's MaskablePPO on the single-agent view, against the same bots
+    # Stable-Baselines3's MaskablePPO on the batched games (one learning seat a game): in
+    # self-play the current policy plays the other seats, and against the same bots as ppo
+    "sb3_self_play": {"method": "sb3"},
     "sb3_vs_3_greedy": {"method": "sb3", "opponents": ("greedy",)},
     # the configurations of the from-scratch players (docs/training.md): the facts of the own
     # hand and a move network, and for dmc the λ-returns
@@ -172,9 +179,9 @@ def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable
 
 
 def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[Callable[[], None]]:
-    """Time the games' steps (the vector env, in this process or in workers; for sb3 the
-    single-agent envs, the other seats' play inside), collecting a rollout (a method's
-    ``_collect``, MaskablePPO's ``collect_rollouts``) and asking a teacher."""
+    """Time the games' steps (the vector env, in this process or in workers, the other seats' play
+    inside), collecting a rollout (a method's ``_collect``, MaskablePPO's ``collect_rollouts``) and
+    asking a teacher."""
     from shanghai_env.agents.learned.train.methods import method_class
     from shanghai_env.agents.learned.train.methods.teachers import Teachers
     from shanghai_env.vector import VectorEnv
@@ -186,9 +193,7 @@ def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[
     if method == "sb3":
         from sb3_contrib import MaskablePPO
 
-        from shanghai_env.single_agent import SingleAgentEnv
-
-        games, collector, collect = SingleAgentEnv, MaskablePPO, "collect_rollouts"
+        collector, collect = MaskablePPO, "collect_rollouts"
     return [
         timed(games, "step", parts, "games"),
         timed(collector, collect, parts, "network"),
@@ -543,6 +548,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"env() random play again           {after:9,.0f} steps/s (mean {reference:,.0f})", flush=True)
     for name, row in rows.items():
         print(f"{name:33s} {row['steps_per_s'] / reference:6.1%} of env() random-play steps/s", flush=True)
+    for name, row in rows.items():
+        ppo = rows.get(name.replace("sb3_", "ppo_", 1)) if name.startswith("sb3_") else None
+        if ppo is not None:
+            share = row["steps_per_s"] / ppo["steps_per_s"]
+            print(f"{name:33s} {share:6.1%} of ppo's learner steps/s on the same table", flush=True)
 
 
 if __name__ == "__main__":

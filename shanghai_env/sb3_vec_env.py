@@ -18,6 +18,10 @@ gives each game its own bot); ``reward`` is the vector env's (``"deal"``, ``"win
 ``"relative"``), the learner's share of it. Observations ``(N, L)`` int8 (``ObservationEncoder``),
 actions ``Discrete(A)`` per game.
 
+- **Shaping** (off by default) as :class:`~shanghai_env.single_agent.SingleAgentEnv`'s:
+  ``potential(game, seat) -> float`` adds ``gamma * potential(s') - potential(s)`` to the
+  learner's reward between its consecutive decisions, with potential 0 once its game has ended.
+
 - **Masks**: ``action_masks()`` gives ``(N, A)`` bool, and ``env_method("action_masks")`` one
   row per game, which is what sb3-contrib's ``get_action_masks`` calls.
 - **Auto-reset** as SB3's own VecEnvs: a game that ended is ``done`` and its row already shows
@@ -45,7 +49,8 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from .checks import is_int
+from .checks import is_int, real_arg
+from .single_agent import Potential, potential_arg
 from .vector import PlayerEntry
 from .vector import VectorEnv as GameBatch
 
@@ -73,6 +78,8 @@ class SB3VectorEnv(VecEnv):
         *,
         opponents: Sequence[PlayerEntry],
         reward: str = "deal",
+        potential: Potential | None = None,
+        gamma: float = 0.99,
         **rule_options: Any,
     ) -> None:
         allowed = "the other seats' players (a network or a factory of bots each)"
@@ -80,6 +87,8 @@ class SB3VectorEnv(VecEnv):
             raise TypeError(f"opponents must be a list or tuple of {allowed}, got {opponents!r}")
         if any(o is None for o in opponents):
             raise ValueError(f"opponents: every other seat needs a player: {allowed}")
+        self.potential = potential_arg(potential)
+        self.gamma = real_arg("gamma", gamma, low=0.0, high=1.0)
         self.games = _Games(num_envs, players=[None, *opponents], reward=reward, **rule_options)
         encoder = self.games.encoder
         observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.int8)
@@ -88,6 +97,7 @@ class SB3VectorEnv(VecEnv):
         self._actions: np.ndarray | None = None
         self._returns = np.zeros(self.num_envs, np.float64)  # the learner's rewards in the current game
         self._lengths = np.zeros(self.num_envs, np.int64)  # its decisions in the current game
+        self._phi = np.zeros(self.num_envs, np.float64)  # the potential at the learner's decision now
         self._start = time.perf_counter()
 
     # --- SB3's VecEnv ------------------------------------------------------------------------
@@ -124,6 +134,7 @@ class SB3VectorEnv(VecEnv):
         self.games.terminal.clear()
         self._returns[:] = 0.0
         self._lengths[:] = 0
+        self._phi = self._potentials()
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return obs.copy()
 
@@ -136,6 +147,11 @@ class SB3VectorEnv(VecEnv):
         actions, self._actions = self._actions, None
         obs, _, _, rewards, done = self.games.step(actions)
         reward = rewards[:, LEARNER].astype(np.float32)
+        if self.potential is not None:
+            phi = self._potentials()  # a row whose game ended shows its next game: its start's
+            shaping = self.gamma * np.where(done, 0.0, phi) - self._phi
+            self._phi = phi
+            reward += shaping.astype(np.float32)
         self._returns += reward
         self._lengths += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -193,6 +209,12 @@ class SB3VectorEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
+
+    def _potentials(self) -> np.ndarray:
+        """The potential of the learner's state in every game now (zeros without shaping)."""
+        if self.potential is None:
+            return np.zeros(self.num_envs, np.float64)
+        return np.array([float(self.potential(game, LEARNER)) for game in self.games.games], np.float64)
 
     def _indices(self, indices: Any) -> list[int]:
         """SB3's ``indices`` (None: every env; an int; an iterable of ints) checked."""

@@ -136,6 +136,17 @@ RULE_OPTIONS = tuple(
 )
 OpponentFactory = Callable[[np.random.Generator], Sequence[Agent]]
 Potential = Callable[[Game, int], float]
+
+
+def potential_arg(potential: Any) -> Potential | None:
+    """``potential`` checked: None (no shaping) or a function ``potential(game, seat) -> float``."""
+    if potential is not None and not callable(potential):
+        raise TypeError(
+            f"potential must be None or a function potential(game, seat) -> float, got {potential!r}"
+        )
+    return potential
+
+
 _SEED_LIMIT = 2**63
 StepResult = tuple[np.ndarray, float, bool, bool, dict[str, Any]]
 
@@ -200,11 +211,7 @@ class SingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             "learner_seat", learner_seat, low=0, high=n - 1, none="a random seat"
         )
         self.max_steps = optional_int_arg("max_steps", max_steps, low=1, none="no truncation")
-        if potential is not None and not callable(potential):
-            raise TypeError(
-                f"potential must be None or a function potential(game, seat) -> float, got {potential!r}"
-            )
-        self.potential = potential
+        self.potential = potential_arg(potential)
         self.gamma = real_arg("gamma", gamma, low=0.0, high=1.0)
         self.illegal_reward = real_arg("illegal_reward", illegal_reward)
         self.render_mode = optional_choice_arg("render_mode", render_mode, self.metadata["render_modes"])

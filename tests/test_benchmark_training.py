@@ -41,6 +41,7 @@ def test_the_trainers_games_are_timed_in_this_process_and_in_workers(workers):
         "dmc_facts_lambda_move_net",
         "dagger_shanghai_facts_move_net",
         "sb3_vs_3_greedy",
+        "sb3_self_play",
     ],
 )
 def test_the_from_scratch_players_configurations_run(name):
@@ -50,8 +51,15 @@ def test_the_from_scratch_players_configurations_run(name):
     assert re.search(rf"{name}\s+[\d.]+% of env\(\)", done.stdout), done.stdout
     if name.startswith("dagger"):
         assert re.search(rf"{name}.*the teacher\s+[1-9]\d*%", done.stdout), done.stdout
-    if name.startswith("sb3"):  # the single-agent envs' steps are timed as the games
+    if name.startswith("sb3"):  # the batched games' steps (the other seats inside) are timed
         assert re.search(rf"{name}.*games\s+[1-9]\d*%", done.stdout), done.stdout
+
+
+def test_sb3_is_measured_against_ppo_in_the_same_run():
+    done = bench("--steps", "256", "--num-envs", "4", "--only", "ppo_self_play", "--only", "sb3_self_play")
+    assert done.returncode == 0, done.stderr
+    share = r"sb3_self_play\s+[\d.]+% of ppo's learner steps/s on the same table"
+    assert re.search(share, done.stdout), done.stdout
 
 
 @pytest.mark.parametrize(

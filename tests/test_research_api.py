@@ -309,4 +309,8 @@ def test_the_sb3_view_refuses_bad_arguments():
         env.step_wait()
     with pytest.raises(ValueError, match="every other seat"):
         SB3VectorEnv(2, opponents=[None, None], num_players=3)
+    with pytest.raises(TypeError, match=r"potential must be None or a function potential\(game, seat\)"):
+        SB3VectorEnv(2, opponents=random_bots(2), num_players=3, potential=0.5)
+    with pytest.raises(ValueError, match="gamma"):
+        SB3VectorEnv(2, opponents=random_bots(2), num_players=3, potential=lambda game, seat: 0.0, gamma=2.0)
     assert env.get_attr("num_envs", indices=1) == [3] and env.env_is_wrapped(object) == [False] * 3

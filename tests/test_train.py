@@ -1,6 +1,7 @@
-"""``shanghai-train sb3``: MaskablePPO on the single-agent view, through the loop's shared parts (run
+"""``shanghai-train sb3``: MaskablePPO on the batched games, through the loop's shared parts (run
 folder, checkpoints and resume, the evaluation shanghai-evaluate's statistic, the curve); its
-player is a MaskablePPO .zip that every command plays; one seed, one result."""
+player is a MaskablePPO .zip that every command plays; one seed, one result; self-play opponents
+deciding all games in one forward pass; shaping."""
 
 from __future__ import annotations
 
@@ -13,19 +14,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+import shanghai_env
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from shanghai_env.agents.bots.greedy import GreedyBot  # noqa: E402
-from shanghai_env.agents.learned.players.sb3 import ModelAgent  # noqa: E402
+from shanghai_env.agents.learned.players.sb3 import ModelAgent, legal_modes, policy_modes  # noqa: E402
 from shanghai_env.agents.learned.train import cli  # noqa: E402
 from shanghai_env.agents.learned.train.loop import train  # noqa: E402
 from shanghai_env.agents.learned.train.methods import method_class  # noqa: E402
-from shanghai_env.agents.learned.train.methods.sb3 import Scored  # noqa: E402
+from shanghai_env.agents.learned.train.methods.sb3 import DistancePotential  # noqa: E402
 from shanghai_env.agents.learned.train.run import RunConfig  # noqa: E402
 from shanghai_env.agents.registry import check_player, make_agent  # noqa: E402
 from shanghai_env.rules import Rules  # noqa: E402
-from shanghai_env.single_agent import SingleAgentEnv  # noqa: E402
+from shanghai_env.sb3_vec_env import SB3VectorEnv  # noqa: E402
 
 TINY = {"n_steps": 32, "batch_size": 64, "epochs": 1, "net_arch": (16,)}
 
@@ -120,19 +122,57 @@ def test_self_play_and_init_from_a_saved_player(tmp_path: Path) -> None:
         method_class("sb3")().setup(tiny(tmp_path / "3p", init=start, players=3), torch.device("cpu"))
 
 
-def test_the_relative_reward_is_the_score_against_the_table() -> None:
-    env = Scored(SingleAgentEnv([GreedyBot() for _ in range(3)], contracts=(1, 2)), relative=True)
-    _, info = env.reset(seed=4)
-    total, done = 0.0, False
+def random_bots(count: int) -> list[Any]:
+    return [lambda: make_agent("random")] * count
+
+
+def test_shaping_adds_the_potential_s_differences_and_telescopes() -> None:
+    """``potential``: with gamma 1 the shaping a game pays adds up to minus its start's potential
+    (potential-based shaping, as the single-agent env's); the rest is the unshaped reward."""
+    coef = 0.25
+    plain = SB3VectorEnv(3, opponents=random_bots(2), num_players=3, contracts=(1,), reward="relative")
+    shaped = SB3VectorEnv(
+        3, opponents=random_bots(2), num_players=3, contracts=(1,), reward="relative",
+        potential=DistancePotential(coef), gamma=1.0,
+    )  # fmt: skip
+    plain.seed(5)
+    shaped.seed(5)
+    plain.reset()
+    shaped.reset()
+    starts = [DistancePotential(coef)(game, 0) for game in shaped.games.games]
+    assert all(s < 0 for s in starts)
+    paid = np.zeros(3)
     rng = np.random.default_rng(0)
-    while not done:
-        action = int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
-        _, reward, terminated, truncated, info = env.step(action)
-        total += reward
-        done = terminated or truncated
-    scores, seat = np.asarray(info["game_scores"], float), info["learner_seat"]
-    assert total == pytest.approx(-(scores[seat] - scores.mean()) / 100)
-    assert env.finished == [pytest.approx(scores[seat] - np.delete(scores, seat).mean())]
+    first_game = np.ones(3, bool)
+    for _ in range(20_000):  # random players: a deal may take a few thousand moves
+        if not first_game.any():
+            break
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in plain.action_masks()])
+        assert np.array_equal(plain.action_masks(), shaped.action_masks())  # the same games
+        plain.step_async(actions)
+        shaped.step_async(actions)
+        _, r_plain, done, _ = plain.step_wait()
+        _, r_shaped, _, _ = shaped.step_wait()
+        paid += np.where(first_game, r_shaped.astype(float) - r_plain, 0.0)
+        first_game &= ~done
+    assert not first_game.any()  # every first game ended
+    assert paid == pytest.approx(-np.array(starts), abs=1e-3)
+
+
+def test_the_self_play_seats_take_the_policy_s_most_probable_legal_move(tmp_path: Path) -> None:
+    """The other seats' choice from the legal actions' logits alone is the masked mode of the
+    whole action head (what ``predict(deterministic=True)`` gives)."""
+    method = method_class("sb3")()
+    method.setup(tiny(tmp_path / "run", opponents=("self",)), torch.device("cpu"))
+    venv = shanghai_env.vector_env(32, num_players=4, contracts=(1,))
+    venv.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(5):  # past the first draws: discards and melds too
+        venv.step([ids[rng.integers(len(ids))] for ids in venv.legal_actions])
+    policy = method.model.policy
+    chosen = legal_modes(policy, venv.obs, venv.legal_actions)
+    assert chosen == policy_modes(policy, venv.obs, venv.mask.astype(bool))
+    assert all(a in ids for a, ids in zip(chosen, venv.legal_actions))
 
 
 @pytest.mark.parametrize(
@@ -144,7 +184,7 @@ def test_the_relative_reward_is_the_score_against_the_table() -> None:
         (["--init", "shanghai_4p"], "goes on from a MaskablePPO player"),
         (["--batch-size", "0"], "--batch-size"),
         (["--shaping", "-1"], "--shaping"),
-        (["--vector-env", "--shaping", "0.5"], "--shaping"),  # the batched games pay no shaping
+        (["--vector-env"], "unrecognized arguments: --vector-env"),  # one route: the batched games
     ],
 )
 def test_what_sb3_cannot_do_is_one_line_and_exit_2(tmp_path, argv, needle, capsys) -> None:
@@ -156,17 +196,23 @@ def test_what_sb3_cannot_do_is_one_line_and_exit_2(tmp_path, argv, needle, capsy
     assert not os.path.exists(tmp_path / "run" / "checkpoint.pt")
 
 
-@pytest.mark.parametrize("opponents", [("self",), ("greedy",)])
-def test_the_batched_games_train_through_the_loop(tmp_path: Path, opponents: tuple[str, ...]) -> None:
-    """``--vector-env``: MaskablePPO on SB3VectorEnv (the games stepped together), the loop's files
-    and statistics as with a SingleAgentEnv each."""
-    options = {**TINY, "vector_env": True}
-    out = tmp_path / "run"
-    train(tiny(out, timesteps=512, opponents=opponents, method_options=options))
+@pytest.mark.parametrize(
+    ("opponents", "options"), [(("self",), {}), (("greedy",), {}), (("self",), {"shaping": 0.5})]
+)
+def test_the_batched_games_train_through_the_loop(
+    tmp_path: Path, opponents: tuple[str, ...], options: dict[str, Any]
+) -> None:
+    """MaskablePPO on SB3VectorEnv (the games stepped together), the loop's files and statistics,
+    in self-play, against bots and with shaping; the same seed, the same network."""
+    runs = []
+    for name in "ab":
+        out = tmp_path / name
+        train(tiny(out, timesteps=256, opponents=opponents, method_options={**TINY, **options}))
+        runs.append(weights(out / "model.zip"))
     with open(out / "progress.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert int(rows[-1]["env_steps"]) == 512
-    assert sum(float(r["games_finished"]) for r in rows) > 0
+    assert int(rows[-1]["env_steps"]) == 256
     if opponents != ("self",):
         assert any(r["train_game_diff"] not in ("", "nan") for r in rows)
-    assert weights(out / "model.zip")  # the player loads and plays as any MaskablePPO player
+    a, b = runs
+    assert all(torch.equal(a[k], b[k]) for k in a)

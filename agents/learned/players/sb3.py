@@ -156,18 +156,48 @@ def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> li
     of ``masks``: what ``predict(..., deterministic=True)`` returns, computed as MaskableCategorical
     does (masked logits set to -1e8, softmax, argmax) from one forward pass over the batch."""
     import torch
-    from stable_baselines3.common.policies import BaseModel
 
-    if policy.training:  # once: predict() would switch every module on every call
-        policy.set_training_mode(False)
     with torch.inference_mode():
-        obs = torch.as_tensor(observations, dtype=torch.float32, device=policy.device)
-        obs = obs.reshape(len(observations), -1)
-        features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        logits = policy.action_net(_actor_latent(policy, observations))
         legal = torch.as_tensor(masks, dtype=torch.bool, device=logits.device)
         masked = logits.masked_fill(~legal, -1e8)
         return [int(a) for a in torch.softmax(masked, dim=1).argmax(dim=1)]
+
+
+def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -> list[int]:
+    """The most probable legal action of a MaskablePPO policy at every row of ``observations``,
+    from each row's ``legal`` ids: the logits of those actions alone (a row of the action head
+    each, not all of its thousands), so that a policy playing many seats of many games (the
+    learner's own, in self-play) costs little more than its trunk. The choices are
+    :func:`policy_modes`' up to rounding between two nearly equal logits."""
+    import torch
+
+    from shanghai_env.agents.learned.nets.policy import padded
+
+    idx, valid = padded(legal)
+    with torch.inference_mode():
+        latent = _actor_latent(policy, observations)
+        head = policy.action_net
+        ids = torch.from_numpy(idx).to(latent.device)
+        logits = torch.einsum("bkh,bh->bk", head.weight[ids], latent) + head.bias[ids]
+        logits = logits.masked_fill(~torch.from_numpy(valid).to(latent.device), -torch.inf)
+        best = logits.argmax(dim=1).cpu().numpy()
+    return idx[np.arange(len(legal)), best].tolist()
+
+
+def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
+    """The policy's last hidden layer before its action head, in eval mode (set once: predict()
+    would switch every module on every call). Call within ``torch.inference_mode()``."""
+    import torch
+    from stable_baselines3.common.policies import BaseModel
+
+    if policy.training:
+        policy.set_training_mode(False)
+    # float32 through numpy: a copy either way, and the batched games' arrays are read-only
+    obs = torch.from_numpy(np.asarray(observations, np.float32).reshape(len(observations), -1))
+    obs = obs.to(policy.device)
+    features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
+    return policy.mlp_extractor.forward_actor(features)
 
 
 def observation_encoder(rules: Rules) -> ObservationEncoder:

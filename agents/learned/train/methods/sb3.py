@@ -1,11 +1,13 @@
-"""Stable-Baselines3's MaskablePPO (sb3-contrib) on the Gymnasium single-agent view, on the loop.
+"""Stable-Baselines3's MaskablePPO (sb3-contrib) on the batched games, on the loop.
 
 One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``num_envs`` games,
-then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does. The games are a
-:class:`~shanghai_env.single_agent.SingleAgentEnv` each in SB3's ``DummyVecEnv`` (the learner's seat
-drawn per game), or with ``--vector-env`` one :class:`~shanghai_env.sb3_vec_env.SB3VectorEnv` (the
-learner at seat 0, the other seats' network deciding every game in one call). ``--opponents self``
-(the default) seats the current policy's most probable move everywhere else. The network reads the
+then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does. The games are one
+:class:`~shanghai_env.sb3_vec_env.SB3VectorEnv` (SB3's ``VecEnv`` over the batched games, stepped
+together in this process), the learner at seat 0 of each. ``--opponents self`` (the default) seats
+the current policy's most probable move everywhere else, one object deciding every waiting seat of
+every game in one forward pass; named opponents are seated as ``shanghai-train ppo`` seats them (a
+network: one object for all games; a bot: one per game). ``--shaping`` adds potential-based shaping
+on the hand's distance to the contract to the learner's rewards. The network reads the
 observation through :class:`~shanghai_env.agents.learned.nets.features.RummyFeatures`; ``--init`` a
 MaskablePPO ``.zip`` goes on from that player's network with this run's settings. The run folder,
 checkpoints (tensors and random streams, no pickle; a resumed run deals new games), evaluations and
@@ -16,30 +18,26 @@ curve are the loop's; the player is a MaskablePPO ``model.zip``
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.nets.features import RummyFeatures
-from shanghai_env.agents.learned.players.sb3 import load_maskable, policy_modes, save_maskable, saved_table
+from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
 from shanghai_env.agents.learned.train.run import SELF, RunConfig, seed32
-from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 from shanghai_env.sb3_vec_env import LEARNER, SB3VectorEnv
-from shanghai_env.single_agent import SingleAgentEnv
 
 
 @dataclass
@@ -57,11 +55,11 @@ class SB3Options:
     max_grad_norm: float = 0.5
     norm_adv: bool = True  # Stable-Baselines3's default
     shaping: float = 0.0  # potential -shaping * distance of the hand to the contract (0: none)
-    vector_env: bool = False  # one SB3VectorEnv instead of a SingleAgentEnv each in a DummyVecEnv
 
 
 class SelfPlayer:
-    """The learner's current policy at another seat: its most probable legal move."""
+    """The learner's current policy at every other seat: its most probable legal move, for all
+    the games' waiting seats in one forward pass (the batched games call :meth:`act_arrays`)."""
 
     name = "self"
     needs_observation = True
@@ -77,16 +75,11 @@ class SelfPlayer:
 
     def act_batch(self, decisions: list[Decision]) -> list[int]:
         obs = np.stack([d.observation for d in decisions])
-        masks = np.stack([d.action_mask for d in decisions]).astype(bool)
-        return policy_modes(self.method.model.policy, obs, masks)
+        return self.act_arrays(obs, [np.flatnonzero(d.action_mask).tolist() for d in decisions])
 
     def act_arrays(self, obs: np.ndarray, legal: list[list[int]]) -> list[int]:
-        """The same choices from the batched games' arrays (``--vector-env``: no view built)."""
-        masks = np.zeros((len(legal), int(self.method.model.action_space.n)), bool)
-        for row, ids in enumerate(legal):
-            masks[row, ids] = True
-        # the batched games hand out a read-only view; torch wants a writable array
-        return policy_modes(self.method.model.policy, np.array(obs), masks)
+        """The choices from the batched games' arrays (no view of a game built)."""
+        return legal_modes(self.method.model.policy, obs, legal)
 
 
 class DistancePotential:
@@ -101,37 +94,9 @@ class DistancePotential:
         return -self.coef * shared_meter(game.contract, 1).distance(game.hands[seat])
 
 
-class Scored(gymnasium.Wrapper):
-    """Keeps each finished game's learner score minus the others' mean, and with ``relative``
-    pays the change of ``-(own score - the table's mean) / 100`` (and the env's shaping) instead of
-    the env's reward: what the loop's other methods learn from."""
-
-    def __init__(self, env: SingleAgentEnv, relative: bool) -> None:
-        super().__init__(env)
-        self.relative = relative
-        self.finished: list[float] = []
-        self.scores = np.zeros(env.rules.num_players)
-
-    def reset(self, **kwargs: Any) -> Any:
-        obs, info = self.env.reset(**kwargs)
-        self.scores = np.asarray(info["game_scores"], float)
-        return obs, info
-
-    def step(self, action: Any) -> Any:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        scores, seat = np.asarray(info["game_scores"], float), info["learner_seat"]
-        if self.relative:
-            gained = (scores - scores.mean()) - (self.scores - self.scores.mean())
-            reward = -gained[seat] / 100 + info["shaping"]
-        self.scores = scores
-        if terminated or truncated:
-            self.finished.append(float(scores[seat] - np.delete(scores, seat).mean()))
-        return obs, reward, terminated, truncated, info
-
-
-class ScoredVec(VecEnvWrapper):
-    """Keeps each finished game's learner score minus the others' mean (``--vector-env``; the
-    rewards are the batched env's, ``relative`` or ``deal``)."""
+class Scored(VecEnvWrapper):
+    """Keeps each finished game's learner score minus the others' mean (what the loop's progress
+    rows report against named opponents)."""
 
     def __init__(self, venv: SB3VectorEnv) -> None:
         super().__init__(venv)
@@ -158,19 +123,16 @@ class SB3:
         self.config, self.device = config, device
         self.opt = SB3Options(**config.method_options)
         set_random_seed(seed32(config.seed))
-        self.wrapped: list[Scored] = []
-        if self.opt.vector_env:
-            games = SB3VectorEnv(
-                config.num_envs,
-                opponents=self._opponents(),
-                reward=config.reward,
-                num_players=config.players,
-                contracts=config.contracts,
-            )
-            self.venv: Any = ScoredVec(games)
-        else:
-            self.wrapped = [self._env() for _ in range(config.num_envs)]
-            self.venv = DummyVecEnv([_returns(env) for env in self.wrapped])
+        games = SB3VectorEnv(
+            config.num_envs,
+            opponents=self._opponents(),
+            reward=config.reward,
+            potential=DistancePotential(self.opt.shaping) if self.opt.shaping else None,
+            gamma=self.opt.gamma,
+            num_players=config.players,
+            contracts=config.contracts,
+        )
+        self.venv = Scored(games)
         self.venv.seed(config.seed)
         if config.init:
             self.model = load_init(config, self.venv, device, settings(self.opt))
@@ -179,27 +141,13 @@ class SB3:
         self.model.set_logger(Logger(folder=None, output_formats=[]))  # the loop keeps the logs
         self.updates, self.new_games = 0, True
 
-    def _env(self) -> Scored:
-        config, opt = self.config, self.opt
-        env = SingleAgentEnv(
-            self._opponents(),
-            num_players=config.players,
-            contracts=config.contracts,
-            potential=DistancePotential(opt.shaping) if opt.shaping else None,
-            gamma=opt.gamma,
-        )
-        return Scored(env, config.reward == "relative")
-
     def _opponents(self) -> list[Any]:
         """The other seats' players: the current policy (it keeps nothing between decisions, so
-        one object serves every seat and game), else the named players (the batched env's
-        entries with ``--vector-env``, an agent each for a SingleAgentEnv)."""
-        seats, names = self.config.players - 1, tuple(self.config.opponents)
-        if names == (SELF,):
-            return [SelfPlayer(self)] * seats
-        if self.opt.vector_env:
-            return players_for(self.config)[1:]
-        return [make_agent(names[k % len(names)]) for k in range(seats)]
+        one object plays every seat of every game, deciding them in one forward pass), else the
+        named players as ``shanghai-train ppo`` seats them (:func:`.players_for`)."""
+        if tuple(self.config.opponents) == (SELF,):
+            return [SelfPlayer(self)] * (self.config.players - 1)
+        return players_for(self.config)[1:]
 
     def step(self) -> dict[str, float]:
         steps = self.opt.n_steps * self.config.num_envs
@@ -210,10 +158,7 @@ class SB3:
         logged = self.model.logger.name_to_value
         out = {k.split("/", 1)[1]: round(float(v), 5) for k, v in logged.items() if k.startswith("train/")}
         self.model.logger.dump()  # (no outputs: clears the values for the next iteration)
-        sources: list[Any] = [self.venv] if isinstance(self.venv, ScoredVec) else self.wrapped
-        finished = [d for source in sources for d in source.finished]
-        for source in sources:
-            source.finished.clear()
+        finished, self.venv.finished = self.venv.finished, []
         out["games_finished"] = float(len(finished))
         out.update(training_games(self.config, finished))
         out["env_steps"] = float(steps)
@@ -276,18 +221,12 @@ def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: 
     return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
 
 
-def _returns(env: Scored) -> Callable[[], Scored]:
-    return lambda: env
-
-
 def check_config(config: RunConfig) -> None:
     """ValueError for the run options sb3 cannot follow (before anything is built)."""
     if config.facts:
         raise ValueError("--facts: sb3 reads the env's observation through its own features; leave it out")
     if config.env_workers > 1:
         raise ValueError("--env-workers: sb3 steps its games in this process; use 1")
-    if config.method_options.get("vector_env") and config.method_options.get("shaping"):
-        raise ValueError("--shaping: the batched games (--vector-env) pay no shaping; leave one out")
     if config.init and not config.init.endswith(".zip"):
         raise ValueError(f"--init {config.init!r}: sb3 goes on from a MaskablePPO player (.zip)")
 

@@ -7,7 +7,7 @@ Methods on the one loop (``train/loop.py``; batched games through :mod:`shanghai
 - ``dmc``: Deep Monte-Carlo (as in DouZero): a value for each legal move, Monte-Carlo targets;
 - ``dagger``: behaviour cloning and DAgger of any player (``--teacher planner``, ``shanghai``, a
   saved player) into the same network, for ``ppo --init`` to go on from (RL after cloning);
-- ``sb3``: Stable-Baselines3's MaskablePPO on the Gymnasium single-agent view (a ``.zip`` player);
+- ``sb3``: Stable-Baselines3's MaskablePPO on the batched games' SB3 ``VecEnv`` (a ``.zip`` player);
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
   round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time;
 - ``rllib``: Ray RLlib multi-agent PPO (a PPO iteration a step), the route to a cluster;

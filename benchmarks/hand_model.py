@@ -10,6 +10,7 @@ games are dealt from another seed than the training games.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -36,15 +37,25 @@ def main() -> None:
     p.add_argument("--epochs", type=int_in(1), default=10)
     p.add_argument("--seed", type=int_in(0), default=0)
     p.add_argument("--out", default="", help="save the model here")
+    p.add_argument("--records", default="", help="an .npz of the records: read if it exists, else written")
+    p.add_argument("--hidden", type=int_in(1), default=256, help="the model's hidden width (default 256)")
     args = p.parse_args()
     torch.set_num_threads(1)
     rules = Rules(num_players=args.players)
     rollouts = BatchRollouts(PolicyAgent(args.player), rules)
     t0 = time.process_time()
-    obs, counts, shares = self_play_records(rollouts, args.games, seed=args.seed)
-    t_obs, t_counts, t_share = self_play_records(rollouts, args.test_games, seed=args.seed + 10_000)
+    if args.records and os.path.exists(args.records):
+        data = np.load(args.records)
+        obs, counts, shares = data["obs"], data["counts"], data["shares"]
+        t_obs, t_counts, t_share = data["t_obs"], data["t_counts"], data["t_share"]
+    else:
+        obs, counts, shares = self_play_records(rollouts, args.games, seed=args.seed)
+        t_obs, t_counts, t_share = self_play_records(rollouts, args.test_games, seed=args.seed + 10_000)
+        if args.records:
+            test = {"t_obs": t_obs, "t_counts": t_counts, "t_share": t_share}
+            np.savez(args.records, obs=obs, counts=counts, shares=shares, **test)
     t1 = time.process_time()
-    model = fit(rules, obs, counts, shares, seed=args.seed, epochs=args.epochs)
+    model = fit(rules, obs, counts, shares, seed=args.seed, epochs=args.epochs, hidden=args.hidden)
     t2 = time.process_time()
     with torch.no_grad():
         learned = float(

@@ -2,6 +2,7 @@
 
     python benchmarks/search_oracle.py --players 4 --games 2 \\
         --searchers shanghai_env.agents.learned.players.net_search:scratch_w8
+    python benchmarks/search_oracle.py --players 3 --games 12 --versus hand_model=hands_3p.pt
 
 Games of the network in every seat (``--network``, by default the shipped ``scratch``) are played
 on fixed seeds; at each of seat 0's decisions the searcher is asked what it would play (the game
@@ -13,7 +14,9 @@ network's move's mean result minus the searcher's (points of the deal, own score
 others' mean: positive when the switch is better). Summed over a game's switches it estimates
 what the searcher is worth against its own network per game, where the network plays on after
 the switch; a 95% interval comes from the switches' spread. Far cheaper than duplicate games,
-and blind to what a switch does to the opponents' play: a tuning aid, not a result.
+and blind to what a switch does to the opponents' play: a tuning aid, not a result. ``--versus``
+asks each searcher again with some parameters changed, on the same decisions, and gives the
+paired difference of the two's points a game.
 """
 
 from __future__ import annotations
@@ -62,6 +65,10 @@ def true_gain(
     return float(np.mean(values[0::2]) - np.mean(values[1::2]))
 
 
+def parse_options(text: str) -> dict[str, str]:
+    return dict(item.partition("=")[::2] for item in filter(None, text.split(",")))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--players", type=int, default=4)
@@ -71,57 +78,95 @@ def main() -> None:
     p.add_argument("--network", default="scratch")
     p.add_argument("--searchers", default="search_scratch")
     p.add_argument("--options", default="", help="the searchers' parameters, e.g. switch_se=2,gate=0.05")
+    p.add_argument(
+        "--versus",
+        default="",
+        help="also each searcher with these parameters changed (e.g. hand_model=hands.pt), and the "
+        "paired difference of the two's points a game",
+    )
     args = p.parse_args()
     import torch
 
     torch.set_num_threads(1)
     rules = Rules(num_players=args.players)
-    table, encoder = encoding_tables(rules, "table")
     network = PolicyAgent(args.network)
-    rollouts = BatchRollouts(network, rules)
-    rng = np.random.default_rng(args.seed + 7)
     print(
         f"{args.players} players, {args.games} game(s) of {network.name} in every seat; "
         "seat 0's decisions asked"
     )
     for spec in args.searchers.split(","):
-        gains: list[float] = []
-        searched = decisions = 0
-        spent = 0.0
-        for g in range(args.games):
-            searcher = make_agent(spec, seed=args.seed + g)
-            if not isinstance(searcher, NetSearchBot):
-                raise SystemExit(f"{spec}: not a search over a network")
-            for item in filter(None, args.options.split(",")):
-                key, _, value = item.partition("=")
-                kind = type(getattr(searcher.params, key))
-                searcher.params = replace(searcher.params, **{key: kind(value)})
-            game = Game(rules)
-            game.reset(args.seed + g)
-            while not game.game_over:
-                seat = game.to_act
-                decision = decision_for(game, seat, table, encoder)
-                own = network.act(decision)
-                if seat == 0:
-                    start = time.process_time()
-                    chosen = searcher.act(decision)
-                    spent += time.process_time() - start
-                    if chosen != own:
-                        gains.append(true_gain(game, own, chosen, table, rollouts, args.truth, rng))
-                apply_action(game, decision, own, network.name)
-            searched += searcher.stats.searched
-            decisions += searcher.stats.decisions
-        k = len(gains)
-        mean = float(np.mean(gains)) if k else 0.0
-        se = float(np.std(gains, ddof=1) / math.sqrt(k)) if k > 1 else math.inf
-        per_game = sum(gains) / args.games
-        label = display_name(spec) + (f" ({args.options})" if args.options else "")
-        print(
-            f"{label}: {searched / args.games:.1f} searched and "
-            f"{k / args.games:.1f} switched a game; "
-            f"a switch gains {mean:+.2f} points [{mean - 1.96 * se:+.2f}, {mean + 1.96 * se:+.2f}]; "
-            f"{per_game:+.1f} points a game; {spent / max(1, searched):.3f} CPU s a searched decision"
-        )
+        variants = [parse_options(args.options)]
+        if args.versus:
+            variants.append(variants[0] | parse_options(args.versus))
+        per_game = []
+        for options in variants:
+            label = display_name(spec) + (
+                f" ({','.join(f'{k}={v}' for k, v in options.items())})" if options else ""
+            )
+            per_game.append(oracle(args, rules, network, spec, options, label))
+        if len(per_game) == 2:
+            diff = np.subtract(per_game[1], per_game[0])
+            mean = float(diff.mean())
+            se = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.inf
+            print(
+                f"{args.versus} against without: {mean:+.1f} points a game "
+                f"[{mean - 1.96 * se:+.1f}, {mean + 1.96 * se:+.1f}] (paired by game, {len(diff)} games)"
+            )
+
+
+def oracle(
+    args: argparse.Namespace,
+    rules: Rules,
+    network: PolicyAgent,
+    spec: str,
+    options: dict[str, str],
+    label: str,
+) -> list[float]:
+    """Play the games with ``spec`` (its parameters changed by ``options``) asked at seat 0's
+    decisions; print its figures; each game's summed gains."""
+    table, encoder = encoding_tables(rules, "table")
+    rollouts = BatchRollouts(network, rules)
+    rng = np.random.default_rng(args.seed + 7)
+    gains: list[float] = []
+    game_gains: list[float] = []
+    searched = decisions = 0
+    spent = 0.0
+    for g in range(args.games):
+        searcher = make_agent(spec, seed=args.seed + g)
+        if not isinstance(searcher, NetSearchBot):
+            raise SystemExit(f"{spec}: not a search over a network")
+        for key, value in options.items():
+            kind = type(getattr(searcher.params, key))
+            searcher.params = replace(searcher.params, **{key: kind(value)})
+        game = Game(rules)
+        game.reset(args.seed + g)
+        before = len(gains)
+        while not game.game_over:
+            seat = game.to_act
+            decision = decision_for(game, seat, table, encoder)
+            own = network.act(decision)
+            if seat == 0:
+                start = time.process_time()
+                chosen = searcher.act(decision)
+                spent += time.process_time() - start
+                if chosen != own:
+                    gains.append(true_gain(game, own, chosen, table, rollouts, args.truth, rng))
+            apply_action(game, decision, own, network.name)
+        game_gains.append(float(sum(gains[before:])))
+        searched += searcher.stats.searched
+        decisions += searcher.stats.decisions
+    k = len(gains)
+    mean = float(np.mean(gains)) if k else 0.0
+    se = float(np.std(gains, ddof=1) / math.sqrt(k)) if k > 1 else math.inf
+    print(
+        f"{label}: {searched / args.games:.1f} searched and "
+        f"{k / args.games:.1f} switched a game; "
+        f"a switch gains {mean:+.2f} points [{mean - 1.96 * se:+.2f}, {mean + 1.96 * se:+.2f}]; "
+        f"{sum(gains) / args.games:+.1f} points a game; "
+        f"{spent / max(1, searched):.3f} CPU s a searched decision",
+        flush=True,
+    )
+    return game_gains
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ hands agree with what the others' discards and passes say come up more often.
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
@@ -115,25 +116,34 @@ def fit(
     batch_size: int = 512,
     lr: float = 1e-3,
     hidden: int = 256,
+    valid: float = 0.1,
 ) -> HandModel:
-    """A :class:`HandModel` fitted to the records (cross-entropy of each hidden card's kind)."""
+    """A :class:`HandModel` fitted to the records (cross-entropy of each hidden card's kind). The
+    last ``valid`` of them (the last games: records come in order) are held out and the epoch
+    that does best on them is kept: the records of one game are alike, so it overfits soon."""
     torch.manual_seed(seed)
     model = HandModel(rules, hidden)
     optim = torch.optim.Adam(model.parameters(), lr=lr)
-    t_obs, t_counts, t_share = (
-        torch.from_numpy(obs.copy()),
-        torch.from_numpy(counts),
-        torch.from_numpy(shares),
-    )
+    t_obs, t_counts = torch.from_numpy(obs.copy()), torch.from_numpy(counts)
+    t_share = torch.from_numpy(shares)
+    cut = len(t_obs) - int(valid * len(t_obs))
     gen = torch.Generator().manual_seed(seed)
+    best, kept = float("inf"), copy.deepcopy(model.state_dict())
     for _ in range(epochs):
-        order = torch.randperm(len(t_obs), generator=gen)
+        order = torch.randperm(cut, generator=gen)
         for start in range(0, len(order), batch_size):
             mb = order[start : start + batch_size]
             loss = cross_entropy(model(t_obs[mb], t_share[mb]), t_counts[mb])
             optim.zero_grad()
             loss.backward()
             optim.step()
+        if cut < len(t_obs):
+            with torch.no_grad():
+                held = float(cross_entropy(model(t_obs[cut:], t_share[cut:]), t_counts[cut:]))
+            if held < best:
+                best, kept = held, copy.deepcopy(model.state_dict())
+    if cut < len(t_obs):
+        model.load_state_dict(kept)
     return model.eval()
 
 

@@ -21,6 +21,7 @@ import pytest
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.mixed_tables import MixedTablesEnv, table_sizes
 from shanghai_env.vector import VectorEnv
+from shanghai_env.vector_workers import WorkerVectorEnv
 
 OPTIONS = {"contracts": (1,), "reward": "relative"}
 
@@ -182,6 +183,38 @@ def test_games_in_worker_processes_are_the_games_of_one_process(workers):
             split.games  # noqa: B018
     finally:
         split.close()
+
+
+def test_copies_pickled_before_the_one_engine_go_on():
+    """A checkpoint's games as MixedTablesEnv (its blocks in its attributes) and WorkerVectorEnv
+    (each process's block pickled) kept them before both were configurations of one engine go on
+    with the games of a new env."""
+
+    def started(*pieces: VectorEnv) -> list[VectorEnv]:
+        for piece in pieces:
+            piece.reset(seed=4)
+        return list(pieces)
+
+    three = VectorEnv(3, num_players=3, encoding="any_table", **OPTIONS)
+    five = VectorEnv(2, num_players=5, first_row=3, encoding="any_table", **OPTIONS)
+    old_mixed = {"blocks": started(three, five), "tables": (3, 5), "_bounds": [(0, 3), (3, 5)], "num_envs": 5}
+    halves = started(VectorEnv(2, contracts=(1,)), VectorEnv(2, first_row=2, contracts=(1,)))
+    old_workers = {"blocks": [pickle.dumps(h) for h in halves], "num_envs": 4, "workers": 2, "options": {}}
+    pairs = [
+        (MixedTablesEnv.__new__(MixedTablesEnv), old_mixed, MixedTablesEnv(5, tables=(3, 5), **OPTIONS)),
+        (WorkerVectorEnv.__new__(WorkerVectorEnv), old_workers, VectorEnv(4, contracts=(1,))),
+    ]
+    for copy, state, fresh in pairs:
+        copy.__setstate__(state)
+        fresh.reset(seed=4)
+        rng = np.random.default_rng(3)
+        try:
+            for _ in range(200):
+                acts = random_actions(fresh.legal_actions, rng)
+                for x, y in zip(copy.step(acts), fresh.step(acts)):
+                    np.testing.assert_array_equal(x, y)
+        finally:
+            copy.close()
 
 
 torch = pytest.importorskip("torch")

@@ -184,10 +184,10 @@ def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[
     asking a teacher."""
     from shanghai_env.agents.learned.train.methods import method_class
     from shanghai_env.agents.learned.train.methods.teachers import Teachers
+    from shanghai_env.blocks import BlockVectorEnv
     from shanghai_env.vector import VectorEnv
-    from shanghai_env.vector_workers import WorkerVectorEnv
 
-    games: Any = WorkerVectorEnv if env_workers > 1 else VectorEnv
+    games: Any = BlockVectorEnv if env_workers > 1 else VectorEnv  # make_games' choice
     collector: Any = method_class(method)
     collect = "_collect"
     if method == "sb3":

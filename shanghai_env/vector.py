@@ -432,6 +432,9 @@ class VectorEnv:
             return np.zeros(0, np.float32)
         return self._features_of(self._games[row], seat)
 
+    def close(self) -> None:
+        """Nothing to let go of: the games are this object's (a worker env's close stops processes)."""
+
     # --- inside ----------------------------------------------------------------------------
 
     def __setstate__(self, state: dict[str, Any]) -> None:

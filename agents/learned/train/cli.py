@@ -33,9 +33,9 @@ import shlex
 import sys
 from collections.abc import Sequence
 
+from shanghai_env.blocks import table_sizes
 from shanghai_env.cli import Parser, extra_hint, output_file_problem, plain, prepare_output, require_extra
 from shanghai_env.cli import run as run_cli
-from shanghai_env.mixed_tables import table_sizes
 
 METHODS = ("ppo", "dmc", "dagger", "sb3", "scorer", "rllib", "exit")
 # scratch_contract1's recipe, shorter: the facts of the own hand and the move network took ppo past
@@ -95,11 +95,8 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
             f"argument --encoding: {args.encoding} trains with ppo, dmc, dagger or exit, not {method}"
         )
     tables = getattr(args, "tables", ())
-    # exit's games stay in this process (its --env-workers measure its searches)
-    if tables and (args.encoding != "any_table" or (args.env_workers > 1 and method != "exit")):
-        parser.error(
-            "argument --tables: games at several table sizes need --encoding any_table and --env-workers 1"
-        )
+    if tables and args.encoding != "any_table":
+        parser.error("argument --tables: games at several table sizes need --encoding any_table")
     try:
         if tables:
             table_sizes(tables)

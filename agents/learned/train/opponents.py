@@ -15,11 +15,12 @@ from functools import partial
 from typing import Any
 
 from shanghai_env.agents.learned.train.run import SELF, RunConfig
+from shanghai_env.batched import BatchedEnv
 
 
 def make_games(
     config: RunConfig, features: tuple[Callable[..., Any], int] | None = None, tables: tuple[int, ...] = ()
-) -> Any:
+) -> BatchedEnv:
     """The run's batched games, with the run's rewards: in this process, or in ``env_workers``
     processes (the same games); with ``tables``, spread over those table sizes (any_table).
     ``features``: the function and size of the extra inputs the network reads (default: the
@@ -36,15 +37,14 @@ def make_games(
     if features is not None:
         options.update(features=features[0], features_size=features[1])
     if tables:
-        from shanghai_env.mixed_tables import MixedTablesEnv
+        options["tables"] = tables
+        options["players"] = {n: players_for(dataclasses.replace(config, players=n)) for n in tables}
+    else:
+        options.update(players=players_for(config), num_players=config.players)
+    if tables or config.env_workers > 1:  # rows in blocks: at several table sizes, or in processes
+        from shanghai_env.blocks import BlockVectorEnv
 
-        seats = {n: players_for(dataclasses.replace(config, players=n)) for n in tables}
-        return MixedTablesEnv(config.num_envs, tables=tables, players=seats, **options)
-    options.update(players=players_for(config), num_players=config.players)
-    if config.env_workers > 1:
-        from shanghai_env.vector_workers import WorkerVectorEnv
-
-        return WorkerVectorEnv(config.num_envs, workers=config.env_workers, **options)
+        return BlockVectorEnv(config.num_envs, workers=config.env_workers, **options)
     from shanghai_env.vector import VectorEnv
 
     return VectorEnv(config.num_envs, **options)

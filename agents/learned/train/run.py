@@ -72,7 +72,7 @@ class RunConfig:
     num_envs: int = option(64, "games stepped together", type=int_in(1, 4096))
     env_workers: int = option(
         1, "processes stepping the games (1: this one; the same games either way)", type=int_in(1, 256)
-    )  # (shanghai_env.vector_workers)
+    )  # (shanghai_env.blocks)
     opponents: tuple[str, ...] = option(
         (SELF,),
         "'self' (every seat the learner) or the players of the other seats (one name: all)",
@@ -463,7 +463,7 @@ _CLASS_MODULES = tuple(
     f"shanghai_env.{m}"
     for m in (
         "actions", "cards", "checks", "decision", "engine", "legal", "melds", "moves", "observation",
-        "rules", "vector", "vector_workers", "mixed_tables", "any_table", "worlds", "agents.base",
+        "rules", "vector", "blocks", "vector_workers", "mixed_tables", "any_table", "worlds", "agents.base",
         "agents.bots",
     )
 )  # fmt: skip

@@ -15,6 +15,7 @@ from shanghai_env.agents.learned.nets.policy import build_net, padded, padded_ro
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
 from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
+from shanghai_env.batched import BatchedEnv
 
 
 class NetMethod:
@@ -39,13 +40,13 @@ class NetMethod:
         self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
-        self.venv = self.make_venv(config)
+        self.venv: BatchedEnv = self.make_venv(config)
         self.venv.reset(seed=config.seed)
         self.learner_seats = self.venv.caller_seats
         self.updates = 0
         self.reset_extra()
 
-    def make_venv(self, config: RunConfig) -> Any:
+    def make_venv(self, config: RunConfig) -> BatchedEnv:
         """The run's batched games (:func:`.make_games`)."""
         return make_games(config)
 
@@ -153,11 +154,19 @@ class NetMethod:
         self.np_rng.bit_generator.state = state["np_rng"]
         self.updates = int(state["updates"])
         if state["venv"] is not None:
-            self.venv = safe_loads(state["venv"], run_specs(self.config))
+            games = safe_loads(state["venv"], run_specs(self.config))
+            self.venv.close()  # the fresh games it replaces (their worker processes)
+            self.venv = games
             self.load_extra(state)
         else:  # games with unpicklable players: new games, seeded by the update count
             self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)
             self.reset_extra()
+
+    def close(self) -> None:
+        """Let the games go (their worker processes stop): the loop's last call."""
+        venv = getattr(self, "venv", None)
+        if venv is not None:
+            venv.close()
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
         save_policy(path, self.net.cpu() if self.device.type != "cpu" else self.net, self.config.rules, meta)
@@ -184,7 +193,7 @@ def training_games(config: RunConfig, finished: list[float]) -> dict[str, float]
     return {"train_game_diff": round(float(np.mean(finished)), 2) if finished else float("nan")}
 
 
-def _pickled(venv: Any) -> bytes | None:
+def _pickled(venv: BatchedEnv) -> bytes | None:
     """The games in progress, to resume exactly; None when a player cannot be pickled (a network)."""
     try:
         return pickle.dumps(venv)

@@ -9,15 +9,16 @@ bootstrapped with the value of that seat's own observation at that moment.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
+
+from shanghai_env.batched import BatchedEnv
 
 
 class SeatChains:
     """The chains of a rollout of ``steps`` steps of every game of ``venv``."""
 
-    def __init__(self, venv: Any, steps: int, learner_seats: Sequence[int]) -> None:
+    def __init__(self, venv: BatchedEnv, steps: int, learner_seats: Sequence[int]) -> None:
         n, p = venv.num_envs, venv.num_players
         size = n * steps
         self.venv = venv

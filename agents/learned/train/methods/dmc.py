@@ -18,7 +18,7 @@ deal ends, then join the batch; each update fits the values of the finished deci
 Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
 ``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``,
 ``tables`` (table sizes to train at, with ``--encoding any_table``: one game batch over them all,
-:class:`shanghai_env.mixed_tables.MixedTablesEnv`).
+:class:`shanghai_env.blocks.BlockVectorEnv`, in ``--env-workers`` processes).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from shanghai_env.agents.learned.nets.sampling import greedy_legal
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.opponents import make_games
 from shanghai_env.agents.learned.train.run import safe_loads
+from shanghai_env.batched import BatchedEnv
 
 
 @dataclass
@@ -55,7 +56,7 @@ class DMC(NetMethod):
     name = "dmc"
     Options = DMCOptions
 
-    def make_venv(self, config: Any) -> Any:
+    def make_venv(self, config: Any) -> BatchedEnv:
         return make_games(config, tables=self.opt.tables)
 
     def reset_extra(self) -> None:

@@ -82,6 +82,7 @@ class ExIt(DMC):
         pool = getattr(self, "pool", None)  # none if the setup stopped before it
         if pool is not None:
             pool.close()
+        super().close()
 
     def _tables_of(self, rules: Rules) -> tuple[Any, Any, AnyTable | None]:
         """The native action table and encoder of a table size, and its map to the run's ids."""

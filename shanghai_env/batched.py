@@ -7,8 +7,8 @@ worker processes) both have it; a function that takes any of them is annotated w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -86,5 +86,14 @@ class BatchedEnv(Protocol):
     def observe(self, row: int, seat: int) -> np.ndarray: ...
 
     def observe_extra(self, row: int, seat: int) -> np.ndarray: ...
+
+    def game_moves(self, row: int) -> list[int]:
+        """The action ids played in game ``row`` since it was dealt."""
+
+    def state(self) -> dict[str, Any]:
+        """The games in progress as plain data (ints, floats, lists, dicts)."""
+
+    def load_state(self, state: Mapping[str, Any]) -> list[int]:
+        """Rebuild the games of :meth:`state`; the rows where a seated bot chose otherwise."""
 
     def close(self) -> None: ...

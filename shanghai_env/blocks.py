@@ -26,8 +26,10 @@ The workers write the observations, masks, seats, scores and extra inputs straig
 shared with this process, which are the arrays the caller gets; only the actions, legal ids, seeds
 and rewards cross a pipe. Players played inside are copied into each worker's pieces (bots made by
 their factories here, pickled with the games, and so is a network), so with ``workers`` above 1
-they must pickle: one that does not is a TypeError before any worker starts. Pickling the object
-(a checkpoint) takes every piece's games; a copy starts workers of its own with them.
+they must pickle: one that does not is a TypeError before any worker starts. ``state()`` gives the
+games in progress as plain data (every block's, each worker's from its process) and
+``load_state`` rebuilds them in an env made with the same arguments (a checkpoint); pickling the
+object takes every piece's games, and a copy starts workers of its own with them.
 
 Arguments are checked in this process before anything is sent, with the batched env's messages.
 A worker's error reaches the caller naming the worker and carrying its message (a TypeError or
@@ -56,6 +58,8 @@ from .vector import VectorEnv, checked_actions, env_count, reset_seeds
 # the arrays each process writes into memory shared with the caller after every reset and step,
 # in this order (the 8-byte ones first, so that every array starts aligned)
 _SHARED = ("seat", "final_scores", "extra", "obs", "mask")
+BLOCKS_FORMAT = "shanghai-blocks-state"  # what BlockVectorEnv.state() returns, and its version
+BLOCKS_VERSION = 1
 Layout = list[tuple[str, tuple[int, ...], str]]
 
 
@@ -135,6 +139,14 @@ class _Group:
             done[a:b] = ended
         return self.publish((rewards, done))
 
+    def load_state(self, states: list[Any]) -> tuple[Any, ...]:
+        """Each piece's games from its :meth:`VectorEnv.state`; the answer's tail is the rows
+        (of this share) where a seated bot chose otherwise in the replay."""
+        differ: list[int] = []
+        for piece, (a, _), state in zip(self.pieces, self.bounds, states):
+            differ.extend(a + row for row in piece.load_state(state))
+        return self.publish(differ)
+
     def locate(self, row: int) -> tuple[VectorEnv, int]:
         k = next(k for k, (a, b) in enumerate(self.bounds) if a <= row < b)
         return self.pieces[k], row - self.bounds[k][0]
@@ -166,7 +178,14 @@ def _answer(group: _Group, cmd: str, arg: Any) -> tuple[Any, ...]:
     if cmd in ("observe", "observe_extra"):
         piece, local = group.locate(arg[0])
         return ("ok", getattr(piece, cmd)(local, arg[1]))
+    if cmd == "game_moves":
+        piece, local = group.locate(arg)
+        return ("ok", piece.game_moves(local))
     if cmd == "state":
+        return ("ok", [piece.state() for piece in group.pieces])
+    if cmd == "load_state":
+        return group.load_state(arg)
+    if cmd == "pickle":
         return ("ok", pickle.dumps(group.pieces))
     raise ValueError(f"unknown command {cmd!r}")
 
@@ -277,6 +296,7 @@ class BlockVectorEnv:
         self.caller_seats = tuple(s for s in first.caller_seats if all(s in p.caller_seats for p in pieces))
         self.reward_mode, self.copy = first.reward_mode, first.copy
         self._row_players = [p.num_players for p in pieces for _ in range(p.num_envs)]
+        self._piece_counts = [len(group) for group in groups]  # each process's blocks
         self._bounds = _consecutive([sum(p.num_envs for p in group) for group in groups])
         self.deal_ended = np.zeros(n, bool)
         self.game_seeds = [0] * n
@@ -347,7 +367,7 @@ class BlockVectorEnv:
         except BaseException:
             # interrupted (Ctrl-C): the answers still due are read before the next call, and
             # this object's arrays may no longer be its workers' games
-            if any(m[0] in ("reset", "step") for m in messages.values()):
+            if any(m[0] in ("reset", "step", "load_state") for m in messages.values()):
                 self._broken = "its last reset() or step() was interrupted part-way"
             raise
         if dead:
@@ -504,12 +524,68 @@ class BlockVectorEnv:
         """The extra inputs (``features``) of any seat in game ``row`` now."""
         return self._ask("observe_extra", row, seat)
 
+    def game_moves(self, row: int) -> list[int]:
+        """The action ids played in game ``row`` since it was dealt."""
+        self._usable("game_moves()")
+        row = int_arg("row", row, low=0, high=self.num_envs - 1)
+        k = next(k for k, (start, stop) in enumerate(self._bounds) if start <= row < stop)
+        return list(self._call({k: ("game_moves", row - self._bounds[k][0])})[k][1])
+
     def _ask(self, cmd: str, row: Any, seat: Any) -> np.ndarray:
         self._usable(f"{cmd}()")
         row = int_arg("row", row, low=0, high=self.num_envs - 1)
         seat = int_arg("seat", seat, low=0, high=self._row_players[row] - 1)
         k = next(k for k, (start, stop) in enumerate(self._bounds) if start <= row < stop)
         return np.asarray(self._call({k: (cmd, (row - self._bounds[k][0], seat))})[k][1])
+
+    def state(self) -> dict[str, Any]:
+        """The games in progress as plain data for :meth:`load_state`: every block's
+        :meth:`VectorEnv.state <shanghai_env.vector.VectorEnv.state>` in row order (a worker's from
+        its process). RuntimeError before ``reset`` or while the env is unusable."""
+        self._usable("state()")
+        replies = self._call({k: ("state", None) for k in range(self.workers)})
+        return {
+            "format": BLOCKS_FORMAT,
+            "version": BLOCKS_VERSION,
+            "num_envs": self.num_envs,
+            "tables": list(self.tables) if self._several else None,
+            "blocks": [block for k in range(self.workers) for block in replies[k][1]],
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> list[int]:
+        """Rebuild the games of :meth:`state` in this env, made with the same arguments (each
+        block as :meth:`VectorEnv.load_state <shanghai_env.vector.VectorEnv.load_state>` does, a
+        worker's in its process); returns the rows where a seated bot chose otherwise in the replay.
+        TypeError/ValueError naming what does not fit."""
+        self._open()
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a dict from BlockVectorEnv.state(), got {type(state).__name__}")
+        got = (state.get("format"), state.get("version"))
+        if got != (BLOCKS_FORMAT, BLOCKS_VERSION):
+            raise ValueError(
+                f"state must be a {BLOCKS_FORMAT!r} version {BLOCKS_VERSION} dict from "
+                f"BlockVectorEnv.state(), got format {got[0]!r} version {got[1]!r}"
+            )
+        tables = list(self.tables) if self._several else None
+        blocks = state.get("blocks")
+        if state.get("num_envs") != self.num_envs or state.get("tables") != tables:
+            raise ValueError(
+                f"state holds {state.get('num_envs')!r} games at tables {state.get('tables')!r}, this env "
+                f"{self.num_envs} at {tables!r}: load a state into an env made with the same arguments"
+            )
+        if not isinstance(blocks, (list, tuple)) or len(blocks) != sum(self._piece_counts):
+            raise ValueError(
+                f"state['blocks'] must be a list of {sum(self._piece_counts)} blocks' states (the same "
+                "workers and tables as the env that saved it)"
+            )
+        messages, start = {}, 0
+        for k, count in enumerate(self._piece_counts):
+            messages[k] = ("load_state", list(blocks[start : start + count]))
+            start += count
+        replies = self._call(messages)
+        self._take(replies)
+        self._started, self._broken = True, None
+        return [self._bounds[k][0] + row for k in range(self.workers) for row in replies[k][5]]
 
     def close(self) -> None:
         """Stop the workers; every later call says that the env is closed (a second close does
@@ -538,7 +614,7 @@ class BlockVectorEnv:
 
     def __getstate__(self) -> dict[str, Any]:
         self._open()
-        replies = self._call({k: ("state", None) for k in range(self.workers)})
+        replies = self._call({k: ("pickle", None) for k in range(self.workers)})
         groups = [replies[k][1] for k in range(self.workers)]
         return {"groups": groups, "tables": self.tables if self._several else None}
 

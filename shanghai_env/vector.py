@@ -70,6 +70,11 @@ row ``i`` deals and plays what row 0 of ``reset(seed=s_i)`` would (game ``k`` by
 ``game_seed(s_i, 0, k)``, its bots seeded alike); an entry ``None`` is drawn at random. A network
 seated inside (one object for every game) is then seeded from the whole list.
 
+``state()`` gives the games in progress as plain data (each row's game as its seed and moves,
+the rows' counters: JSON values) and ``load_state(state)`` rebuilds them exactly in an env made
+with the same arguments, every game's moves played again and its seated bots asked again at
+theirs (their plans and generators as they stood).
+
 ## Errors
 
 ``actions`` must be ``num_envs`` integers, each legal in its game (its mask entry 1); anything
@@ -91,7 +96,7 @@ through the step; the env then refuses every use with a RuntimeError saying so u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -115,6 +120,11 @@ SHARED_ROW = 2**32  # the row number in the seeds of players that play every gam
 # 7 to 24 GiB; the bound turns a slip like num_envs=10**12 into an error instead of a machine
 # out of memory
 MAX_ENVS = 2**16
+STATE_FORMAT = "shanghai-vector-state"  # what VectorEnv.state() returns, and its version
+STATE_VERSION = 1
+# what a state holds per row (lists of num_envs entries)
+_ROW_KEYS = ("games_played", "game_seeds", "moves", "deals_seen", "deal_start", "final_scores", "rewards_due")
+_COUNTS = ("deals", "went_out", "moves")
 
 
 def game_seed(seed: int, row: int, game: int, seat: int = -1) -> int:
@@ -301,6 +311,9 @@ class VectorEnv:
         self._acc = np.zeros((num, n), np.float32)
         self._deals_seen = [0] * num
         self._deal_start = [0] * num  # the game's move count when its current deal began
+        # each row's action ids since its game was dealt: with the game's seed, what state() keeps
+        self._moves: list[list[int]] = [[] for _ in range(num)]
+        self._unrecorded: set[int] = set()  # rows of a copy made before moves were kept, until dealt again
         self._ended: dict[int, np.ndarray] = {}  # rewards of games that ended in this step
         # deals ended since reset, those someone went out of, and their moves (for training logs)
         self.deal_counts = {"deals": 0, "went_out": 0, "moves": 0}
@@ -371,11 +384,12 @@ class VectorEnv:
         num = self.num_envs
         done = np.zeros(num, bool)
         self.deal_ended = np.zeros(num, bool)
-        moves, games, seen = self.table.moves, self._games, self._deals_seen
+        moves, games, seen, played = self.table.moves, self._games, self._deals_seen, self._moves
         try:
             for i, a in enumerate(acts.tolist()):
                 game = games[i]
                 game.apply(moves[a])
+                played[i].append(a)
                 if len(game.deal_results) != seen[i]:
                     self._settle(i, done)
             if self._any_inside:
@@ -435,6 +449,109 @@ class VectorEnv:
     def close(self) -> None:
         """Nothing to let go of: the games are this object's (a worker env's close stops processes)."""
 
+    def game_moves(self, row: int) -> list[int]:
+        """The action ids played in game ``row`` since it was dealt (its record with its seed,
+        ``game_seeds[row]``)."""
+        row = int_arg("row", row, low=0, high=self.num_envs - 1)
+        return list(self._moves[row])
+
+    def state(self) -> dict[str, Any]:
+        """The games in progress as plain data (ints, floats, lists and dicts, which JSON and
+        ``torch.load(weights_only=True)`` read) for :meth:`load_state`: each row's game as its
+        seed and its moves (action ids), with the counters of the rows. RuntimeError before
+        ``reset`` or while the env is unusable."""
+        self._usable("state()")
+        if self._unrecorded:
+            raise RuntimeError(
+                f"games {sorted(self._unrecorded)[:8]} were copied from an env that did not keep their "
+                "moves: state() holds them once they are dealt again (or after reset())"
+            )
+        return {
+            "format": STATE_FORMAT,
+            "version": STATE_VERSION,
+            "num_envs": self.num_envs,
+            "num_players": self.num_players,
+            "first_row": self.first_row,
+            "seed": self._seed,
+            "row_seeds": None if self._row_seeds is None else list(self._row_seeds),
+            "games_played": list(self.games_played),
+            "game_seeds": list(self.game_seeds),
+            "moves": [list(m) for m in self._moves],
+            "deals_seen": list(self._deals_seen),
+            "deal_start": list(self._deal_start),
+            "final_scores": self.final_scores.tolist(),
+            "rewards_due": self._acc.tolist(),  # float32 values: exact as Python floats
+            "deal_ended": self.deal_ended.tolist(),
+            "deal_counts": dict(self.deal_counts),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> list[int]:
+        """Rebuild the games of :meth:`state` in this env, which must be made with the same
+        arguments (rules, players, ``first_row``): every row's game is dealt from its seed and its
+        moves played again, and every bot seated inside is reset with its seed and asked again at
+        each of its moves, so that its plans and generator stand as they stood. A network seated
+        inside (one object for every game) is reset as ``reset`` resets it: exact for a greedy one.
+
+        Returns the rows where a bot chose another move in this replay than the one it had played
+        (a bot that is not deterministic); the recorded move is played there, so the game is exact
+        and only that bot's memory may differ. TypeError/ValueError naming what does not fit."""
+        checked = _checked_state(state, self)
+        differ: list[int] = []
+        self._broken = None
+        try:
+            self._seed, self._row_seeds = checked["seed"], checked["row_seeds"]
+            for s, shared in enumerate(self._shared):
+                if shared is not None:
+                    shared.reset(game_seed(self._seed, SHARED_ROW, 0, s))
+            for i in range(self.num_envs):
+                self.games_played[i] = checked["games_played"][i] - 1
+                self._new_game(i)
+                if self.game_seeds[i] != checked["game_seeds"][i]:
+                    raise ValueError(
+                        f"state: game {i}'s seed is not the one this env deals there (another "
+                        "first_row or rules): load a state into an env made with the same arguments"
+                    )
+                if self._replay(i, checked["moves"][i]):
+                    differ.append(i)
+                if (
+                    self._inside[self._games[i].to_act]
+                    or len(self._games[i].deal_results) != (checked["deals_seen"][i])
+                ):
+                    raise ValueError(
+                        f"state: game {i}'s moves do not end where a step leaves a game (a caller's "
+                        "seat to act, its deals counted)"
+                    )
+            self._deals_seen = list(checked["deals_seen"])
+            self._deal_start = list(checked["deal_start"])
+            self.final_scores[:] = checked["final_scores"]
+            self._acc[:] = checked["rewards_due"]
+            self.deal_ended = np.array(checked["deal_ended"], bool)
+            self.deal_counts = dict(checked["deal_counts"])
+            self._ended.clear()
+            self._write_rows()
+        except BaseException as err:
+            self._break(err, "load_state")
+            raise
+        return differ
+
+    def _replay(self, i: int, actions: list[int]) -> bool:
+        """Play ``actions`` in row ``i``'s fresh game, asking each bot seated inside at its own
+        moves; whether a bot chose otherwise. ValueError if the moves are not this game's."""
+        game, agents, moves = self._games[i], self._agents[i], self.table.moves
+        differs = False
+        for k, a in enumerate(actions):
+            s = game.to_act
+            agent = agents[s]
+            if agent is not None:
+                chosen = agent.act(decision_for(game, s, self.table, self._encoders[i]))
+                differs = differs or not (is_int(chosen) and int(chosen) == a)
+            try:
+                game.apply(moves[a])
+            except ValueError as err:
+                raise ValueError(f"state: move {k} of game {i} does not replay ({err})") from None
+            self._moves[i].append(a)
+        return differs
+
     # --- inside ----------------------------------------------------------------------------
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -457,6 +574,9 @@ class VectorEnv:
             self.copy = False
         if "encoding" not in state:
             self.encoding = "table"
+        if "_moves" not in state:  # a copy made before the env kept each game's moves
+            self._moves = [[] for _ in range(self.num_envs)]
+            self._unrecorded = set(range(self.num_envs))
         self._legal_lists = None
         self._fast_paths()
 
@@ -525,6 +645,8 @@ class VectorEnv:
         self._tables[i] = (None, -1, b"")  # a game's first table; a new Game list anyway
         self._deals_seen[i] = 0
         self._deal_start[i] = 0
+        self._moves[i] = []
+        self._unrecorded.discard(i)
         self.games_played[i] = k + 1
         for s, agent in enumerate(self._agents[i]):
             if agent is not None:
@@ -575,7 +697,8 @@ class VectorEnv:
                     batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
                     decision = decision_for(game, s, table, self._encoders[i])
-                    apply_action(game, decision, agent.act(decision), _who(agent, s, i))
+                    move = apply_action(game, decision, agent.act(decision), _who(agent, s, i))
+                    self._moves[i].append(table.action_of[move])
                     self._settle(i, done)
             for group in batched.values():
                 shared = self._shared[group[0][1]]
@@ -586,7 +709,8 @@ class VectorEnv:
                 decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
                 chosen = _answers(shared, "act_batch", shared.act_batch(decisions), group)
                 for (i, s), d, a in zip(group, decisions, chosen):
-                    apply_action(self._games[i], d, a, _who(shared, s, i))
+                    move = apply_action(self._games[i], d, a, _who(shared, s, i))
+                    self._moves[i].append(table.action_of[move])
                     self._settle(i, done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         self._write_rows()
@@ -635,6 +759,7 @@ class VectorEnv:
                 raise ValueError(f"{_who(agent, s, i)} chose illegal action {a} ({name}); legal: {ids[:12]}")
         for (i, _), a in zip(group, chosen):
             self._games[i].apply(moves[a])
+            self._moves[i].append(a)
             self._settle(i, done)
 
     def _features_of(self, game: Game, seat: int) -> Any:
@@ -702,6 +827,58 @@ _REBUILT = (
     "_buy_ids",
     "_legal_lists",
 )
+
+
+def _checked_state(state: Any, env: VectorEnv) -> Mapping[str, Any]:
+    """``state`` checked against ``env`` (:meth:`VectorEnv.load_state`): TypeError/ValueError naming
+    the first field that is not what :meth:`VectorEnv.state` writes."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"state must be a dict from VectorEnv.state(), got {type(state).__name__}")
+    got = (state.get("format"), state.get("version"))
+    if got != (STATE_FORMAT, STATE_VERSION):
+        raise ValueError(
+            f"state must be a {STATE_FORMAT!r} version {STATE_VERSION} dict from VectorEnv.state(), got "
+            f"format {got[0]!r} version {got[1]!r}"
+        )
+    for key in ("num_envs", "num_players", "first_row"):
+        if state.get(key) != getattr(env, key):
+            raise ValueError(
+                f"state holds {key} {state.get(key)!r} and this env {getattr(env, key)!r}: load a state "
+                "into an env made with the same arguments"
+            )
+    n, p = env.num_envs, env.num_players
+
+    def ints(key: str, value: Any, size: int | None, low: int = 0, high: float = float("inf")) -> None:
+        ok = isinstance(value, (list, tuple)) and (size is None or len(value) == size)
+        if not ok or not all(is_int(x) and low <= x <= high for x in value):
+            length = "a list" if size is None else f"a list of {size}"
+            raise ValueError(f"state[{key!r}] must be {length} ints in {low}..{high}, got {value!r:.80}")
+
+    if not is_int(state.get("seed")) or state["seed"] < 0:
+        raise ValueError(f"state['seed'] must be a non-negative int, got {state.get('seed')!r}")
+    if state.get("row_seeds") is not None:
+        ints("row_seeds", state["row_seeds"], n)
+    for key in _ROW_KEYS:
+        if not isinstance(state.get(key), (list, tuple)) or len(state[key]) != n:
+            raise ValueError(f"state[{key!r}] must be a list of {n} entries, one per game")
+    ints("games_played", state["games_played"], n, low=1)
+    ints("game_seeds", state["game_seeds"], n)
+    ints("deals_seen", state["deals_seen"], n)
+    ints("deal_start", state["deal_start"], n)
+    for i in range(n):
+        ints(f"moves[{i}]", state["moves"][i], None, high=env.num_actions - 1)
+        ints(f"final_scores[{i}]", state["final_scores"][i], p, low=-(2**62))
+        due = state["rewards_due"][i]
+        if not (isinstance(due, (list, tuple)) and len(due) == p and all(isinstance(x, float) for x in due)):
+            raise ValueError(f"state['rewards_due'][{i}] must be a list of {p} floats, got {due!r:.80}")
+    ended = state.get("deal_ended")
+    if not isinstance(ended, (list, tuple)) or len(ended) != n or not all(isinstance(x, bool) for x in ended):
+        raise ValueError(f"state['deal_ended'] must be a list of {n} bools")
+    counts = state.get("deal_counts")
+    if not isinstance(counts, Mapping) or sorted(counts) != sorted(_COUNTS):
+        raise ValueError(f"state['deal_counts'] must be a dict of {', '.join(_COUNTS)}, got {counts!r:.80}")
+    ints("deal_counts", [counts[k] for k in _COUNTS], 3)
+    return state
 
 
 def mask_dtype_arg(value: Any) -> np.dtype[Any]:

@@ -398,9 +398,6 @@ PACKAGE_FOLDERS = {"shanghai_env": "shanghai_env", "agents": "shanghai_env.agent
 ALLOWED_PRIVATE = {
     # the standard library
     "_exit": "os._exit: documented, ends a worker process at once (agents/arena/workers.py)",
-    "_Unpickler": "pickle._Unpickler: the Python unpickler, whose opcodes are methods that can be "
-    "overridden (the C one's cannot); agents/learned/train/run.py restricts it",
-    "_instantiate": "pickle._Unpickler._instantiate (INST and OBJ), checked by that unpickler",
     # PettingZoo's AEC API: what its envs and wrappers share by convention (its docs' custom env)
     "_cumulative_rewards": "AECEnv._cumulative_rewards: what last() returns",
     "_was_dead_step": "AECEnv._was_dead_step: the step of an agent already done",

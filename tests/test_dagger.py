@@ -85,6 +85,16 @@ def test_resume_equals_an_uninterrupted_run(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_resume_with_a_planning_teacher_equals_an_uninterrupted_run(tmp_path):
+    """The planner's copies keep plans between decisions: resuming rebuilds them from the games."""
+    whole, parts = str(tmp_path / "whole"), str(tmp_path / "parts")
+    train(tiny(whole, timesteps=128, teacher="planner"))
+    train(tiny(parts, timesteps=64, teacher="planner"))
+    train(tiny(parts, timesteps=128, teacher="planner"))
+    a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_ppo_starts_from_the_clone(tmp_path):
     clone = str(tmp_path / "clone")
     train(tiny(clone, timesteps=64))

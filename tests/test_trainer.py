@@ -78,15 +78,29 @@ def test_tiny_run_writes_its_files_and_a_player(tmp_path, method):
 
 @pytest.mark.parametrize("method", ["ppo", "dmc", "exit"])
 def test_resume_equals_an_uninterrupted_run(tmp_path, method):
+    options = {"method_options": {"n_steps": 8, **TINY[method]}}  # two updates or more: one resumed
     whole = str(tmp_path / "whole")
-    train(tiny(method, whole, timesteps=128))
+    train(tiny(method, whole, timesteps=128, **options))
     parts = str(tmp_path / "parts")
-    train(tiny(method, parts, timesteps=64))
-    train(tiny(method, parts, timesteps=128))  # the same command with more steps resumes
+    train(tiny(method, parts, timesteps=64, **options))
+    train(tiny(method, parts, timesteps=128, **options))  # the same command with more steps resumes
     a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
+
+
+@pytest.mark.parametrize(("method", "env_workers"), [("ppo", 1), ("dmc", 2)])
+def test_resume_with_seated_bots_equals_an_uninterrupted_run(tmp_path, method, env_workers):
+    """Bots keep plans and generators between their moves: a checkpoint keeps their games as
+    seeds and moves, and resuming replays them (in worker processes too), plans and all."""
+    whole, parts = str(tmp_path / "whole"), str(tmp_path / "parts")
+    seated = {"opponents": ("planner", "random", "planner"), "method_options": {**TINY[method], "n_steps": 8}}
+    train(tiny(method, whole, timesteps=128, **seated))
+    train(tiny(method, parts, timesteps=64, env_workers=env_workers, **seated))
+    train(tiny(method, parts, timesteps=128, env_workers=env_workers, **seated))
+    a, b = weights(os.path.join(whole, "model.pt")), weights(os.path.join(parts, "model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_exit_searches_and_labels_its_own_moves(tmp_path):
@@ -603,17 +617,6 @@ def test_dmc_with_lambda_trains_and_an_older_folder_resumes_at_the_default(tmp_p
         assert json.load(f)["env_steps"] >= 64
     with pytest.raises(ValueError, match="other options"):
         train(tiny("dmc", old, timesteps=96, method_options={**every, "td_lambda": 0.5}))
-
-
-def test_a_dmc_checkpoint_from_before_kept_values_loads():
-    import pickle
-    from types import SimpleNamespace
-
-    from shanghai_env.agents.learned.train.methods.dmc import DMC
-
-    holder = SimpleNamespace()
-    DMC.load_extra(holder, {"pending": pickle.dumps([[(b"x", 3, 1)], []])})
-    assert holder.pending == [[(b"x", 3, 1, 0.0)], []]
 
 
 def test_the_move_net_learns_and_its_player_saves_and_loads(tmp_path):

@@ -394,3 +394,74 @@ def test_the_batched_env_example_of_the_usage_guide_runs():
         exec(compile(code, "docs/usage.md", "exec"), namespace)
     assert "a deal ended, relative rewards" in out.getvalue()
     assert len(namespace["kept"]) == 500  # type: ignore[arg-type]
+
+
+def _seated(venv_class, **options):
+    from functools import partial
+
+    bots = [None, partial(make_agent, "planner"), partial(make_agent, "random"), None]
+    if venv_class is VectorEnv:
+        return VectorEnv(5, players=bots, contracts=(1,), reward="relative", **options)
+    from shanghai_env.blocks import BlockVectorEnv
+
+    tables = {3: bots[:3], 4: bots}
+    return BlockVectorEnv(5, tables=(3, 4), players=tables, contracts=(1,), **options)
+
+
+@pytest.mark.parametrize(("kind", "workers"), [("vector", 1), ("blocks", 1), ("blocks", 2)])
+def test_the_state_rebuilds_the_games_and_their_bots_exactly(kind, workers):
+    """state() is plain data (JSON) and load_state() in an env made alike goes on exactly as the
+    saved one: the same arrays, rewards and ends, the seated bots' plans and generators included."""
+    import json
+
+    from shanghai_env.blocks import BlockVectorEnv
+
+    cls = VectorEnv if kind == "vector" else BlockVectorEnv
+    options = {} if kind == "vector" else {"workers": workers}
+    saved, loaded = _seated(cls, **options), _seated(cls, **options)
+    try:
+        with pytest.raises(RuntimeError, match="reset"):
+            saved.state()
+        saved.reset(seed=4)
+        rng = np.random.default_rng(1)
+        for _ in range(120):
+            saved.step(_random_actions(saved, rng))
+        state = json.loads(json.dumps(saved.state()))
+        assert loaded.load_state(state) == []
+        assert loaded.started and loaded.game_seeds == saved.game_seeds
+        assert loaded.deal_counts == saved.deal_counts
+        rng_a, rng_b = np.random.default_rng(2), np.random.default_rng(2)
+        for _ in range(200):
+            a, b = saved.step(_random_actions(saved, rng_a)), loaded.step(_random_actions(loaded, rng_b))
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(np.concatenate(saved.final_scores), np.concatenate(loaded.final_scores))
+    finally:
+        saved.close()
+        loaded.close()
+
+
+def test_a_state_that_does_not_fit_is_refused_naming_what():
+    venv = vector_env(3, contracts=(1,))
+    venv.reset(seed=2)
+    for _ in range(30):
+        venv.step([ids[0] for ids in venv.legal_actions])
+    state = venv.state()
+    illegal = next(a for a in range(venv.num_actions) if a not in venv.legal_actions[0])
+    other = vector_env(3, contracts=(1,))
+    with pytest.raises(TypeError, match=r"dict from VectorEnv\.state"):
+        other.load_state([1, 2])
+    bad = {
+        "format": ({**state, "format": "x"}, "version 1 dict"),
+        "size": ({**state, "num_envs": 4}, "num_envs 4"),
+        "moves": ({**state, "moves": [[9999], *state["moves"][1:]]}, r"moves\[0\]"),
+        "illegal": ({**state, "moves": [[*state["moves"][0], illegal], *state["moves"][1:]]}, "game 0"),
+        "seed": ({**state, "game_seeds": [1, *state["game_seeds"][1:]]}, "game 0's seed"),
+    }
+    for value, needle in bad.values():
+        with pytest.raises(ValueError, match=needle):
+            other.load_state(value)
+    with pytest.raises(ValueError, match="first_row"):
+        vector_env(3, contracts=(1,), first_row=3).load_state(state)
+    other.load_state(state)  # a refused state leaves the env loadable
+    np.testing.assert_array_equal(other.obs, venv.obs)

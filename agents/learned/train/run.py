@@ -11,36 +11,31 @@ player) and ``model.json`` (how it was made). ``.lock`` is held by the trainer w
 folder: a second one is refused.
 
 Every file is written whole: to a new name in the folder, then renamed over the old one. A
-checkpoint is read with torch's ``weights_only``; the pickles of the games in progress inside it
-are read only after :func:`check_pickle` found in them nothing that could run code.
+checkpoint holds tensors and plain values only (the games in progress as their seeds and moves:
+:meth:`~shanghai_env.vector.VectorEnv.state`), read with torch's ``weights_only``; one that holds
+pickles was written by shanghai-env 0.2.0 or earlier and is refused, naming that release.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
-import functools
 import hashlib
-import importlib
-import inspect
-import io
 import json
 import os
-import pickle
-import pickletools
 import secrets
 import sys
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
 from shanghai_env.agents.learned.nets.facts import FACTS_VERSION
 from shanghai_env.agents.learned.train.evaluation import ROUNDS
 from shanghai_env.agents.learned.train.options import init_arg, option, players_list, seed_arg
-from shanghai_env.agents.registry import contracts_arg, make_agent
+from shanghai_env.agents.registry import contracts_arg
 from shanghai_env.any_table import ENCODINGS
 from shanghai_env.cli import int_in, write_atomically
 from shanghai_env.rules import ALL_CONTRACTS, Rules
@@ -54,6 +49,12 @@ SELF = "self"
 CHECKPOINT = "checkpoint.pt"
 CHECKSUM = "checkpoint.json"  # the checkpoint's sha256 (and its method and steps), written with it
 LOCK = ".lock"  # held (flock) by the trainer writing the folder
+# checkpoints with pickles (the games in progress, a method's bookkeeping): the last release that
+# reads them, and why this one does not
+OLD_RELEASE = "shanghai-env==0.2.0"
+PICKLED = (
+    "was written by shanghai-env 0.2.0 or earlier (it holds pickled games, which this version does not read)"
+)
 
 
 @dataclass
@@ -293,8 +294,8 @@ class Run:
             write_atomically(self.path(CHECKSUM), json.dumps(sidecar, indent=2))
 
     def load_checkpoint(self, device: Any) -> dict[str, Any]:
-        """checkpoint.pt, read with weights_only and checked (its checksum, its method, every
-        pickle in it, finite weights); ValueError naming the file and what to do."""
+        """checkpoint.pt, read with weights_only and checked (its checksum, its method, no pickle
+        in it, finite weights); ValueError naming the file and what to do."""
         path = self.path(CHECKPOINT)
         start_over = f"delete {path} and {self.path(CHECKSUM)} to start the run over"
         unknown = _not_written_here(path, self.path(CHECKSUM))  # a damaged file is never unpickled
@@ -306,6 +307,8 @@ class Run:
             first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
             raise ValueError(f"{path} is damaged or no checkpoint ({first}); {start_over}") from None
         problem = _checkpoint_problem(ckpt, self.config)
+        if problem == PICKLED:
+            raise ValueError(f"{path} {PICKLED}; resume it with `pip install {OLD_RELEASE}`, or {start_over}")
         if problem:
             raise ValueError(f"{path} {problem}; {start_over}")
         if not isinstance(ckpt, dict):  # (for the type checker: _checkpoint_problem said so)
@@ -385,8 +388,8 @@ def _not_written_here(path: str, sidecar: str) -> str | None:
 
 def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
     """What is wrong with a loaded checkpoint (the end of a sentence that starts with its path),
-    or None: not this run's method, a pickle that could run code, weights that are not finite,
-    a missing part."""
+    or None: not this run's method, pickles (:data:`PICKLED`), weights that are not finite, a
+    missing part."""
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("method"), dict):
         return "is no checkpoint of shanghai-train"
     method = ckpt.get("method_name")
@@ -398,12 +401,9 @@ def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
     missing = [k for k in ("env_steps", "train_seconds", "wall_seconds", "next_ckpt") if k not in ckpt]
     if missing:
         return f"lacks {', '.join(missing)}"
-    specs = run_specs(config)
-    try:
-        for blob in _pickles(ckpt["method"]):
-            check_pickle(blob, specs)
-    except UnsafePickle as err:
-        return f"holds {err}, and is not read"
+    state = ckpt["method"]
+    if any(True for _ in _blobs(state)) or ("venv" in state and "games" not in state):
+        return PICKLED
     tensors = _tensors(ckpt["method"])
     bad = [name for name, t in tensors if t.is_floating_point() and not bool(torch.isfinite(t).all())]
     if bad:
@@ -412,16 +412,17 @@ def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
     return None
 
 
-def _pickles(value: Any) -> Iterator[bytes]:
-    """The bytes values (pickles of the games and a method's bookkeeping) in a checkpoint's state."""
+def _blobs(value: Any) -> Iterator[bytes]:
+    """The bytes values in a checkpoint's state: the pickles of the games and of a method's
+    bookkeeping that releases up to 0.2.0 kept (now every value is a tensor or plain)."""
     if isinstance(value, (bytes, bytearray)):
         yield bytes(value)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _pickles(v)
+            yield from _blobs(v)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _pickles(v)
+            yield from _blobs(v)
 
 
 def _tensors(value: Any, name: str = "") -> Iterator[tuple[str, torch.Tensor]]:
@@ -433,168 +434,6 @@ def _tensors(value: Any, name: str = "") -> Iterator[tuple[str, torch.Tensor]]:
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             yield from _tensors(v, f"{name}.{i}")
-
-
-# --- checkpoints: what they may hold, read without running anything in them --------------------
-
-# The games in progress (and a method's bookkeeping about them) are kept as pickles inside the
-# checkpoint, the one way to resume the same games exactly; torch reads the checkpoint itself with
-# weights_only, and those pickles are read only after check_pickle has found nothing in them but
-# the classes of the games and the bots (whose loading runs no code named by the file).
-_SAFE_GLOBALS: dict[str, frozenset[str]] = {
-    "builtins": frozenset({"slice", "set", "frozenset", "complex", "bytearray", "range", "object"}),
-    "functools": frozenset({"partial"}),
-    "collections": frozenset({"OrderedDict", "defaultdict", "deque", "Counter"}),
-    "random": frozenset({"Random"}),
-    "numpy": frozenset({"ndarray", "dtype"}),
-    "numpy._core.multiarray": frozenset({"_reconstruct", "scalar"}),
-    "numpy.core.multiarray": frozenset({"_reconstruct", "scalar"}),
-    "numpy.random._pickle": frozenset({"__generator_ctor", "__bit_generator_ctor", "__randomstate_ctor"}),
-    "numpy.random._pcg64": frozenset({"PCG64", "PCG64DXSM"}),
-    "numpy.random._mt19937": frozenset({"MT19937"}),
-    "numpy.random._philox": frozenset({"Philox"}),
-    "numpy.random._sfc64": frozenset({"SFC64"}),
-    "numpy.random.bit_generator": frozenset({"__pyx_unpickle_SeedSequence", "SeedSequence"}),
-    "numpy.random.mtrand": frozenset({"RandomState"}),
-    "shanghai_env.agents.registry": frozenset({"make_agent"}),  # only inside a partial: _RunUnpickler
-}
-# modules whose classes (not functions) a game or a bot is made of, and whose functions are pure
-_CLASS_MODULES = tuple(
-    f"shanghai_env.{m}"
-    for m in (
-        "actions", "cards", "checks", "decision", "engine", "legal", "melds", "moves", "observation",
-        "rules", "vector", "blocks", "vector_workers", "mixed_tables", "any_table", "worlds", "agents.base",
-        "agents.bots",
-    )
-)  # fmt: skip
-_FUNCTION_MODULES = ("shanghai_env.agents.learned.nets.facts",)
-
-
-class UnsafePickle(ValueError):
-    """A pickle in a checkpoint that could run code, or that is damaged."""
-
-
-def global_allowed(module: str, name: str) -> bool:
-    """Whether a checkpoint's pickle may name ``module.name``: a listed one, a class of the games'
-    and bots' modules or a function of the facts (imported to tell which; nothing else runs)."""
-    if name in _SAFE_GLOBALS.get(module, ()):
-        return True
-    if "." in name or name.startswith("_") or "__main__" in module.split("."):
-        return False
-    classes = any(module == m or module.startswith(m + ".") for m in _CLASS_MODULES)
-    if not classes and module not in _FUNCTION_MODULES:
-        return False
-    try:
-        obj = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return False
-    if getattr(obj, "__module__", None) != module:  # a name imported from elsewhere
-        return False
-    return isinstance(obj, type) if classes else inspect.isfunction(obj)
-
-
-# pickle's Python unpickler, whose opcodes are methods that can be overridden (the C one's cannot)
-_PyUnpickler: Any = pickle._Unpickler
-
-
-class _RunUnpickler(_PyUnpickler):
-    """pickle's own unpickler (its Python version, whose opcodes can be overridden), restricted:
-    a global must pass :func:`global_allowed`; ``make_agent`` may only sit in a ``partial`` naming
-    a player of the run (called when a game needs a bot, never while reading); a bytes value that
-    is a whole pickle (a worker's games) is checked the same way."""
-
-    dispatch: ClassVar[dict[int, Any]] = dict(_PyUnpickler.dispatch)
-
-    def __init__(self, data: bytes, specs: Collection[str]) -> None:
-        super().__init__(io.BytesIO(data))
-        self.specs = specs
-
-    def find_class(self, module: str, name: str) -> Any:
-        if not global_allowed(module, name):
-            raise UnsafePickle(f"{module}.{name}, which a checkpoint never holds (it could run code)")
-        return super().find_class(module, name)
-
-    def _check_call(self, func: Any, args: Any) -> None:
-        if func is make_agent:
-            raise UnsafePickle("a pickle that makes a player while it is read")
-        if func is functools.partial:
-            self._check_partial((args[0] if args else None, tuple(args[1:]), None, None))
-
-    def _check_partial(self, state: Any) -> None:
-        """A partial is a player factory: make_agent and one player the run names, nothing else."""
-        if not isinstance(state, tuple) or len(state) != 4 or state[0] is not make_agent:
-            raise UnsafePickle("a partial of something other than a player, where only players are kept")
-        if state[2] or state[3] or not isinstance(state[1], tuple):
-            raise UnsafePickle("a player factory with arguments a run never gives")
-        for spec in state[1]:
-            if not isinstance(spec, str) or spec not in self.specs:
-                raise UnsafePickle(f"a player {spec!r} this run does not name")
-
-    def load_reduce(self) -> None:
-        self._check_call(self.stack[-2], self.stack[-1])
-        super().load_reduce()
-
-    def load_newobj(self) -> None:
-        self._check_call(self.stack[-2], self.stack[-1])
-        super().load_newobj()
-
-    def load_newobj_ex(self) -> None:
-        self._check_call(self.stack[-3], self.stack[-2])
-        super().load_newobj_ex()
-
-    def _instantiate(self, klass: Any, args: Any) -> None:  # INST and OBJ
-        self._check_call(klass, args)
-        super()._instantiate(klass, args)
-
-    def load_build(self) -> None:
-        if isinstance(self.stack[-2], functools.partial):
-            self._check_partial(self.stack[-1])
-        super().load_build()
-
-    def load_bytes(self, loader: Any) -> None:
-        loader(self)
-        blob = self.stack[-1]
-        try:
-            ops = list(pickletools.genops(blob))
-        except Exception:
-            return  # not a pickle: plain bytes (an observation)
-        if ops and ops[-1][0].name == "STOP" and int(ops[-1][2] or 0) + 1 == len(blob):
-            _RunUnpickler(bytes(blob), self.specs).load()
-
-
-for _op in (pickle.REDUCE, pickle.NEWOBJ, pickle.NEWOBJ_EX, pickle.BUILD):
-    _RunUnpickler.dispatch[_op[0]] = getattr(_RunUnpickler, _PyUnpickler.dispatch[_op[0]].__name__)
-
-
-def _checking(loader: Any) -> Any:
-    return lambda self: self.load_bytes(loader)
-
-
-for _op in (pickle.BINBYTES, pickle.SHORT_BINBYTES, pickle.BINBYTES8, pickle.BYTEARRAY8):
-    _RunUnpickler.dispatch[_op[0]] = _checking(_PyUnpickler.dispatch[_op[0]])
-
-
-def check_pickle(data: bytes, specs: Collection[str]) -> Any:
-    """What ``data`` holds, read by :class:`_RunUnpickler`; UnsafePickle if it names a global
-    outside :func:`global_allowed`, makes a player while it is read, keeps a player ``specs`` does
-    not name, or is damaged."""
-    try:
-        return _RunUnpickler(data, specs).load()
-    except UnsafePickle:
-        raise
-    except Exception as err:
-        raise UnsafePickle(f"a damaged pickle ({type(err).__name__}: {err})"[:200]) from None
-
-
-def run_specs(config: RunConfig) -> set[str]:
-    """The players a run names (opponents, teacher...): the only ones its pickles may make."""
-    named = {*config.opponents, *(str(v) for v in config.method_options.values() if isinstance(v, str))}
-    return named - {SELF, ""}
-
-
-def safe_loads(data: bytes, specs: Collection[str] = ()) -> Any:
-    """A checkpoint's pickle, read by :func:`check_pickle`."""
-    return check_pickle(data, specs)
 
 
 def log_rows(path: str) -> tuple[list[str], list[tuple[int, dict[str, str]]], list[int]]:

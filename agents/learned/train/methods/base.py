@@ -1,11 +1,11 @@
 """What every method on the loop shares: the network and its optimiser, the random streams, the
 batched games, checkpoints of all of them, and the saved player. A method adds its options
 (``Options``), how it collects and learns (``step``) and whatever state of its own a checkpoint
-must keep (``extra_state``/``load_extra``)."""
+must keep (``extra_state``/``load_extra``: tensors and plain values, as the rest)."""
 
 from __future__ import annotations
 
-import pickle
+import sys
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ import torch
 from shanghai_env.agents.learned.nets.policy import build_net, padded, padded_rows, to_any_table
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
-from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
+from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.batched import BatchedEnv
 
 
@@ -128,13 +128,13 @@ class NetMethod:
             return self.net.value(h).cpu().numpy()
 
     def reset_extra(self) -> None:
-        """The method's own state, fresh (also when a checkpoint's games could not be kept)."""
+        """The method's own state, fresh."""
 
     def extra_state(self) -> dict[str, Any]:
         return {}
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`extra_state` (called only when the games in progress were restored)."""
+        """Restore :meth:`extra_state` (after the games in progress were restored)."""
 
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -142,7 +142,8 @@ class NetMethod:
             "optim": self.optim.state_dict(),
             "gen": self.gen.get_state(),
             "np_rng": self.np_rng.bit_generator.state,
-            "venv": _pickled(self.venv),
+            # each game as its seed and moves, replayed on resume (BatchedEnv.state)
+            "games": self.venv.state(),
             "updates": self.updates,
             **self.extra_state(),
         }
@@ -153,14 +154,14 @@ class NetMethod:
         self.gen.set_state(state["gen"])
         self.np_rng.bit_generator.state = state["np_rng"]
         self.updates = int(state["updates"])
-        if state["venv"] is not None:
-            games = safe_loads(state["venv"], run_specs(self.config))
-            self.venv.close()  # the fresh games it replaces (their worker processes)
-            self.venv = games
-            self.load_extra(state)
-        else:  # games with unpicklable players: new games, seeded by the update count
-            self.venv.reset(seed=self.config.seed + 1_000_003 * self.updates)
-            self.reset_extra()
+        differ = self.venv.load_state(state["games"])
+        if differ:  # a bot that plays otherwise from the same seed: its memory may differ, not the games
+            print(
+                f"note: in games {differ[:8]} a seated bot chose other moves when its game was replayed; "
+                "the games go on exactly, the run may differ from one never stopped",
+                file=sys.stderr,
+            )
+        self.load_extra(state)
 
     def close(self) -> None:
         """Let the games go (their worker processes stop): the loop's last call."""
@@ -191,11 +192,3 @@ def training_games(config: RunConfig, finished: list[float]) -> dict[str, float]
     if tuple(config.opponents) == ("self",):
         return {}
     return {"train_game_diff": round(float(np.mean(finished)), 2) if finished else float("nan")}
-
-
-def _pickled(venv: BatchedEnv) -> bytes | None:
-    """The games in progress, to resume exactly; None when a player cannot be pickled (a network)."""
-    try:
-        return pickle.dumps(venv)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        return None

@@ -22,7 +22,6 @@ Options (``shanghai-train dagger --help``): ``teacher``, ``beta``, ``lr``, ``epo
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +33,9 @@ from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
 from shanghai_env.agents.learned.train.methods.teachers import Teachers
 from shanghai_env.agents.learned.train.opponents import check_encoding
-from shanghai_env.agents.learned.train.run import RunConfig, run_specs, safe_loads
+from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.agents.registry import make_agent
-from shanghai_env.engine import Phase
+from shanghai_env.engine import Game, Phase
 
 
 @dataclass
@@ -81,18 +80,24 @@ class Dagger(NetMethod):
         self.teacher_plays[i] = self.np_rng.random() < self.opt.beta
 
     def extra_state(self) -> dict[str, Any]:
-        seats, games_seen = self.teachers.state()
-        return {"dagger": pickle.dumps((seats, games_seen, self.teacher_plays))}
+        # the teachers' bots are rebuilt from the games (Teachers.replay)
+        return {"teacher_plays": self.teacher_plays.tolist()}
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        seats, games_seen, self.teacher_plays = safe_loads(state["dagger"], run_specs(self.config))
-        self.teachers.load(self.venv, seats, games_seen)
+        plays = state["teacher_plays"]
+        if not isinstance(plays, list) or len(plays) != self.venv.num_envs:
+            raise ValueError(f"teacher_plays must be a list of {self.venv.num_envs} bools, one per game")
+        self.teacher_plays = np.array(plays, bool)
+        self.teachers.replay(self._asked)
+
+    def _asked(self, row: int, game: Game) -> bool:
+        """Whether the teacher is asked at the decision now of ``game`` (row ``row``'s)."""
+        return bool(self.teacher_plays[row]) or game.phase != Phase.GOING_DOWN
 
     def _labels(self, rows: np.ndarray) -> np.ndarray:
         """The teacher's action at every row's decision now (-1: not asked, see the docstring)."""
-        venv = self.venv
-        asked = [int(i) for i in rows if self.teacher_plays[i] or venv.games[i].phase != Phase.GOING_DOWN]
-        return self.teachers.ask(asked)
+        games = self.venv.games
+        return self.teachers.ask([int(i) for i in rows if self._asked(int(i), games[i])])
 
     # --- collecting ------------------------------------------------------------------------
 

@@ -23,7 +23,6 @@ Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``n
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,6 @@ from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.nets.sampling import greedy_legal
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.opponents import make_games
-from shanghai_env.agents.learned.train.run import safe_loads
 from shanghai_env.batched import BatchedEnv
 
 
@@ -65,11 +63,33 @@ class DMC(NetMethod):
         self.pending: list[list[tuple[bytes, int, int, float]]] = [[] for _ in range(self.config.num_envs)]
 
     def extra_state(self) -> dict[str, Any]:
-        return {"pending": pickle.dumps(self.pending)}
+        # as tensors: every waiting decision's bytes one uint8 row (all rows are as long), and
+        # how many of them each game holds
+        flat = [d for row in self.pending for d in row]
+        width = len(flat[0][0]) if flat else 0
+        return {
+            "pending": {
+                "counts": torch.tensor([len(row) for row in self.pending], dtype=torch.int64),
+                "seen": torch.from_numpy(
+                    np.frombuffer(b"".join(d[0] for d in flat), np.uint8).reshape(len(flat), width).copy()
+                ),
+                "action": torch.tensor([d[1] for d in flat], dtype=torch.int64),
+                "seat": torch.tensor([d[2] for d in flat], dtype=torch.int64),
+                "value": torch.tensor([d[3] for d in flat], dtype=torch.float64),
+            }
+        }
 
     def load_extra(self, state: dict[str, Any]) -> None:
-        # a checkpoint from before the values were kept: theirs are unused with td_lambda 1
-        self.pending = [[(*d, 0.0)[:4] for d in row] for row in safe_loads(state["pending"])]
+        saved = state["pending"]
+        counts = saved["counts"].tolist()
+        if len(counts) != self.config.num_envs or sum(counts) != len(saved["action"]):
+            raise ValueError(
+                f"its waiting decisions are for {len(counts)} games, this run has {self.config.num_envs}"
+            )
+        seen = [row.tobytes() for row in saved["seen"].numpy()]
+        flat = list(zip(seen, saved["action"].tolist(), saved["seat"].tolist(), saved["value"].tolist()))
+        rest = iter(flat)
+        self.pending = [[next(rest) for _ in range(count)] for count in counts]
 
     def targets(self, decisions: list[tuple[bytes, int, int, float]], reward: np.ndarray) -> list[float]:
         """Each decision's target: its seat's ``reward``, or with ``td_lambda`` below 1 the

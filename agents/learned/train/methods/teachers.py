@@ -4,16 +4,19 @@ answers are its labels.
 A bot keeps plans between decisions (the planner's bots plan a whole contract before its first
 card goes down), so every game and learner seat has its own copy, reset when its game is dealt
 again; a network decides each decision on its own, so one object answers them all in one batch.
+A checkpoint keeps none of them: :meth:`Teachers.replay` rebuilds the bots' plans from the games.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.decision import decision_for
+from shanghai_env.engine import Game
 
 
 class Teachers:
@@ -61,14 +64,19 @@ class Teachers:
             labels[i] = int(a)
         return labels
 
-    def state(self) -> tuple[Any, list[int]]:
-        """What a checkpoint keeps: the bots (their plans and generators; a network is made again
-        from its name) and the games each row was last seen in."""
-        return (None if self.shared is not None else self.seats), self.games_seen
-
-    def load(self, venv: Any, seats: Any, games_seen: list[int]) -> None:
-        """Restore :meth:`state` with the games ``venv`` it was taken from (restored with it)."""
-        self.venv = venv
-        if seats is not None:
-            self.seats = seats
-        self.games_seen = list(games_seen)
+    def replay(self, asked: Callable[[int, Game], bool]) -> None:
+        """After the games were restored: every row's bots reset for its game and asked again at
+        each learner decision of it where ``asked(row, game)`` says they were, so that their plans
+        and generators stand as they stood (a network keeps none)."""
+        venv = self.venv
+        for i in range(venv.num_envs):
+            self.new_game(i)
+            if self.shared is not None:
+                continue
+            game = Game(venv.games[i].rules)
+            game.reset(venv.game_seeds[i])
+            for a in venv.game_moves(i):
+                s = game.to_act
+                if s in self.seats[i] and asked(i, game):
+                    self.seats[i][s].act(decision_for(game, s, venv.table, venv.encoder))
+                game.apply(venv.table.moves[a])

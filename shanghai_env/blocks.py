@@ -53,7 +53,7 @@ import numpy as np
 from .any_table import MAX_SEATS, MIN_SEATS
 from .checks import int_arg
 from .engine import Game
-from .vector import VectorEnv, checked_actions, env_count, reset_seeds
+from .vector import VectorEnv, checked_actions, env_count, reset_seeds, state_format
 
 # the arrays each process writes into memory shared with the caller after every reset and step,
 # in this order (the 8-byte ones first, so that every array starts aligned)
@@ -558,14 +558,7 @@ class BlockVectorEnv:
         worker's in its process); returns the rows where a seated bot chose otherwise in the replay.
         TypeError/ValueError naming what does not fit."""
         self._open()
-        if not isinstance(state, Mapping):
-            raise TypeError(f"state must be a dict from BlockVectorEnv.state(), got {type(state).__name__}")
-        got = (state.get("format"), state.get("version"))
-        if got != (BLOCKS_FORMAT, BLOCKS_VERSION):
-            raise ValueError(
-                f"state must be a {BLOCKS_FORMAT!r} version {BLOCKS_VERSION} dict from "
-                f"BlockVectorEnv.state(), got format {got[0]!r} version {got[1]!r}"
-            )
+        state_format(state, BLOCKS_FORMAT, BLOCKS_VERSION, "BlockVectorEnv.state()")
         tables = list(self.tables) if self._several else None
         blocks = state.get("blocks")
         if state.get("num_envs") != self.num_envs or state.get("tables") != tables:

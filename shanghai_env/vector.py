@@ -829,17 +829,23 @@ _REBUILT = (
 )
 
 
+def state_format(state: Any, name: str, version: int, source: str) -> None:
+    """TypeError unless ``state`` is a dict, ValueError unless it is of format ``name`` and
+    ``version`` (what ``source`` writes)."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"state must be a dict from {source}, got {type(state).__name__}")
+    got = (state.get("format"), state.get("version"))
+    if got != (name, version):
+        raise ValueError(
+            f"state must be a {name!r} version {version} dict from {source}, got format {got[0]!r} "
+            f"version {got[1]!r}"
+        )
+
+
 def _checked_state(state: Any, env: VectorEnv) -> Mapping[str, Any]:
     """``state`` checked against ``env`` (:meth:`VectorEnv.load_state`): TypeError/ValueError naming
     the first field that is not what :meth:`VectorEnv.state` writes."""
-    if not isinstance(state, Mapping):
-        raise TypeError(f"state must be a dict from VectorEnv.state(), got {type(state).__name__}")
-    got = (state.get("format"), state.get("version"))
-    if got != (STATE_FORMAT, STATE_VERSION):
-        raise ValueError(
-            f"state must be a {STATE_FORMAT!r} version {STATE_VERSION} dict from VectorEnv.state(), got "
-            f"format {got[0]!r} version {got[1]!r}"
-        )
+    state_format(state, STATE_FORMAT, STATE_VERSION, "VectorEnv.state()")
     for key in ("num_envs", "num_players", "first_row"):
         if state.get(key) != getattr(env, key):
             raise ValueError(

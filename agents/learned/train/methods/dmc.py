@@ -102,7 +102,7 @@ class DMC(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(obs, extra)
+                h = net.features(self.inputs(venv.obs), extra)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 q = self.acting_logits(h, legal, extra, obs, table)
                 k_t = greedy_legal(q)
@@ -155,7 +155,9 @@ class DMC(NetMethod):
             net, dev = self.net, self.device
             length = self.venv.observation_length
             seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-            obs_all = torch.from_numpy(seen[:, :length].view(np.int8).copy()).to(dev)
+            obs_np = seen[:, :length].view(np.int8).copy()
+            obs_all = torch.from_numpy(obs_np).to(dev)
+            sparse_all = self.batch_inputs(obs_np)
             extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
             tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
@@ -170,7 +172,7 @@ class DMC(NetMethod):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
                     obs_mb = obs_all[mb]
-                    h = net.features(obs_mb, extra)
+                    h = net.features(obs_mb if sparse_all is None else sparse_all.take(mb.numpy()), extra)
                     chosen = act_all[mb][:, None]
                     q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)
                     error = (q - tgt_all[mb]).pow(2)

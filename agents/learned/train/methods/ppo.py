@@ -76,7 +76,7 @@ class PPO(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(obs, extra)
+                h = net.features(self.inputs(venv.obs), extra)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 logits = self.acting_logits(h, legal_t, extra, obs, table)
                 v = net.value(h).cpu()
@@ -117,6 +117,7 @@ class PPO(NetMethod):
         names = ("policy_loss", "value_loss", "entropy", "clip_frac")
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in names}
         obs_all = torch.from_numpy(data["obs"]).to(dev)
+        sparse_all = self.batch_inputs(data["obs"])
         extra_all = self.extra_inputs(data["extra"])
         chosen_all = torch.from_numpy(data["chosen"]).to(dev)
         logp_all = torch.from_numpy(data["logp"]).to(dev)
@@ -126,7 +127,7 @@ class PPO(NetMethod):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
-                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
+                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb, sparse_all)
                 logp_legal = legal_log_probs(logits)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)

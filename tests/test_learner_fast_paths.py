@@ -39,7 +39,8 @@ def _check_same(facts: bool, move_net: tuple[int, ...]) -> None:
     obs = torch.from_numpy(rng.integers(0, 3, (b, net.inv_scale.shape[0])).astype(np.int8))
     extra = torch.rand(b, net.extra_size) if facts else None
     results = []
-    for kwargs in ({}, {"lengths": valid.sum(1)}, {"table": net.acting_table()}):
+    table, lengths = net.acting_table(), valid.sum(1)
+    for kwargs in ({}, {"lengths": lengths}, {"table": table}, {"table": table, "lengths": lengths}):
         net.zero_grad()
         h = net.features(obs, extra)
         out = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), extra, obs, **kwargs)
@@ -57,6 +58,8 @@ def _check_same(facts: bool, move_net: tuple[int, ...]) -> None:
     for a, g in zip(results[0][1], grads):
         torch.testing.assert_close(g, a, rtol=1e-5, atol=1e-6 * scale)
     torch.testing.assert_close(results[2][0], results[0][0], **close)  # the table: no gradient
+    # acting: the table's legal rows alone, within rounding (the padded gather with a move MLP)
+    torch.testing.assert_close(results[3][0], results[0][0], rtol=1e-5, atol=1e-5)
 
 
 def test_padded_rows_match_padded() -> None:
@@ -118,19 +121,13 @@ def test_sparse_observations_give_the_dense_features_and_gradients(
         torch.testing.assert_close(g, a, rtol=1e-5, atol=1e-6 * scale)
 
 
-def test_sparse_features_follow_the_weights_after_a_step() -> None:
-    # the transposed first layer is kept between calls (acting): an optimiser's step or a load
-    # must be seen by the next call
+def test_the_acting_first_layer_gives_the_same_features() -> None:
     torch.manual_seed(0)
     net = build_net(Rules(num_players=4), (16,))
     obs = _observations(net, np.random.default_rng(2), 20)
     sparse = SparseObs.of(obs)
     with torch.no_grad():
-        net.features(sparse)
-        net.trunk[0].weight.add_(0.5)
-        torch.testing.assert_close(net.features(sparse), net.features(torch.from_numpy(obs)))
-        net.load_state_dict({k: v * 2 for k, v in net.state_dict().items()})
-        torch.testing.assert_close(net.features(sparse), net.features(torch.from_numpy(obs)))
+        assert torch.equal(net.features(sparse, None, net.acting_first_layer()), net.features(sparse))
 
 
 # dmc: longer rollouts and more exploration, so that deals end (and it learns) within its updates
@@ -174,3 +171,24 @@ def test_a_run_on_sparse_observations_ends_at_the_dense_runs_weights(tmp_path, m
             torch.testing.assert_close(ends[1][name], value, rtol=1e-4, atol=1e-5, msg=name)
     finally:
         torch.set_num_threads(threads)
+
+
+def test_the_methods_fused_adam_steps_as_plain_adam(tmp_path) -> None:
+    # the trainer's optimiser is fused Adam (one pass a parameter): the same steps as the
+    # for-loop Adam it replaced, within float32 rounding
+    config = RunConfig(method="ppo", contracts=(1,), out=str(tmp_path), num_envs=2, eval_every=0)
+    m = method_class("ppo")()
+    m.setup(config, torch.device("cpu"))
+    assert m.optim.param_groups[0]["fused"]
+    plain_net = build_net(Rules(num_players=4, contracts=(1,)), m.opt.net_arch)
+    plain_net.load_state_dict(m.net.state_dict())
+    plain = torch.optim.Adam(plain_net.parameters(), lr=m.opt.lr, eps=1e-5)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        for a, b in zip(m.net.parameters(), plain_net.parameters()):
+            a.grad = torch.randn(a.shape, generator=gen)
+            b.grad = a.grad.clone()
+        m.optim.step()
+        plain.step()
+    for (name, a), b in zip(m.net.named_parameters(), plain_net.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7, msg=name)

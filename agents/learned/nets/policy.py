@@ -247,12 +247,18 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.v.weight, 1.0)
         nn.init.zeros_(self.v.bias)
 
-    def features(self, obs: torch.Tensor | SparseObs, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def features(
+        self,
+        obs: torch.Tensor | SparseObs,
+        extra: torch.Tensor | None = None,
+        by_input: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """The trunk's features of ``obs``: a tensor (B, L), or a :class:`SparseObs` read through its
         nonzero entries only (a network with a hidden layer; the same features up to float32
-        rounding, several times faster on the CPU)."""
+        rounding, several times faster on the CPU). ``by_input``: :meth:`acting_first_layer`,
+        made beforehand with the current weights (acting), for a ``SparseObs``."""
         if isinstance(obs, SparseObs):
-            return self._sparse_features(obs, extra)
+            return self._sparse_features(obs, extra, by_input)
         # the env's int8 observation is scaled in the copy .float() makes (one large buffer, not two)
         x = obs * self.inv_scale if obs.dtype == torch.float32 else obs.float().mul_(self.inv_scale)
         if self.extra_size:
@@ -261,7 +267,9 @@ class PolicyNet(nn.Module):
             x = torch.cat([x, extra.float()], 1)
         return self.trunk(x)
 
-    def _sparse_features(self, obs: SparseObs, extra: torch.Tensor | None) -> torch.Tensor:
+    def _sparse_features(
+        self, obs: SparseObs, extra: torch.Tensor | None, by_input: torch.Tensor | None
+    ) -> torch.Tensor:
         first = self.trunk[0] if self.hidden else None
         if not isinstance(first, nn.Linear):
             raise ValueError("a SparseObs is read by the first hidden layer: this network has none")
@@ -274,25 +282,14 @@ class PolicyNet(nn.Module):
         values = torch.from_numpy(obs.values).to(dev) * self.inv_scale.index_select(0, cols)
         weight = first.weight[:, :width] if self.extra_size else first.weight
         counts = torch.from_numpy(obs.counts).to(dev)
-        z = _SparseFirstLayer.apply(weight, self._by_input(first.weight, weight), cols, values, counts)
+        if by_input is None:
+            by_input = weight.detach().t().contiguous()
+        z = _SparseFirstLayer.apply(weight, by_input, cols, values, counts)
         if self.extra_size:
             if extra is None:
                 raise ValueError(f"this network reads {self.extra_size} inputs (facts) after the observation")
             z = z + F.linear(extra.float(), first.weight[:, width:])
         return self.trunk[1:](z + first.bias)
-
-    def _by_input(self, param: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        """``weight`` (the first layer's observation columns of ``param``) transposed, (L, H), as
-        ``embedding_bag`` reads it; kept while ``param`` stays the same (a rollout's acting: one
-        copy, not one a step), made again after any change in place (the optimiser's step, a
-        load: each bumps the tensor's version) or a move."""
-        key = (param.data_ptr(), param._version, param.device)
-        cached = getattr(self, "_by_input_cache", None)
-        if cached is not None and cached[0] is param and cached[1] == key:
-            return cached[2]
-        by_input = weight.detach().t().contiguous()
-        self._by_input_cache = (param, key, by_input)
-        return by_input
 
     def logits(
         self,
@@ -313,11 +310,18 @@ class PolicyNet(nn.Module):
         beforehand with the current weights (acting, where the weights stay fixed for a whole
         rollout); the logits are the same as without it, bit for bit. ``lengths``: each row's
         number of legal moves, when ``valid`` is their prefix (as :func:`padded` makes it): a large
-        batch then multiplies the legal rows alone (:meth:`_legal_dots`) rather than every row
-        out to the longest, with the same results up to float32 rounding."""
+        batch, or one with its ``table``, then multiplies the legal rows alone
+        (:meth:`_legal_dots`) rather than every row out to the longest, with the same results up
+        to float32 rounding."""
         large = idx.numel() > self.num_actions
-        # every action's row: made beforehand (table) or, for a large batch, made once here
-        rows = (table if table is not None else self.action_rows()) if self.has_fields and large else None
+        # every action's row: made beforehand (table) or, for a large batch, made once here; a
+        # small batch with its table and lengths (acting) reads the legal rows alone from the table
+        # too (with a move MLP it gathers its moves' rows, which that network reads as well)
+        rows: torch.Tensor | None = None
+        if self.has_fields and large:
+            rows = table if table is not None else self.action_rows()
+        elif self.has_fields and table is not None and lengths is not None and self.move_mlp is None:
+            rows = table
         w: torch.Tensor | None = None  # (B, K, H): the moves' rows, unless the large batch's are grouped
         if rows is not None and lengths is not None:
             dots = self._legal_dots(rows, idx, valid, h, lengths)  # no padded (B, K, H) gather at all
@@ -409,6 +413,18 @@ class PolicyNet(nn.Module):
             return None
         with torch.no_grad():
             return self.action_rows()
+
+    def acting_first_layer(self) -> torch.Tensor | None:
+        """The first layer's observation weights transposed, (L, H), as :meth:`features` reads a
+        :class:`SparseObs` through them, for its ``by_input`` while the weights stay fixed (a
+        rollout: one copy, not one a step), without a gradient; None for a network without a
+        hidden layer. Made again after the weights change (the caller's to know: the fused
+        optimiser writes the weights without bumping their version counter)."""
+        first = self.trunk[0] if self.hidden else None
+        if not isinstance(first, nn.Linear):
+            return None
+        with torch.no_grad():
+            return first.weight[:, : self.inv_scale.shape[0]].t().contiguous()
 
     def action_rows(self) -> torch.Tensor:
         """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""

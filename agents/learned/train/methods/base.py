@@ -40,7 +40,11 @@ class NetMethod:
         # several times faster there, the same features up to float32 rounding); on a GPU the
         # dense product is fast and is kept
         self.sparse_inputs = device.type == "cpu" and bool(self.net.hidden)
-        self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5)
+        # fused: each parameter's update in one pass rather than a dozen elementwise operations
+        # (3-4 times faster on the CPU, where it was a fifth of a dmc minibatch); the same update
+        # up to float32 rounding
+        fused = True if device.type in ("cpu", "cuda") else None
+        self.optim = torch.optim.Adam(self.net.parameters(), lr=self.opt.lr, eps=1e-5, fused=fused)
         self.gen = torch.Generator().manual_seed(config.seed)
         self.np_rng = np.random.default_rng(config.seed)
         self.venv = self.make_venv(config)
@@ -127,11 +131,14 @@ class NetMethod:
         extra: torch.Tensor | None,
         obs: torch.Tensor,
         table: torch.Tensor | None,
+        lengths: np.ndarray | None = None,
     ) -> torch.Tensor:
-        """The network's logits while collecting, with the rollout's ``table`` (:meth:`acting_table`)."""
+        """The network's logits while collecting, with the rollout's ``table`` (:meth:`acting_table`);
+        ``lengths``: each row's number of legal moves (``legal`` padded by :func:`padded`), so that
+        only the legal moves' rows are read (:meth:`.PolicyNet.logits`)."""
         if table is None:
             return self.net.logits(h, *legal, extra, obs)
-        return self.net.logits(h, *legal, extra, obs, table)
+        return self.net.logits(h, *legal, extra, obs, table, lengths)
 
     def acting_table(self) -> torch.Tensor | None:
         """Every action's row for a rollout (:meth:`.PolicyNet.acting_table`)."""

@@ -107,6 +107,7 @@ class Dagger(NetMethod):
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
+        first = net.acting_first_layer()  # the weights do not change during a rollout
         teacher_moves = 0
         for t in range(steps):
             cur = t * n + rows
@@ -118,7 +119,7 @@ class Dagger(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(self.inputs(venv.obs), extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 logits = net.logits(h, *legal_t, extra, obs).cpu()
                 values[cur] = net.value(h).cpu().numpy()

@@ -97,14 +97,15 @@ class DMC(NetMethod):
         tgt_out: list[float] = []
         finished: list[float] = []
         table = self.acting_table()  # the weights do not change while collecting
+        first = net.acting_first_layer()
         for t in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(self.inputs(venv.obs), extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                q = self.acting_logits(h, legal, extra, obs, table)
+                q = self.acting_logits(h, legal, extra, obs, table, valid.sum(1))
                 k_t = greedy_legal(q)
                 k = k_t.cpu().numpy()
                 best_value = q.gather(1, k_t[:, None]).squeeze(1).cpu().numpy()
@@ -171,7 +172,7 @@ class DMC(NetMethod):
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
-                    obs_mb = obs_all[mb]
+                    obs_mb = torch.index_select(obs_all, 0, mb)  # whole rows, not element by element
                     h = net.features(obs_mb if sparse_all is None else sparse_all.take(mb.numpy()), extra)
                     chosen = act_all[mb][:, None]
                     q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)

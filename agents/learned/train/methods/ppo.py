@@ -66,6 +66,7 @@ class PPO(NetMethod):
         chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
         table = self.acting_table()  # the weights do not change during a rollout
+        first = net.acting_first_layer()
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
@@ -76,9 +77,9 @@ class PPO(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(self.inputs(venv.obs), extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                logits = self.acting_logits(h, legal_t, extra, obs, table)
+                logits = self.acting_logits(h, legal_t, extra, obs, table, lengths[cur])
                 v = net.value(h).cpu()
                 logits = logits.cpu()
             k = gumbel_argmax(logits, self.gen)  # a draw among the legal moves only

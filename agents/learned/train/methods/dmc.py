@@ -113,11 +113,12 @@ class DMC(NetMethod):
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)
             actions = self.choose_actions(t, idx[rows, k])
-            for row in range(n):
-                # the observation's bytes, then the facts' (none without --facts)
-                seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
-                decision = (seen, int(actions[row]), int(venv.seat[row]), float(best_value[row]))
-                self.pending[row].append(decision)
+            # each row's observation bytes, then its facts' (none without --facts), side by side
+            # once for all rows; the decisions' fields as Python numbers in one conversion each
+            seen = np.concatenate([venv.obs.view(np.uint8), venv.extra.view(np.uint8)], 1)
+            fields = zip(seen, np.asarray(actions).tolist(), venv.seat.tolist(), best_value.tolist())
+            for waiting, (row_seen, action, seat, value) in zip(self.pending, fields):
+                waiting.append((row_seen.tobytes(), int(action), int(seat), float(value)))
             _, _, _, rew, done = venv.step(actions)
             # rewards come when a deal ends: every waiting decision of that row gets its seat's
             for i in np.flatnonzero(rew.any(1) | done):

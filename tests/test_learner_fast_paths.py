@@ -130,6 +130,34 @@ def test_the_acting_first_layer_gives_the_same_features() -> None:
         assert torch.equal(net.features(sparse, None, net.acting_first_layer()), net.features(sparse))
 
 
+@pytest.mark.parametrize("facts", [False, True])
+def test_a_small_batchs_rows_with_lengths_score_as_the_einsum(facts: bool) -> None:
+    # dmc's update scores the one move played of each decision (a small batch, lengths given):
+    # a product per pair instead of the einsum, the same logits and gradients within rounding
+    torch.manual_seed(0)
+    net = build_net(Rules(num_players=4), (32,), facts)
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    rng = np.random.default_rng(3)
+    b = 64
+    idx = torch.from_numpy(rng.integers(0, net.num_actions, (b, 1)))
+    valid = torch.ones(b, 1, dtype=torch.bool)
+    obs = torch.from_numpy(_observations(net, rng, b))
+    extra = torch.rand(b, net.extra_size) if facts else None
+    results = []
+    for kwargs in ({}, {"lengths": np.ones(b, np.int64)}):
+        net.zero_grad()
+        q = net.logits(net.features(obs, extra), idx, valid, extra, obs, **kwargs)
+        (q * torch.linspace(-1, 1, b)[:, None]).sum().backward()
+        results.append((q.detach(), [p.grad.clone() for p in net.parameters() if p.grad is not None]))
+    # at the scale of the largest (the sums cancel: a score near 0 from terms in the hundreds)
+    q = results[0][0]
+    torch.testing.assert_close(results[1][0], q, rtol=1e-5, atol=1e-6 * float(q.abs().max()))
+    scale = max(float(a.abs().max()) for a in results[0][1])
+    for a, g in zip(results[0][1], results[1][1]):
+        torch.testing.assert_close(g, a, rtol=1e-5, atol=1e-6 * scale)
+
+
 # dmc: longer rollouts and more exploration, so that deals end (and it learns) within its updates
 RUNS = {
     "ppo": ({"n_steps": 64}, 3),
@@ -137,8 +165,8 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("method", sorted(RUNS))
-def test_a_run_on_sparse_observations_ends_at_the_dense_runs_weights(tmp_path, method: str) -> None:
+@pytest.mark.parametrize("method,facts", [("ppo", False), ("dmc", False), ("dmc", True)])
+def test_a_sparse_run_ends_at_the_dense_runs_weights(tmp_path, method: str, facts: bool) -> None:
     # the learner's fast paths (sparse first layer, the legal moves' dot products) change only
     # the order of float32 sums: two updates from the same seed end within that rounding
     threads = torch.get_num_threads()
@@ -156,6 +184,7 @@ def test_a_run_on_sparse_observations_ends_at_the_dense_runs_weights(tmp_path, m
                 eval_every=0,
                 eval_games=0,
                 progress=False,
+                facts=facts,
                 method_options={"batch_size": 128, "net_arch": (32, 32), **RUNS[method][0]},
             )
             m = method_class(method)()

@@ -327,16 +327,18 @@ class PolicyNet(nn.Module):
             dots = self._legal_dots(rows, idx, valid, h, lengths)  # no padded (B, K, H) gather at all
         else:
             if not self.has_fields:
-                w = self.pi.weight[idx]  # (B, K, H)
+                w = rows_at(self.pi.weight, idx)  # (B, K, H)
             elif table is not None:  # the same sums in the same order as below, made once a rollout
                 w = rows_at(table, idx)
             elif rows is not None:
                 w = rows_at(rows, idx)
             else:
                 f = self.fields[idx]  # (B, K, 3): kind, card, place
-                w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
-                w = w + self.place_rows[f[..., 2]]
-            dots = torch.einsum("bkh,bh->bk", w, h)
+                w = rows_at(self.pi.weight, idx) + rows_at(self.kind_rows, f[..., 0])
+                w = w + rows_at(self.card_rows, f[..., 1]) + rows_at(self.place_rows, f[..., 2])
+            # with lengths (training: dmc's move played) a product per pair, cheaper than a batched
+            # matmul of one-move rows; without, the einsum the players' recorded moves came from
+            dots = (w * h[:, None, :]).sum(-1) if lengths is not None else torch.einsum("bkh,bh->bk", w, h)
         out = dots + self.pi.bias[idx]
         own: torch.Tensor | None = None  # (B, K, 2): each move's own facts
         if self.extra_size and extra is not None and self.has_fields:

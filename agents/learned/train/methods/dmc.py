@@ -168,15 +168,22 @@ class DMC(NetMethod):
                 weights = torch.ones(size, dtype=torch.float32, device=dev)
                 weights[size - labelled :] = weight
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
+            one_move = np.ones(self.opt.batch_size, np.int64)  # each decision's one move: the one played
+            # the observations' dense rows, for the trunk when it reads no SparseObs and for a
+            # network that reads the upcard on offer from them (facts version 2)
+            dense = sparse_all is None or net.upcard is not None
             for _ in range(self.opt.epochs):
                 order = torch.from_numpy(self.np_rng.permutation(size)).to(dev)
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
-                    obs_mb = torch.index_select(obs_all, 0, mb)  # whole rows, not element by element
-                    h = net.features(obs_mb if sparse_all is None else sparse_all.take(mb.numpy()), extra)
+                    obs_mb = torch.index_select(obs_all, 0, mb) if dense else None  # whole rows
+                    inputs = obs_mb if sparse_all is None else sparse_all.take(mb.numpy())
+                    assert inputs is not None
+                    h = net.features(inputs, extra)
                     chosen = act_all[mb][:, None]
-                    q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)
+                    ok = valid.expand(len(mb), 1)
+                    q = net.logits(h, chosen, ok, extra, obs_mb, lengths=one_move[: len(mb)]).squeeze(1)
                     error = (q - tgt_all[mb]).pow(2)
                     loss = (
                         error.mean() if weights is None else (weights[mb] * error).sum() / weights[mb].sum()

@@ -75,7 +75,8 @@ class DMC(NetMethod):
         lambda-return over that seat's later decisions (backwards through the deal)."""
         lam = self.opt.td_lambda
         if lam >= 1.0:
-            return [float(reward[seat]) for _, _, seat, _ in decisions]
+            per_seat = [float(r) for r in reward]  # Python floats once, not a numpy scalar a decision
+            return [per_seat[seat] for _, _, seat, _ in decisions]
         out = [0.0] * len(decisions)
         later: dict[int, tuple[float, float]] = {}  # seat: (its next decision's target, value)
         for t in range(len(decisions) - 1, -1, -1):
@@ -123,9 +124,8 @@ class DMC(NetMethod):
             # rewards come when a deal ends: every waiting decision of that row gets its seat's
             for i in np.flatnonzero(rew.any(1) | done):
                 tgt_out.extend(self.targets(self.pending[i], rew[i]))
-                for ob, a, _, _ in self.pending[i]:
-                    obs_out.append(ob)
-                    act_out.append(a)
+                obs_out.extend(d[0] for d in self.pending[i])
+                act_out.extend(d[1] for d in self.pending[i])
                 self.pending[i] = []
                 if done[i]:
                     scores = venv.final_scores[i]

@@ -70,16 +70,14 @@ class SparseObs:
 
     @classmethod
     def of(cls, obs: np.ndarray) -> SparseObs:
-        """The nonzero entries of ``obs`` (B, L)."""
-        obs = np.ascontiguousarray(obs)
+        """The nonzero entries of ``obs`` (B, L); a view of rows of a wider buffer is read in place."""
         batch, width = obs.shape
-        flat = obs.reshape(-1)
         # the comparison first: numpy finds the nonzero entries of a bool array several times
-        # faster than those of an int8 one
-        at = np.flatnonzero(flat != 0)
+        # faster than those of an int8 one (and the comparison makes a contiguous array of any view)
+        at = np.flatnonzero(obs != 0)
         rows, cols = np.divmod(at, width)
         counts = np.bincount(rows, minlength=batch).astype(np.int64)
-        return cls(cols, flat[at].astype(np.float32), counts, width)
+        return cls(cols, obs[rows, cols].astype(np.float32), counts, width)
 
     def __len__(self) -> int:
         return len(self.counts)

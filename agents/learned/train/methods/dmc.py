@@ -157,8 +157,7 @@ class DMC(NetMethod):
             net, dev = self.net, self.device
             length = self.venv.observation_length
             seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-            obs_np = seen[:, :length].view(np.int8).copy()
-            obs_all = torch.from_numpy(obs_np).to(dev)
+            obs_np = seen[:, :length].view(np.int8)  # a view: copied only where the dense rows are read
             sparse_all = self.batch_inputs(obs_np)
             extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
@@ -172,12 +171,13 @@ class DMC(NetMethod):
             # the observations' dense rows, for the trunk when it reads no SparseObs and for a
             # network that reads the upcard on offer from them (facts version 2)
             dense = sparse_all is None or net.upcard is not None
+            obs_all = torch.from_numpy(obs_np.copy()).to(dev) if dense else None
             for _ in range(self.opt.epochs):
                 order = torch.from_numpy(self.np_rng.permutation(size)).to(dev)
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
-                    obs_mb = torch.index_select(obs_all, 0, mb) if dense else None  # whole rows
+                    obs_mb = None if obs_all is None else torch.index_select(obs_all, 0, mb)  # whole rows
                     inputs = obs_mb if sparse_all is None else sparse_all.take(mb.numpy())
                     assert inputs is not None
                     h = net.features(inputs, extra)

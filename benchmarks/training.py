@@ -65,6 +65,7 @@ Measures, one after another on this machine and in this process (one torch threa
     python benchmarks/training.py --steps 32768 --only ppo_self_play
     python benchmarks/training.py --only ppo_self_play --only sb3_self_play   # sb3 against ppo
     python benchmarks/training.py --device cuda --num-envs 512 --env-workers 12   # a GPU machine
+    python benchmarks/training.py --clock cpu      # this process's CPU time: a shared machine
 
 ``--device``, ``--num-envs`` and ``--env-workers`` are the trainer's options of the same names; the
 random-play references stay one process on the CPU.
@@ -121,6 +122,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+class Clock:
+    """What every figure here is timed with: wall time by default; ``--clock cpu`` makes it this
+    process's CPU time, so that other programs on a shared machine do not count (one process
+    only: the time of worker processes, or a GPU's, is not the process's)."""
+
+    now: Callable[[], float] = time.perf_counter
+
+
 def env_random_play(seconds: float, seed: int = 0) -> float:
     """Steps per second of the AEC loop with random legal actions (numpy's generator)."""
     import numpy as np
@@ -129,9 +138,9 @@ def env_random_play(seconds: float, seed: int = 0) -> float:
 
     env = shanghai_env.env(num_players=4)
     rng = np.random.default_rng(seed)
-    steps, start = 0, time.perf_counter()
+    steps, start = 0, Clock.now()
     game = 0
-    while time.perf_counter() - start < seconds:
+    while Clock.now() - start < seconds:
         env.reset(seed=seed + game)
         game += 1
         for _agent in env.agent_iter():
@@ -142,9 +151,9 @@ def env_random_play(seconds: float, seed: int = 0) -> float:
             legal = np.flatnonzero(obs["action_mask"])
             env.step(int(legal[rng.integers(len(legal))]))
             steps += 1
-            if steps % 4096 == 0 and time.perf_counter() - start >= seconds:
+            if steps % 4096 == 0 and Clock.now() - start >= seconds:
                 break
-    return steps / (time.perf_counter() - start)
+    return steps / (Clock.now() - start)
 
 
 def vector_random_play(seconds: float, num_envs: int = 64) -> float:
@@ -155,12 +164,12 @@ def vector_random_play(seconds: float, num_envs: int = 64) -> float:
     venv = vector_env(num_envs, num_players=4)
     venv.reset(seed=0)
     rng = np.random.default_rng(0)
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    steps, start = 0, Clock.now()
+    while Clock.now() - start < seconds:
         actions = [ids[rng.integers(len(ids))] for ids in venv.legal_actions]
         venv.step(actions)
         steps += num_envs
-    return steps / (time.perf_counter() - start)
+    return steps / (Clock.now() - start)
 
 
 def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable[[], None]:
@@ -168,11 +177,11 @@ def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable
     original = getattr(owner, name)
 
     def timed_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
+        start = Clock.now()
         try:
             return original(self, *args, **kwargs)
         finally:
-            parts[part] += time.perf_counter() - start
+            parts[part] += Clock.now() - start
 
     setattr(owner, name, timed_call)
     return lambda: setattr(owner, name, original)
@@ -236,9 +245,9 @@ def trainer(
                 **hardware,
             )
             torch.set_num_threads(1)
-            start = time.perf_counter()
+            start = Clock.now()
             loop.train(config)
-            total = time.perf_counter() - start
+            total = Clock.now() - start
             with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
                 done = int(list(csv.DictReader(f))[-1]["env_steps"])
     finally:
@@ -497,7 +506,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu", help="trainers' device")
     parser.add_argument("--num-envs", type=int, default=64, help="games stepped together by the trainers")
     parser.add_argument("--env-workers", type=int, default=1, help="processes stepping the trainers' games")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: wall time; cpu: this process's CPU time (other programs on the machine do not count)",
+    )
     args = parser.parse_args(argv)
+    if args.clock == "cpu" and (args.env_workers > 1 or args.device != "cpu"):
+        parser.error("--clock cpu needs --env-workers 1 and --device cpu: their time is not this process's")
+    Clock.now = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.num_envs < 1 or args.env_workers < 1:
         parser.error("arguments --num-envs and --env-workers: at least 1")
     if args.device == "cuda":
@@ -519,7 +537,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} (1 thread); "
         f"4 players, all ten contracts; {args.steps:,} learner steps per trainer; trainers on {gpu}, "
-        f"{args.num_envs} games, {args.env_workers} process(es) stepping them",
+        f"{args.num_envs} games, {args.env_workers} process(es) stepping them; {args.clock} time",
         flush=True,
     )
     before = env_random_play(args.seconds)

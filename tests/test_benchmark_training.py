@@ -74,3 +74,12 @@ def test_bad_options_give_one_line_and_exit_2(args, needle):
     done = bench(*args)
     assert done.returncode == 2
     assert needle in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_cpu_clock_times_this_process():
+    done = bench("--steps", "256", "--num-envs", "4", "--clock", "cpu", "--only", "ppo_self_play")
+    assert done.returncode == 0, done.stderr
+    assert "cpu time" in done.stdout
+    assert re.search(r"ppo_self_play\s+[\d.]+% of env\(\)", done.stdout), done.stdout
+    refused = bench("--clock", "cpu", "--env-workers", "2")
+    assert refused.returncode == 2 and "--clock cpu" in refused.stderr

@@ -17,9 +17,11 @@ alone can only weigh the trunk's features the same way in every state.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from shanghai_env.any_table import ENCODINGS, AnyTable, encoding_tables
@@ -48,6 +50,133 @@ def padded_rows(idx: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> tuple
     mine = lengths[rows]
     width = int(mine.max()) if len(rows) else 1
     return idx[rows, :width], np.arange(width) < mine[:, None]
+
+
+class SparseObs:
+    """A batch of the env's int8 observations held by their nonzero entries, row after row (CSR).
+
+    An observation has about 47 nonzero entries of 2,293 at 4 players (4,339 in the 8-seat
+    layout), so the first layer, read densely, multiplies ~98% zeros: it was the largest part of
+    an update. :meth:`PolicyNet.features` reads a ``SparseObs`` through only its nonzero entries,
+    the same function with another order of the sums (float32 rounding apart). Built once for a
+    whole batch (:meth:`of`); a minibatch takes its rows (:meth:`take`) without scanning again."""
+
+    def __init__(self, cols: np.ndarray, values: np.ndarray, counts: np.ndarray, width: int) -> None:
+        self.cols = cols  # (N,) int64: each nonzero entry's column, row by row, ascending in a row
+        self.values = values  # (N,) float32: its value, unscaled
+        self.counts = counts  # (B,) int64: each row's number of nonzero entries
+        self.starts = np.cumsum(counts) - counts  # (B,) where each row's entries begin
+        self.width = int(width)  # the observation's length
+
+    @classmethod
+    def of(cls, obs: np.ndarray) -> SparseObs:
+        """The nonzero entries of ``obs`` (B, L); a view of rows of a wider buffer is read in place."""
+        batch, width = obs.shape
+        # the comparison first: numpy finds the nonzero entries of a bool array several times
+        # faster than those of an int8 one (and the comparison makes a contiguous array of any view)
+        at = np.flatnonzero(obs != 0)
+        rows, cols = np.divmod(at, width)
+        counts = np.bincount(rows, minlength=batch).astype(np.int64)
+        return cls(cols, obs[rows, cols].astype(np.float32), counts, width)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def take(self, rows: np.ndarray) -> SparseObs:
+        """The rows ``rows`` of this batch, in that order."""
+        counts = self.counts[rows]
+        begins = np.cumsum(counts) - counts
+        at = np.repeat(self.starts[rows] - begins, counts) + np.arange(int(counts.sum()))
+        return SparseObs(self.cols[at], self.values[at], counts, self.width)
+
+
+class _SparseFirstLayer(torch.autograd.Function):
+    """``x @ weight.T`` for the observations ``x`` given by their nonzero entries: a sum of the
+    weight's columns at those entries (``embedding_bag``) rather than a dense product.
+
+    ``embedding_bag`` reads rows, so it is given the weight transposed (``by_input``, made by the
+    caller: it can be kept while the weights do not change). Its own backward would scatter into
+    the weight entry by entry; here the weight's gradient is the same kind of sum the other way
+    round: for every input column, its entries' values times their rows' output gradients, the
+    entries sorted by column (a stable sort, so the order of every sum is fixed: the same run
+    gives the same gradient)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        weight: torch.Tensor,
+        by_input: torch.Tensor,
+        cols: torch.Tensor,
+        values: torch.Tensor,
+        counts: torch.Tensor,
+    ) -> torch.Tensor:
+        offsets = torch.cumsum(counts, 0) - counts
+        ctx.save_for_backward(cols, values, counts)
+        ctx.width = weight.shape[1]
+        return F.embedding_bag(cols, by_input, offsets, mode="sum", per_sample_weights=values)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        cols, values, counts = ctx.saved_tensors
+        width = ctx.width
+        rows = torch.repeat_interleave(torch.arange(len(counts), device=cols.device), counts)
+        # a narrow integer type sorts several times faster (a radix sort)
+        key = cols.to(torch.int16 if width < 2**15 else torch.int32)
+        order = torch.argsort(key, stable=True)
+        per_col = torch.bincount(cols, minlength=width)
+        col_offsets = torch.cumsum(per_col, 0) - per_col
+        by_col = F.embedding_bag(
+            rows.index_select(0, order),
+            grad.contiguous(),
+            col_offsets,
+            mode="sum",
+            per_sample_weights=values.index_select(0, order),
+        )  # (L, H)
+        return by_col.t(), None, None, None, None
+
+
+class _LegalDots(torch.autograd.Function):
+    """The dot products ``source[actions[n]] · h[rows[n]]`` of a batch's legal (decision, move)
+    pairs, ``rows`` ascending (each decision's moves together, ``counts`` of them).
+
+    Autograd through gathers would make several (pairs, H) temporaries and scatter them back row
+    by row; the gradients here are sums of whole rows (``embedding_bag``): ``h``'s, each decision's
+    moves' rows weighted by their gradients; ``source``'s, each action's decisions' features
+    weighted likewise, the pairs sorted by action (a stable sort: the order of every sum is
+    fixed, so the same run gives the same gradients)."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        source: torch.Tensor,
+        h: torch.Tensor,
+        actions: torch.Tensor,
+        rows: torch.Tensor,
+        counts: torch.Tensor,
+    ) -> torch.Tensor:
+        ctx.save_for_backward(source, h, actions, rows, counts)
+        return source.index_select(0, actions).mul_(h.index_select(0, rows)).sum(1)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        source, h, actions, rows, counts = ctx.saved_tensors
+        grad = grad.contiguous()
+        grad_source = grad_h = None
+        if ctx.needs_input_grad[1]:
+            offsets = torch.cumsum(counts, 0) - counts
+            grad_h = F.embedding_bag(actions, source, offsets, mode="sum", per_sample_weights=grad)
+        if ctx.needs_input_grad[0]:
+            size = source.shape[0]
+            order = torch.argsort(actions.to(torch.int16 if size < 2**15 else torch.int32), stable=True)
+            per_action = torch.bincount(actions, minlength=size)
+            grad_source = F.embedding_bag(
+                rows.index_select(0, order),
+                h.detach(),
+                torch.cumsum(per_action, 0) - per_action,
+                mode="sum",
+                per_sample_weights=grad.index_select(0, order),
+            )
+        return grad_source, grad_h, None, None, None
 
 
 class PolicyNet(nn.Module):
@@ -116,7 +245,18 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.v.weight, 1.0)
         nn.init.zeros_(self.v.bias)
 
-    def features(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+    def features(
+        self,
+        obs: torch.Tensor | SparseObs,
+        extra: torch.Tensor | None = None,
+        by_input: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The trunk's features of ``obs``: a tensor (B, L), or a :class:`SparseObs` read through its
+        nonzero entries only (a network with a hidden layer; the same features up to float32
+        rounding, several times faster on the CPU). ``by_input``: :meth:`acting_first_layer`,
+        made beforehand with the current weights (acting), for a ``SparseObs``."""
+        if isinstance(obs, SparseObs):
+            return self._sparse_features(obs, extra, by_input)
         # the env's int8 observation is scaled in the copy .float() makes (one large buffer, not two)
         x = obs * self.inv_scale if obs.dtype == torch.float32 else obs.float().mul_(self.inv_scale)
         if self.extra_size:
@@ -124,6 +264,30 @@ class PolicyNet(nn.Module):
                 raise ValueError(f"this network reads {self.extra_size} inputs (facts) after the observation")
             x = torch.cat([x, extra.float()], 1)
         return self.trunk(x)
+
+    def _sparse_features(
+        self, obs: SparseObs, extra: torch.Tensor | None, by_input: torch.Tensor | None
+    ) -> torch.Tensor:
+        first = self.trunk[0] if self.hidden else None
+        if not isinstance(first, nn.Linear):
+            raise ValueError("a SparseObs is read by the first hidden layer: this network has none")
+        width = self.inv_scale.shape[0]
+        if obs.width != width:
+            raise ValueError(f"this network reads observations of {width} entries, got {obs.width}")
+        dev = first.weight.device
+        cols = torch.from_numpy(obs.cols).to(dev)
+        # each entry scaled as the dense path scales it (the same float32 products)
+        values = torch.from_numpy(obs.values).to(dev) * self.inv_scale.index_select(0, cols)
+        weight = first.weight[:, :width] if self.extra_size else first.weight
+        counts = torch.from_numpy(obs.counts).to(dev)
+        if by_input is None:
+            by_input = weight.detach().t().contiguous()
+        z = _SparseFirstLayer.apply(weight, by_input, cols, values, counts)
+        if self.extra_size:
+            if extra is None:
+                raise ValueError(f"this network reads {self.extra_size} inputs (facts) after the observation")
+            z = z + F.linear(extra.float(), first.weight[:, width:])
+        return self.trunk[1:](z + first.bias)
 
     def logits(
         self,
@@ -144,26 +308,35 @@ class PolicyNet(nn.Module):
         beforehand with the current weights (acting, where the weights stay fixed for a whole
         rollout); the logits are the same as without it, bit for bit. ``lengths``: each row's
         number of legal moves, when ``valid`` is their prefix (as :func:`padded` makes it): a large
-        batch then multiplies rows of its own width (:meth:`_legal_dots`) rather than every row
-        out to the longest, with the same results."""
+        batch, or one with its ``table``, then multiplies the legal rows alone
+        (:meth:`_legal_dots`) rather than every row out to the longest, with the same results up
+        to float32 rounding."""
         large = idx.numel() > self.num_actions
-        # every action's row: made beforehand (table) or, for a large batch, made once here
-        rows = (table if table is not None else self.action_rows()) if self.has_fields and large else None
+        # every action's row: made beforehand (table) or, for a large batch, made once here; a
+        # small batch with its table and lengths (acting) reads the legal rows alone from the table
+        # too (with a move MLP it gathers its moves' rows, which that network reads as well)
+        rows: torch.Tensor | None = None
+        if self.has_fields and large:
+            rows = table if table is not None else self.action_rows()
+        elif self.has_fields and table is not None and lengths is not None and self.move_mlp is None:
+            rows = table
         w: torch.Tensor | None = None  # (B, K, H): the moves' rows, unless the large batch's are grouped
         if rows is not None and lengths is not None:
             dots = self._legal_dots(rows, idx, valid, h, lengths)  # no padded (B, K, H) gather at all
         else:
             if not self.has_fields:
-                w = self.pi.weight[idx]  # (B, K, H)
+                w = rows_at(self.pi.weight, idx)  # (B, K, H)
             elif table is not None:  # the same sums in the same order as below, made once a rollout
                 w = rows_at(table, idx)
             elif rows is not None:
                 w = rows_at(rows, idx)
             else:
                 f = self.fields[idx]  # (B, K, 3): kind, card, place
-                w = self.pi.weight[idx] + self.kind_rows[f[..., 0]] + self.card_rows[f[..., 1]]
-                w = w + self.place_rows[f[..., 2]]
-            dots = torch.einsum("bkh,bh->bk", w, h)
+                w = rows_at(self.pi.weight, idx) + rows_at(self.kind_rows, f[..., 0])
+                w = w + rows_at(self.card_rows, f[..., 1]) + rows_at(self.place_rows, f[..., 2])
+            # with lengths (training: dmc's move played) a product per pair, cheaper than a batched
+            # matmul of one-move rows; without, the einsum the players' recorded moves came from
+            dots = (w * h[:, None, :]).sum(-1) if lengths is not None else torch.einsum("bkh,bh->bk", w, h)
         out = dots + self.pi.bias[idx]
         own: torch.Tensor | None = None  # (B, K, 2): each move's own facts
         if self.extra_size and extra is not None and self.has_fields:
@@ -194,35 +367,16 @@ class PolicyNet(nn.Module):
         h: torch.Tensor,
         lengths: np.ndarray,
     ) -> torch.Tensor:
-        """``einsum("bkh,bh->bk", source[idx], h)`` at the legal moves (0 in the padding), the rows
-        grouped by their number of legal moves (:func:`length_groups`) and each group multiplied
-        at its own width: a training batch has about 7 legal moves a decision but is padded to
-        the longest, about 45 at 4 players, and the padding was most of an update's gathers and
-        products. Every legal move's row is gathered once in the order ``source[idx]`` visits them,
-        so the gradients reach ``source`` in the same order; each product is the same dot product
-        over the same features, so the results and gradients are the same, bit for bit."""
+        """``einsum("bkh,bh->bk", source[idx], h)`` at the legal moves (0 in the padding): one dot
+        product for each legal (decision, move) pair and none for the padding (a training batch
+        has about 7 legal moves a decision, padded to the longest, about 45 at 4 players), through
+        :class:`_LegalDots`, whose backward makes no (pairs, H) temporaries. The same values and
+        gradients as the padded product up to float32 rounding (the sums run in another order)."""
         batch, width = idx.shape
-        dev = h.device
-        legal_rows = rows_at(source, idx[valid])  # (N, H): the legal moves' rows, row by row
-        n = legal_rows.shape[0]
-        legal_rows = torch.cat([legal_rows, legal_rows.new_zeros(1, legal_rows.shape[1])])  # N: padding
-        starts = np.cumsum(lengths) - lengths
-        groups = length_groups(lengths)
-        order = np.concatenate(groups)
-        h_grouped = rows_at(h, torch.from_numpy(order).to(dev))
-        dots: list[torch.Tensor] = []
-        places: list[np.ndarray] = []
-        begin = 0
-        for rows in groups:
-            cols = np.arange(int(lengths[rows].max()))
-            at = np.where(cols < lengths[rows][:, None], starts[rows][:, None] + cols, n)
-            w = rows_at(legal_rows, torch.from_numpy(at).to(dev))
-            part = h_grouped[begin : begin + len(rows)]
-            dots.append(torch.einsum("bkh,bh->bk", w, part).reshape(-1))
-            places.append((rows[:, None] * width + cols).reshape(-1))
-            begin += len(rows)
-        where = torch.from_numpy(np.concatenate(places)).to(dev)
-        return h.new_zeros(batch * width).index_put((where,), torch.cat(dots)).view(batch, width)
+        counts = torch.from_numpy(np.asarray(lengths, np.int64)).to(h.device)
+        rows = torch.repeat_interleave(torch.arange(batch, device=h.device), counts)
+        dots = _LegalDots.apply(source, h, idx[valid], rows, counts)  # row by row, as valid orders them
+        return h.new_zeros(batch, width).masked_scatter(valid, dots)
 
     def _move_scores(
         self,
@@ -260,10 +414,29 @@ class PolicyNet(nn.Module):
         with torch.no_grad():
             return self.action_rows()
 
+    def acting_first_layer(self) -> torch.Tensor | None:
+        """The first layer's observation weights transposed, (L, H), as :meth:`features` reads a
+        :class:`SparseObs` through them, for its ``by_input`` while the weights stay fixed (a
+        rollout: one copy, not one a step), without a gradient; None for a network without a
+        hidden layer. Made again after the weights change (the caller's to know: the fused
+        optimiser writes the weights without bumping their version counter)."""
+        first = self.trunk[0] if self.hidden else None
+        if not isinstance(first, nn.Linear):
+            return None
+        with torch.no_grad():
+            return first.weight[:, : self.inv_scale.shape[0]].t().contiguous()
+
     def action_rows(self) -> torch.Tensor:
-        """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""
+        """``(A, H)``: every action's row, its own plus its kind's, card's and place's (gathered by
+        ``index_select``, whole rows: the same values and gradients as indexing, bit for bit, in a
+        third of the time, which counted once every minibatch)."""
         f = self.fields
-        return self.pi.weight + self.kind_rows[f[:, 0]] + self.card_rows[f[:, 1]] + self.place_rows[f[:, 2]]
+        kind, card, place = (
+            rows_at(self.kind_rows, f[:, 0]),
+            rows_at(self.card_rows, f[:, 1]),
+            rows_at(self.place_rows, f[:, 2]),
+        )
+        return self.pi.weight + kind + card + place
 
     def value(self, h: torch.Tensor) -> torch.Tensor:
         return self.v(h).squeeze(-1)
@@ -274,30 +447,6 @@ def rows_at(source: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     order, through ``index_select``, which copies whole rows where advanced indexing works element
     by element (several times slower on the CPU for the (B, K, H) gathers of a decision's moves)."""
     return torch.index_select(source, 0, idx.reshape(-1)).view(*idx.shape, source.shape[1])
-
-
-def length_groups(lengths: np.ndarray, least: int = 16) -> list[np.ndarray]:
-    """The rows of a batch grouped by their number of legal moves (up to 1, 2, 4, 8, ... each),
-    a group of fewer than ``least`` rows joined to the next (a batched product of very few rows
-    may take another path through the BLAS, with other roundings)."""
-    groups: list[np.ndarray] = []
-    carry = np.zeros(0, np.int64)
-    low, high = 0, 1
-    top = int(lengths.max()) if len(lengths) else 0
-    while low < top:
-        rows = np.concatenate([carry, np.flatnonzero((lengths > low) & (lengths <= high))])
-        if len(rows) >= least:
-            groups.append(np.sort(rows))
-            carry = np.zeros(0, np.int64)
-        else:
-            carry = rows
-        low, high = high, 2 * high
-    if len(carry):
-        if groups:
-            groups[-1] = np.sort(np.concatenate([groups[-1], carry]))
-        else:
-            groups.append(np.sort(carry))
-    return groups
 
 
 def move_fields(num_actions: int, table_fields: np.ndarray) -> np.ndarray:

@@ -112,6 +112,7 @@ class Dagger(NetMethod):
         values = np.empty(size, np.float32)
         chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
+        first = net.acting_first_layer()  # the weights do not change during a rollout
         teacher_moves = 0
         for t in range(steps):
             cur = t * n + rows
@@ -123,7 +124,7 @@ class Dagger(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(obs, extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
                 logits = net.logits(h, *legal_t, extra, obs).cpu()
                 values[cur] = net.value(h).cpu().numpy()
@@ -161,6 +162,7 @@ class Dagger(NetMethod):
         size = len(data["target"])
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("imitation_loss", "agreement", "value_loss")}
         obs_all = torch.from_numpy(data["obs"]).to(dev)
+        sparse_all = self.batch_inputs(data["obs"])
         extra_all = self.extra_inputs(data["extra"])
         target_all = torch.from_numpy(data["target"]).to(dev)
         ret_all = torch.from_numpy(data["ret"]).to(dev)
@@ -168,7 +170,7 @@ class Dagger(NetMethod):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
-                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
+                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb, sparse_all)
                 target = target_all[mb_t]
                 labelled = target >= 0
                 logp = torch.log_softmax(logits, 1).gather(1, target.clamp(min=0)[:, None]).squeeze(1)

@@ -96,7 +96,8 @@ class DMC(NetMethod):
         lambda-return over that seat's later decisions (backwards through the deal)."""
         lam = self.opt.td_lambda
         if lam >= 1.0:
-            return [float(reward[seat]) for _, _, seat, _ in decisions]
+            per_seat = [float(r) for r in reward]  # Python floats once, not a numpy scalar a decision
+            return [per_seat[seat] for _, _, seat, _ in decisions]
         out = [0.0] * len(decisions)
         later: dict[int, tuple[float, float]] = {}  # seat: (its next decision's target, value)
         for t in range(len(decisions) - 1, -1, -1):
@@ -118,14 +119,15 @@ class DMC(NetMethod):
         tgt_out: list[float] = []
         finished: list[float] = []
         table = self.acting_table()  # the weights do not change while collecting
+        first = net.acting_first_layer()
         for t in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(obs, extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                q = self.acting_logits(h, legal, extra, obs, table)
+                q = self.acting_logits(h, legal, extra, obs, table, valid.sum(1))
                 k_t = greedy_legal(q)
                 k = k_t.cpu().numpy()
                 best_value = q.gather(1, k_t[:, None]).squeeze(1).cpu().numpy()
@@ -133,18 +135,18 @@ class DMC(NetMethod):
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)
             actions = self.choose_actions(t, idx[rows, k])
-            for row in range(n):
-                # the observation's bytes, then the facts' (none without --facts)
-                seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
-                decision = (seen, int(actions[row]), int(venv.seat[row]), float(best_value[row]))
-                self.pending[row].append(decision)
+            # each row's observation bytes, then its facts' (none without --facts), side by side
+            # once for all rows; the decisions' fields as Python numbers in one conversion each
+            seen = np.concatenate([venv.obs.view(np.uint8), venv.extra.view(np.uint8)], 1)
+            fields = zip(seen, np.asarray(actions).tolist(), venv.seat.tolist(), best_value.tolist())
+            for waiting, (row_seen, action, seat, value) in zip(self.pending, fields):
+                waiting.append((row_seen.tobytes(), int(action), int(seat), float(value)))
             _, _, _, rew, done = venv.step(actions)
             # rewards come when a deal ends: every waiting decision of that row gets its seat's
             for i in np.flatnonzero(rew.any(1) | done):
                 tgt_out.extend(self.targets(self.pending[i], rew[i]))
-                for ob, a, _, _ in self.pending[i]:
-                    obs_out.append(ob)
-                    act_out.append(a)
+                obs_out.extend(d[0] for d in self.pending[i])
+                act_out.extend(d[1] for d in self.pending[i])
                 self.pending[i] = []
                 if done[i]:
                     scores = venv.final_scores[i]
@@ -176,7 +178,8 @@ class DMC(NetMethod):
             net, dev = self.net, self.device
             length = self.venv.observation_length
             seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-            obs_all = torch.from_numpy(seen[:, :length].view(np.int8).copy()).to(dev)
+            obs_np = seen[:, :length].view(np.int8)  # a view: copied only where the dense rows are read
+            sparse_all = self.batch_inputs(obs_np)
             extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
             tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
@@ -185,15 +188,23 @@ class DMC(NetMethod):
                 weights = torch.ones(size, dtype=torch.float32, device=dev)
                 weights[size - labelled :] = weight
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
+            one_move = np.ones(self.opt.batch_size, np.int64)  # each decision's one move: the one played
+            # the observations' dense rows, for the trunk when it reads no SparseObs and for a
+            # network that reads the upcard on offer from them (facts version 2)
+            dense = sparse_all is None or net.upcard is not None
+            obs_all = torch.from_numpy(obs_np.copy()).to(dev) if dense else None
             for _ in range(self.opt.epochs):
                 order = torch.from_numpy(self.np_rng.permutation(size)).to(dev)
                 for start in range(0, size, self.opt.batch_size):
                     mb = order[start : start + self.opt.batch_size]
                     extra = None if extra_all is None else extra_all[mb]
-                    obs_mb = obs_all[mb]
-                    h = net.features(obs_mb, extra)
+                    obs_mb = None if obs_all is None else torch.index_select(obs_all, 0, mb)  # whole rows
+                    inputs = obs_mb if sparse_all is None else sparse_all.take(mb.numpy())
+                    assert inputs is not None
+                    h = net.features(inputs, extra)
                     chosen = act_all[mb][:, None]
-                    q = net.logits(h, chosen, valid.expand(len(mb), 1), extra, obs_mb).squeeze(1)
+                    ok = valid.expand(len(mb), 1)
+                    q = net.logits(h, chosen, ok, extra, obs_mb, lengths=one_move[: len(mb)]).squeeze(1)
                     error = (q - tgt_all[mb]).pow(2)
                     loss = (
                         error.mean() if weights is None else (weights[mb] * error).sum() / weights[mb].sum()

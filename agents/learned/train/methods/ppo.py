@@ -66,6 +66,7 @@ class PPO(NetMethod):
         chains = SeatChains(venv, steps, self.learner_seats)
         rows = np.arange(n)
         table = self.acting_table()  # the weights do not change during a rollout
+        first = net.acting_first_layer()
         for t in range(steps):
             cur = t * n + rows
             obs_buf[cur] = venv.obs
@@ -76,9 +77,9 @@ class PPO(NetMethod):
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
                 obs = torch.from_numpy(venv.obs).to(self.device)
-                h = net.features(obs, extra)
+                h = net.features(self.inputs(venv.obs), extra, first)
                 legal_t = torch.from_numpy(idx).to(self.device), torch.from_numpy(valid).to(self.device)
-                logits = self.acting_logits(h, legal_t, extra, obs, table)
+                logits = self.acting_logits(h, legal_t, extra, obs, table, lengths[cur])
                 v = net.value(h).cpu()
                 logits = logits.cpu()
             k = gumbel_argmax(logits, self.gen)  # a draw among the legal moves only
@@ -117,6 +118,7 @@ class PPO(NetMethod):
         names = ("policy_loss", "value_loss", "entropy", "clip_frac")
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in names}
         obs_all = torch.from_numpy(data["obs"]).to(dev)
+        sparse_all = self.batch_inputs(data["obs"])
         extra_all = self.extra_inputs(data["extra"])
         chosen_all = torch.from_numpy(data["chosen"]).to(dev)
         logp_all = torch.from_numpy(data["logp"]).to(dev)
@@ -126,7 +128,7 @@ class PPO(NetMethod):
             order = self.np_rng.permutation(size)
             for start in range(0, size, opt.batch_size):
                 mb = order[start : start + opt.batch_size]
-                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb)
+                mb_t, h, logits = self.minibatch_logits(obs_all, extra_all, data["legal"], mb, sparse_all)
                 logp_legal = legal_log_probs(logits)
                 new_logp = logp_legal.gather(1, chosen_all[mb_t][:, None]).squeeze(1)
                 # padding holds -inf: zero it before multiplying (0 * -inf would make NaN gradients)

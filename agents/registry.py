@@ -258,15 +258,8 @@ def player_pin(spec: str) -> dict[str, Any]:
 
 def _from_factory(spec: str) -> Agent:
     """The agent ``module:factory()`` returns; ValueError saying what went wrong otherwise."""
-    module, _, attr = spec.partition(":")
-    try:
-        factory = getattr(import_user_module(module), attr)
-    except ImportError as err:
-        raise ValueError(f"player {spec!r}: cannot import {module!r} ({err})") from None
-    except AttributeError:
-        raise ValueError(f"player {spec!r}: module {module!r} has no attribute {attr!r}") from None
-    if not callable(factory):
-        raise ValueError(f"player {spec!r}: {attr} is a {type(factory).__name__}, not a factory to call")
+    attr = spec.partition(":")[2]
+    factory = load_attribute(spec, "player", "a factory to call")
     try:
         agent = factory()
     except Exception as err:
@@ -274,6 +267,22 @@ def _from_factory(spec: str) -> Agent:
     if not isinstance(agent, Agent):
         raise ValueError(f"player {spec!r}: {attr}() returned {type(agent).__name__}, not an Agent")
     return agent
+
+
+def load_attribute(spec: str, what: str, kind: str) -> Any:
+    """The callable ``module:attribute`` names (:func:`import_user_module`); ValueError naming
+    ``what`` it was for (``player``, ``method``) and what went wrong: the import, a missing
+    attribute, or one that is not callable (``kind`` says what it should be)."""
+    module, _, attr = spec.partition(":")
+    try:
+        found = getattr(import_user_module(module), attr)
+    except ImportError as err:
+        raise ValueError(f"{what} {spec!r}: cannot import {module!r} ({err})") from None
+    except AttributeError:
+        raise ValueError(f"{what} {spec!r}: module {module!r} has no attribute {attr!r}") from None
+    if not callable(found):
+        raise ValueError(f"{what} {spec!r}: {attr} is a {type(found).__name__}, not {kind}")
+    return found
 
 
 def import_user_module(name: str) -> object:

@@ -166,6 +166,7 @@ def oracle(
         f"{spent / max(1, searched):.3f} CPU s a searched decision",
         flush=True,
     )
+    print("points a game:", " ".join(f"{x:+.1f}" for x in game_gains), flush=True)
     return game_gains
 
 

@@ -307,7 +307,7 @@ def method_function(method: str) -> Callable[..., Any]:
     saying what is wrong otherwise."""
     import inspect
 
-    from shanghai_env.agents.registry import import_user_module
+    from shanghai_env.agents.registry import load_attribute
 
     module, _, name = method.partition(":")
     if not module or not name:
@@ -316,13 +316,9 @@ def method_function(method: str) -> Callable[..., Any]:
             "package.module:function for your own method"
         )
     try:
-        function = getattr(import_user_module(module), name)
-    except ImportError as err:
-        raise MethodError(f"method {method!r}: cannot import {module!r} ({err})") from None
-    except AttributeError:
-        raise MethodError(f"method {method!r}: module {module!r} has no attribute {name!r}") from None
-    if not callable(function):
-        raise MethodError(f"method {method!r}: {name} is a {type(function).__name__}, not a function")
+        function = load_attribute(method, "method", "a function")
+    except ValueError as err:
+        raise MethodError(str(err)) from None
     form = f"{name}({', '.join(METHOD_ARGUMENTS)})"
     try:
         inspect.signature(function).bind(**dict.fromkeys(METHOD_ARGUMENTS))

@@ -28,7 +28,6 @@ from shanghai_env.cards import NUM_CARD_KINDS
 from shanghai_env.engine import Game
 from shanghai_env.observation import INT8, ObservationEncoder
 from shanghai_env.rules import Rules
-from shanghai_env.worlds import WorldSampler
 
 HAND_MODEL_FORMAT = "shanghai-hand-model"
 
@@ -43,7 +42,8 @@ class HandModel(nn.Module):
         self.rules = rules
         self.hidden = hidden
         self.others = rules.num_players - 1
-        size = ObservationEncoder(rules).size
+        self.encoder = ObservationEncoder(rules)  # what it reads (made once: the search asks often)
+        size = self.encoder.size
         self.trunk = nn.Sequential(nn.Linear(size, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
         self.head = nn.Linear(hidden, self.others * NUM_CARD_KINDS)
 
@@ -64,8 +64,9 @@ def hidden_counts(game: Game, me: int) -> np.ndarray:
 
 def unseen_share(game: Game, me: int) -> np.ndarray:
     """``(53,)``: each kind's share of the cards ``me`` cannot see (the uniform model's law)."""
-    unseen = WorldSampler(game.view(me), game.rules).unseen
-    return np.bincount(unseen, minlength=NUM_CARD_KINDS) / max(1, len(unseen))
+    # the unseen cards are the others' hidden ones and the stock (the discards and pickups are seen)
+    counts = hidden_counts(game, me).sum(0) + np.bincount(game.stock, minlength=NUM_CARD_KINDS)
+    return counts / max(1.0, counts.sum())
 
 
 def self_play_records(
@@ -181,24 +182,20 @@ def tilted(
     model: HandModel,
     me: int,
     worlds: list[Game],
-    unseen: np.ndarray,
     k: int,
     rng: np.random.Generator,
     tilt: float = 1.0,
 ) -> list[Game]:
-    """``k`` of ``worlds`` (uniform draws consistent with ``me``'s view; ``unseen`` the kinds of
-    the cards that view leaves unseen, one entry a card), drawn without replacement with
+    """``k`` of ``worlds`` (uniform draws consistent with ``me``'s view), drawn without replacement with
     probability proportional to the model's likelihood ratio of their hidden cards to the uniform
     one, raised to ``tilt``."""
-    rules = worlds[0].rules
-    # every world shows ``me`` the same observation
-    obs = np.frombuffer(ObservationEncoder(rules).encode_bytes(worlds[0], me), INT8)
-    share = np.bincount(unseen, minlength=NUM_CARD_KINDS) / max(1, len(unseen))  # unseen_share
+    # every world shows ``me`` the same observation and leaves the same cards unseen
+    obs = np.frombuffer(model.encoder.encode_bytes(worlds[0], me), INT8)
+    share = unseen_share(worlds[0], me)
     with torch.no_grad():
         t_share = torch.from_numpy(share)[None]
         logp = model(torch.from_numpy(obs.copy())[None], t_share)[0].double().numpy()  # (n - 1, 53)
-    with np.errstate(divide="ignore"):
-        ratio = np.where(share > 0, logp - np.log(np.where(share > 0, share, 1.0)), 0.0)
+    ratio = np.where(share > 0, logp - np.log(np.where(share > 0, share, 1.0)), 0.0)
     logw = np.array([float((hidden_counts(w, me) * ratio).sum()) for w in worlds])
     keys = tilt * logw + rng.gumbel(size=len(worlds))
     return [worlds[i] for i in np.argsort(-keys, kind="stable")[:k]]

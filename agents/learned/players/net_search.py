@@ -272,7 +272,7 @@ class NetSearchBot:
         hands = self.hand_model(n)
         if hands is not None:
             uniform = [sampler.sample(self.rng) for _ in range(p.oversample * p.worlds)]
-            drawn = tilted(hands, me, uniform, sampler.unseen, p.worlds, self.rng, p.tilt)[::-1]
+            drawn = tilted(hands, me, uniform, p.worlds, self.rng, p.tilt)[::-1]
         alive = list(range(len(candidates)))
         values: list[list[float]] = [[] for _ in candidates]
         while len(values[0]) < p.worlds and len(alive) > 1:

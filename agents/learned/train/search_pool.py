@@ -7,6 +7,7 @@ file written once per update (``publish``)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -61,8 +62,6 @@ class SearchPool:
         self.folder = ""
         self.version = -1
         if workers > 1:
-            import multiprocessing
-
             ctx = multiprocessing.get_context("spawn")
             self.folder = tempfile.mkdtemp(prefix="shanghai-search-")
             self.pool = ProcessPoolExecutor(

@@ -12,7 +12,7 @@
   such a file saved as a ``.zip``, as the shipped ones were before, loads the same);
 - a path to a saved MaskablePPO model of ``shanghai-train sb3`` (``.zip``:
   :class:`shanghai_env.agents.learned.players.sb3.ModelAgent`, loaded lazily on its first decision) or
-  a move scorer (``.scorer``: :func:`shanghai_env.agents.learned.players.scorer.load_scorer`; one saved
+  a move scorer (``.scorer``: :func:`shanghai_env.agents.bots.scorer.load_scorer`; one saved
   as a ``.zip`` before is told by its content and loads the same); any other file is refused
   with a ValueError naming it;
 - ``search_NAME`` for a shipped trainer network ``NAME`` (``search_scratch``), or ``search@PATH`` for
@@ -49,6 +49,8 @@ from shanghai_env.agents.base import Agent
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.planner import PlannerBot
 from shanghai_env.agents.bots.random_agent import RandomAgent
+from shanghai_env.agents.bots.scorer import EXTENSION as SCORER_EXTENSION
+from shanghai_env.agents.bots.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.agents.bots.search import SearchBot
 from shanghai_env.agents.learned.players.sb3 import (
     MISSING_PREFIX,
@@ -58,8 +60,6 @@ from shanghai_env.agents.learned.players.sb3 import (
     check_model,
     saved_table,
 )
-from shanghai_env.agents.learned.players.scorer import EXTENSION as SCORER_EXTENSION
-from shanghai_env.agents.learned.players.scorer import ScorerNet, is_scorer_file, load_scorer
 from shanghai_env.cli import extra_hint, missing_modules
 from shanghai_env.melds import CONTRACTS
 from shanghai_env.models import shipped_models  # listed there, below the players, which read names too

@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from shanghai_env.actions import action_table
 from shanghai_env.agents.base import decision_for
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.players.scorer import ScorerBot, ScorerNet
+from shanghai_env.agents.bots.scorer import ScorerBot, ScorerNet
 from shanghai_env.agents.learned.train.scorer_data import rollout_values
 from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase

@@ -1,6 +1,6 @@
 """The trained players that come with the package, each with a ``*.json`` card: trainer policies
 (``*.pt``, :mod:`shanghai_env.agents.learned.players.policy`) and move scorers (``*.scorer``,
-:mod:`shanghai_env.agents.learned.players.scorer`).
+:mod:`shanghai_env.agents.bots.scorer`).
 
 Installed as ``shanghai_env.models``; :func:`shipped_models` lists them by name (``scratch_4p``,
 ``shanghai``, ...), as does :func:`shanghai_env.agents.registry.shipped_models`, and

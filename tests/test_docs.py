@@ -213,7 +213,7 @@ def test_every_module_and_name_the_docs_cite_exists() -> None:
 
 
 def test_every_repository_file_the_docs_cite_exists() -> None:
-    """A file moved (agents/learned/scorer.py to agents/learned/players/scorer.py, ...) leaves no doc
+    """A file moved (agents/learned/scorer.py to agents/bots/scorer.py, ...) leaves no doc
     pointing at the old place."""
     files = cited(CITED_FILE)
     assert len(files) > 20

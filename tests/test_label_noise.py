@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import label_noise  # noqa: E402
 
-from shanghai_env.agents.learned.players.scorer import ScorerNet  # noqa: E402
+from shanghai_env.agents.bots.scorer import ScorerNet  # noqa: E402
 
 
 def test_labels_are_seeded_and_their_noise_is_taken_out_of_the_spread() -> None:

@@ -138,7 +138,7 @@ def test_the_wheel_installs_only_shanghai_env(wheel: Path) -> None:
         "shanghai_env/models/scratch_contract1.json",
         "shanghai_env/models/__init__.py",
         "shanghai_env/docs/rules.md",
-        "shanghai_env/agents/learned/players/scorer.py",
+        "shanghai_env/agents/bots/scorer.py",
         "shanghai_env/draw/replay.js",
         "shanghai_env/agents/bots/planner.py",
         "shanghai_env/agents/learned/train/methods/sb3.py",

@@ -45,7 +45,7 @@ import pytest
 import shanghai_env
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.players.scorer import is_scorer_file
+from shanghai_env.agents.bots.scorer import is_scorer_file
 from shanghai_env.agents.registry import BOTS, check_player, make_agent, shipped_models
 from shanghai_env.decision import Agent, Decision, chosen_move, decision_for
 from shanghai_env.engine import Game, Phase, PlayerView

@@ -178,9 +178,9 @@ def test_a_scorer_is_sent_to_its_own_loader(name):
 
 
 def test_a_shipped_player_loads_by_name_from_any_folder(tmp_path, monkeypatch):
+    from shanghai_env.agents.bots.scorer import ScorerNet, load_scorer
     from shanghai_env.agents.learned.players.policy import load_policy
     from shanghai_env.agents.learned.players.sb3 import load_maskable
-    from shanghai_env.agents.learned.players.scorer import ScorerNet, load_scorer
     from shanghai_env.models import shipped_models as low_shipped_models
 
     monkeypatch.chdir(tmp_path)  # no models/ here: the names resolve in the installed package

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shanghai_env.agents.learned.players.scorer import INPUT_SIZE, ScorerNet
+from shanghai_env.agents.bots.scorer import INPUT_SIZE, ScorerNet
 from shanghai_env.agents.registry import check_player, make_agent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,7 +241,7 @@ def test_every_shipped_player_has_the_extension_of_its_kind_and_its_card_names_i
     names its file and that file's SHA-256."""
     import hashlib
 
-    from shanghai_env.agents.learned.players.scorer import is_scorer_file
+    from shanghai_env.agents.bots.scorer import is_scorer_file
     from shanghai_env.agents.registry import shipped_models
 
     assert shipped_models()

@@ -17,7 +17,7 @@ from shanghai_env.agents.base import Agent, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import hand_kinds
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.learned.players.scorer import (
+from shanghai_env.agents.bots.scorer import (
     CONTEXT_SIZE,
     INPUT_SIZE,
     ScorerBot,

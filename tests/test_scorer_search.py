@@ -1,4 +1,4 @@
-"""Search over the scorer network (agents/learned/players/scorer_search.py): the network is the prior and
+"""Search over the scorer network (agents/bots/scorer_search.py): the network is the prior and
 the rollout policy; a searcher that never switches plays exactly as the network does."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 
 from shanghai_env.agents.arena.runner import play_game
 from shanghai_env.agents.bots.planner import PlannerBot
+from shanghai_env.agents.bots.scorer import ScorerBot
+from shanghai_env.agents.bots.scorer_search import scorer_search
 from shanghai_env.agents.bots.search import SearchBot
-from shanghai_env.agents.learned.players.scorer import ScorerBot
-from shanghai_env.agents.learned.players.scorer_search import scorer_search
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Game
 
@@ -29,7 +29,7 @@ def test_a_searcher_that_never_switches_plays_as_the_network() -> None:
 
 
 def test_named_budgets_build_searchers_over_the_network() -> None:
-    bot = make_agent("shanghai_env.agents.learned.players.scorer_search:shanghai_w4")
+    bot = make_agent("shanghai_env.agents.bots.scorer_search:shanghai_w4")
     assert isinstance(bot, SearchBot) and bot.params.worlds == 4 and bot.name == "shanghai-w4"
     assert isinstance(bot.prior, ScorerBot) and bot.prior.net is not None
     assert all(isinstance(b, ScorerBot) and b.net is bot.prior.net for b in bot._bots)
@@ -40,7 +40,7 @@ def test_named_budgets_build_searchers_over_the_network() -> None:
     assert len(result.deal_scores) == 1 and bot.stats.decisions > 0
     for bad in ("shanghai_w0", "shanghai_wx", "shanghai"):
         with pytest.raises(ValueError, match=bad):
-            make_agent(f"shanghai_env.agents.learned.players.scorer_search:{bad}")
+            make_agent(f"shanghai_env.agents.bots.scorer_search:{bad}")
 
 
 def test_prior_and_rollout_are_checked() -> None:

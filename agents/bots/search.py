@@ -139,7 +139,7 @@ class SearchBot:
         self.params = replace(params or SearchParams(), **options)
         # The prior (the move kept unless a search beats it) and the rollout policy are the
         # planner's by default; any planner-shaped bot can be either (e.g. a scorer network,
-        # agents/learned/players/scorer_search.py), in which case it replaces ``rollout_policy``.
+        # agents/bots/scorer_search.py), in which case it replaces ``rollout_policy``.
         if prior is not None and not isinstance(prior, PlannerBot):
             raise TypeError(f"prior must be a PlannerBot (or a subclass), got {prior!r}")
         if rollout is not None and not callable(rollout):

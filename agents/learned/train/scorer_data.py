@@ -23,14 +23,14 @@ from shanghai_env.agents.base import Decision, decision_for
 from shanghai_env.agents.bots.greedy import GreedyBot
 from shanghai_env.agents.bots.handtools import HeuristicBot
 from shanghai_env.agents.bots.planner import PlannerBot
-from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, apply_coupled, play_out
-from shanghai_env.agents.learned.players.scorer import (
+from shanghai_env.agents.bots.scorer import (
     BUY_Q,
     DRAW_Q,
     INPUT_SIZE,
     ScorerBot,
     ScorerNet,
 )
+from shanghai_env.agents.bots.search import DRAWS_PER_PLAYER, apply_coupled, play_out
 from shanghai_env.decision import apply_action
 from shanghai_env.engine import Game, Phase
 from shanghai_env.moves import DRAW, Move, MoveKind

@@ -1,4 +1,4 @@
-"""Training the scorer (:mod:`shanghai_env.agents.learned.players.scorer`) by expert iteration:
+"""Training the scorer (:mod:`shanghai_env.agents.bots.scorer`) by expert iteration:
 ``gen`` plays games and labels their decisions (:mod:`shanghai_env.agents.learned.train.scorer_data`)
 into a shard (``.npz``), ``fit`` fits a network to every shard so far and saves it as a
 ``.scorer``, and the new scorer plays the next round. :class:`Scorer` runs the rounds on the
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.arena.workers import map_in_workers
-from shanghai_env.agents.learned.players.scorer import (
+from shanghai_env.agents.bots.scorer import (
     DISCARD_Q,
     DOWN_DISCARD_Q,
     EXTENSION,

@@ -1,6 +1,6 @@
 """Search over a scorer network: :class:`~shanghai_env.agents.bots.search.SearchBot` with a scorer
 (by default the shipped ``shanghai_4p``) as prior and rollout policy (docs/bots.md). Named players:
-``shanghai_env.agents.learned.players.scorer_search:shanghai_w<N>``, N worlds a searched decision.
+``shanghai_env.agents.bots.scorer_search:shanghai_w<N>``, N worlds a searched decision.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from shanghai_env.agents.bots.scorer import EXTENSION, ScorerBot, ScorerNet
 from shanghai_env.agents.bots.search import SearchBot
-from shanghai_env.agents.learned.players.scorer import EXTENSION, ScorerBot, ScorerNet
 
 
 def shipped_scorer(name: str = "shanghai_4p") -> Path:

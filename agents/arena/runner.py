@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
-from shanghai_env.agents.base import Agent, Encoder, decision_for
-from shanghai_env.decision import apply_action
+from shanghai_env.agents.base import Agent, Encoder
+from shanghai_env.decision import play_turn
 from shanghai_env.engine import Game
 from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import DEFAULT_MAX_MOVES_PER_DEAL
@@ -61,9 +61,7 @@ def play_game(
     log = MoveLog() if record else None
     first_dealer = game.dealer
     while not game.game_over:
-        p = game.to_act
-        decision = decision_for(game, p, table, encoder)
-        move = apply_action(game, decision, agents[p].act(decision), f"agent {agents[p].name!r} in seat {p}")
+        move = play_turn(game, agents[game.to_act], table, encoder)
         if log is not None:
             log.add(move.name, len(game.deal_results))
     results = game.deal_results

@@ -447,3 +447,17 @@ def test_shanghai_play_web_serves_until_interrupted(tmp_path: Path) -> None:
     assert process.returncode == 0, err
     assert "game record saved to" in err  # the unfinished game, as far as it went
     assert load(record)["game_over"] is False and replay(load(record)).move_count >= 1
+
+
+def test_the_rules_move_cap_ends_a_deal_and_is_said_and_recorded() -> None:
+    """The web game has no cap of its own: the rules' ``max_moves_per_deal`` ends a deal (nobody
+    out), the log says so, and the record replays to the same scores."""
+    rules = Rules(num_players=3, contracts=(1, 2), max_moves_per_deal=2)
+    game = Game(rules)
+    game.reset(7)
+    seat = (game.to_act + 2) % 3  # the two moves of the first bot's turn reach the cap
+    web = WebGame(rules, seat, {p: GreedyBot() for p in range(3) if p != seat}, 7)
+    assert [r.capped for r in web.game.deal_results] == [True]
+    assert web.game.move_count == 2
+    assert any(entry["text"] == "Move limit (2) reached: the deal ends." for entry in web.log)
+    assert replay(web.record()).scores == web.game.scores

@@ -155,7 +155,7 @@ def web_main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if given:
             parser.error(f"{option} is for the terminal game, not --web")
     setup = check_table(parser, args, default_bot="shanghai_4p")
-    table = WebTable(setup.rules, setup.seat, setup.specs, args.seed, args.max_moves, args.record)
+    table = WebTable(setup.rules, setup.seat, setup.specs, args.seed, args.record)
     port = DEFAULT_PORT if args.port is None else args.port
     try:
         server = start_server(table, "127.0.0.1", port)

@@ -26,11 +26,11 @@ from shanghai_env.agents.ui.text import menu_order, why_illegal
 from shanghai_env.cards import JOKER, NUM_CARD_KINDS, card_to_str, cards_of, place_to_str, sort_key_by_rank
 from shanghai_env.decision import Agent, Decision, Encoder, apply_action, decision_for
 from shanghai_env.draw.state import hand_text, meld_text, table_header, table_state
-from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL, NO_PLAYER, DealResult, Game, Phase
+from shanghai_env.engine import NO_PLAYER, DealResult, Game, Phase
 from shanghai_env.melds import describe_contract
 from shanghai_env.moves import Move, MoveKind, parse_move
 from shanghai_env.narrate import card_words, describe_move, meld_words, symbol_text
-from shanghai_env.record import ABANDON, MoveLog, make_record
+from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import Rules
 
 NEXT = "next"  # the request that deals the next hand after a deal's end
@@ -64,17 +64,14 @@ class WebGame:
         bots: Mapping[int, Agent],
         seed: int,
         *,
-        max_moves: int = DEFAULT_MAX_MOVES_PER_DEAL,
         encoder: Encoder | None = None,
         on_over: Callable[[WebGame], None] | None = None,
     ) -> None:
         n = rules.num_players
         if not 0 <= seat < n or sorted(bots) != [p for p in range(n) if p != seat]:
             raise ValueError(f"need the person's seat (0..{n - 1}) and one agent for every other seat")
-        if max_moves < 1:
-            raise ValueError(f"max_moves must be at least 1, got {max_moves}")
         self.game = Game(rules)
-        self.seat, self.bots, self.seed, self.max_moves = seat, dict(bots), seed, max_moves
+        self.seat, self.bots, self.seed = seat, dict(bots), seed
         self.encoder, self.on_over = encoder, on_over
         self.table = action_table(rules)
         self.names = ["you" if p == seat else self.bots[p].name for p in range(n)]
@@ -87,7 +84,6 @@ class WebGame:
         self.end: dict[str, Any] | None = None  # the table as the last deal ended, while waiting
         self.left = False  # the person left before the game's end
         self.drawn: list[int] = []  # the cards the person last drew (or bought), until their discard
-        self._deal_start = 0
         self.game.reset(seed)
         self.first_dealer = self.game.dealer
         for p, bot in self.bots.items():
@@ -342,7 +338,6 @@ class WebGame:
             if self.end is None:
                 raise Refused(400, "'next' deals the next hand after a deal's end; the deal is still on")
             self.end = None
-            self._deal_start = self.game.move_count
             self._say(_deal_start_words(self.game), "deal")
         else:
             if self.end is not None:
@@ -387,13 +382,7 @@ class WebGame:
         """Bots play until the person must decide, a deal ends, or the game does."""
         game = self.game
         while not game.game_over and self.end is None:
-            if game.move_count - self._deal_start >= self.max_moves:
-                self._say(f"Move limit ({self.max_moves}) reached: the deal ends.", "info")
-                before = game.clone()
-                game.abandon_deal()
-                self.moves.add(ABANDON, len(game.deal_results))
-                self._deal_over(before, None)
-            elif game.to_act == self.seat:
+            if game.to_act == self.seat:
                 return
             else:
                 p = game.to_act
@@ -432,6 +421,8 @@ class WebGame:
         game = self.game
         self.drawn = []
         result = game.deal_results[-1]
+        if result.capped:  # the rules' max_moves_per_deal (docs/rules.md 5.5) ended it
+            self._say(f"Move limit ({game.rules.max_moves_per_deal}) reached: the deal ends.", "info")
         if result.out_player == NO_PLAYER:
             how = "nobody went out"
         else:

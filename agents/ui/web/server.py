@@ -42,7 +42,6 @@ from urllib.parse import parse_qs, urlsplit
 from shanghai_env.agents.ui.web.game import Refused, WebGame
 from shanghai_env.agents.ui.web.page import PAGE, PLAY_SCRIPT
 from shanghai_env.draw.replay import replay_html, table_script
-from shanghai_env.engine import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.record import save
 from shanghai_env.rules import Rules
 
@@ -66,13 +65,12 @@ LENGTH_RE = re.compile(r"[0-9]{1,15}")
 class Table:
     """What every game of a server plays: the rules, the person's seat, the other players (names
     for :func:`~shanghai_env.agents.registry.make_agent`, clockwise from the person), the seed
-    (None: a new one per game), the move cap per deal, and where records go (None: nowhere)."""
+    (None: a new one per game), and where records go (None: nowhere)."""
 
     rules: Rules
     seat: int
     specs: Sequence[str]
     seed: int | None = None
-    max_moves: int = DEFAULT_MAX_MOVES_PER_DEAL
     record: str | Path | None = None
 
 
@@ -168,7 +166,6 @@ class Games:
             t.seat,
             bots,
             seed,
-            max_moves=t.max_moves,
             encoder=encoder,
             on_over=self._saver(key, number),
         )

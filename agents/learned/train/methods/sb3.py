@@ -29,7 +29,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
-from shanghai_env.agents.learned.nets.features import RummyFeatures
+from shanghai_env.agents.learned.nets.sb3_policy import RummyPolicy
 from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
@@ -213,12 +213,11 @@ def settings(opt: SB3Options) -> dict[str, Any]:
 
 def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: Any = "cpu") -> Any:
     """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them):
-    the observation through RummyFeatures, then ``net_arch`` for the policy and the value."""
-    arch = list(opt.net_arch)
+    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy`, the observation through
+    RummyFeatures, then one trunk of ``net_arch`` for the policy and the value."""
     kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
-    policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
-    policy["net_arch"] = {"pi": arch, "vf": arch}
-    return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
+    policy = {"features_extractor_kwargs": kwargs, "net_arch": list(opt.net_arch)}
+    return MaskablePPO(RummyPolicy, env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
 
 
 def check_config(config: RunConfig) -> None:

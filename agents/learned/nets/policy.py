@@ -77,7 +77,9 @@ class SparseObs:
         at = np.flatnonzero(obs != 0)
         rows, cols = np.divmod(at, width)
         counts = np.bincount(rows, minlength=batch).astype(np.int64)
-        return cls(cols, obs[rows, cols].astype(np.float32), counts, width)
+        # a contiguous array's entries by their flat positions: several times faster than by pairs
+        values = obs.reshape(-1)[at] if obs.flags.c_contiguous else obs[rows, cols]
+        return cls(cols, values.astype(np.float32), counts, width)
 
     def __len__(self) -> int:
         return len(self.counts)

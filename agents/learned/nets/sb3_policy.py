@@ -134,6 +134,8 @@ class RummyPolicy(MaskableActorCriticPolicy):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("features_extractor_class", RummyFeatures)
+        # MaskablePPO's Adam (its eps), fused: one kernel a step for every tensor, not a few each
+        kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "fused": True})
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:

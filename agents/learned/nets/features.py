@@ -15,6 +15,8 @@ alone (so a saved model needs nothing but the observation to play):
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from gymnasium import spaces
@@ -79,11 +81,19 @@ def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, torch.Tensor]:
 
 
 def _neighbours(cards: torch.Tensor, reach: int) -> torch.Tensor:
-    """Per card [B, 4, 13]: cards held of the same suit within ``reach`` ranks (aces wrap)."""
-    total = torch.zeros_like(cards)
-    for shift in range(1, reach + 1):
-        total = total + torch.roll(cards, shift, dims=2) + torch.roll(cards, -shift, dims=2)
-    return total
+    """Per card [B, 4, 13]: cards held of the same suit within ``reach`` ranks (aces wrap). One
+    product with :func:`_ring` (sums of a few small whole numbers: exact in float32), where a
+    ``torch.roll`` per shift made this most of a small batch's features."""
+    return cards @ _ring(reach, cards.device, cards.dtype)
+
+
+@functools.cache
+def _ring(reach: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(13, 13): 1 where two ranks are 1 to ``reach`` ranks apart, the ace next to both the two
+    and the king (``cards @ ring`` sums each card's neighbours)."""
+    gap = (torch.arange(13)[:, None] - torch.arange(13)[None, :]) % 13
+    near = ((gap >= 1) & (gap <= reach)) | (gap >= 13 - reach)
+    return near.to(device=device, dtype=dtype)
 
 
 class RummyFeatures(BaseFeaturesExtractor):

@@ -172,14 +172,14 @@ def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -
     :func:`policy_modes`' up to rounding between two nearly equal logits."""
     import torch
 
-    from shanghai_env.agents.learned.nets.policy import padded
+    from shanghai_env.agents.learned.nets.policy import padded, rows_at
 
     idx, valid = padded(legal)
     with torch.inference_mode():
         latent = _actor_latent(policy, observations)
         head = policy.action_net
         ids = torch.from_numpy(idx).to(latent.device)
-        logits = torch.einsum("bkh,bh->bk", head.weight[ids], latent) + head.bias[ids]
+        logits = torch.einsum("bkh,bh->bk", rows_at(head.weight, ids), latent) + head.bias[ids]
         logits = logits.masked_fill(~torch.from_numpy(valid).to(latent.device), -torch.inf)
         best = logits.argmax(dim=1).cpu().numpy()
     return idx[np.arange(len(legal)), best].tolist()

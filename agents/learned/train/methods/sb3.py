@@ -7,9 +7,10 @@ together in this process), the learner at seat 0 of each. ``--opponents self`` (
 the current policy's most probable move everywhere else, one object deciding every waiting seat of
 every game in one forward pass; named opponents are seated as ``shanghai-train ppo`` seats them (a
 network: one object for all games; a bot: one per game). ``--shaping`` adds potential-based shaping
-on the hand's distance to the contract to the learner's rewards. The network reads the
-observation through :class:`~shanghai_env.agents.learned.nets.features.RummyFeatures`; ``--init`` a
-MaskablePPO ``.zip`` goes on from that player's network with this run's settings. The run folder,
+on the hand's distance to the contract to the learner's rewards. The policy is
+:class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy` (the rummy features, one trunk
+for the policy and the value, the legal actions' distribution); ``--init`` a MaskablePPO ``.zip``
+goes on from that player's network (and policy class) with this run's settings. The run folder,
 checkpoints (tensors and random streams, no pickle; a resumed run deals new games), evaluations and
 curve are the loop's; the player is a MaskablePPO ``model.zip``
 (:class:`~shanghai_env.agents.learned.players.sb3.ModelAgent`).
@@ -30,6 +31,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.nets.features import RummyFeatures
+from shanghai_env.agents.learned.nets.sb3_policy import RummyPolicy
 from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
@@ -213,12 +215,13 @@ def settings(opt: SB3Options) -> dict[str, Any]:
 
 def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: Any = "cpu") -> Any:
     """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them):
-    the observation through RummyFeatures, then ``net_arch`` for the policy and the value."""
-    arch = list(opt.net_arch)
+    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy`, the observation through
+    RummyFeatures, then one trunk of ``net_arch`` for the policy and the value."""
     kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
+    # the features named in the file's record, as in the files of earlier versions
     policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
-    policy["net_arch"] = {"pi": arch, "vf": arch}
-    return MaskablePPO("MlpPolicy", env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
+    policy["net_arch"] = list(opt.net_arch)
+    return MaskablePPO(RummyPolicy, env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
 
 
 def check_config(config: RunConfig) -> None:

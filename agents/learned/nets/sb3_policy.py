@@ -1,0 +1,181 @@
+"""MaskablePPO's policy for ``shanghai-train sb3``: one trunk for the policy and the value, whose
+first layer reads the features' nonzero entries only, and the masked distribution computed over
+the legal actions alone.
+
+:class:`RummyPolicy` is a ``MaskableActorCriticPolicy`` (sb3-contrib) with the same parts as its
+``MlpPolicy``, so ``MaskablePPO.learn``, ``MaskablePPO.load``, ``predict`` and
+``get_distribution`` work as they do there: :class:`~.features.RummyFeatures` as its features
+extractor, a trunk as its ``mlp_extractor`` (:class:`SharedTrunk`: the hidden layers of
+``net_arch``, shared by the two heads), ``action_net`` (a row per action) and ``value_net``.
+What it changes is the cost, not the function:
+
+- one trunk rather than two MLPs of the same size (``MlpPolicy`` gives the policy and the value a
+  network each);
+- the first layer reads a batch's features through their nonzero entries (about 140 of 2,900 at
+  4 players) with ``embedding_bag``, as ``shanghai-train ppo``'s network reads the observation
+  (:class:`~.policy.SparseFirstLayer`);
+- the rollout's ``forward`` and the update's ``evaluate_actions`` score the legal actions alone
+  (about 7 of 3,194; :class:`~.policy.LegalDots`) and take the softmax, sample, log-probability
+  and entropy over them: sb3-contrib's ``MaskableCategorical`` does the same over every action
+  with the illegal ones' logits at -1e8, which give them a probability of exactly 0 in float32,
+  so the two agree up to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch import nn
+
+from shanghai_env.agents.learned.nets.features import RummyFeatures
+from shanghai_env.agents.learned.nets.policy import LegalDots, SparseFirstLayer, SparseObs
+
+# the logit of the padding beyond a decision's legal actions: sb3-contrib's for a masked action
+# (finite, so that a padded entry's probability times its log-probability is 0, not nan)
+MASKED_LOGIT = -1e8
+
+
+def nonzero_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The nonzero entries of a 2-d CPU tensor, row after row: each one's column and value, and
+    each row's count (:meth:`SparseObs.of`, which finds them several times faster than torch)."""
+    found = SparseObs.of(x.detach().numpy())
+    return torch.from_numpy(found.cols), torch.from_numpy(found.values), torch.from_numpy(found.counts)
+
+
+class SparseInputLinear(nn.Module):
+    """A linear layer whose weight is kept by input, ``(in_features, out_features)``: the rows
+    that ``embedding_bag`` sums for a batch's nonzero entries (:class:`~.policy.SparseFirstLayer`),
+    so that no forward pass makes a transposed copy (each opponents' decision would). On the CPU
+    it reads its input through the nonzero entries; elsewhere, or where the input carries a
+    gradient, densely. Initialised as MaskablePPO initialises its hidden layers (orthogonal, gain
+    sqrt 2, bias 0)."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(in_features, out_features))
+        self.bias = nn.Parameter(torch.zeros(out_features))
+        by_output = torch.empty(out_features, in_features)
+        nn.init.orthogonal_(by_output, gain=float(np.sqrt(2)))
+        with torch.no_grad():
+            self.weight.copy_(by_output.t())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.device.type != "cpu" or x.requires_grad:
+            return x @ self.weight + self.bias
+        cols, values, counts = nonzero_rows(x)
+        return SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts) + self.bias
+
+
+class SharedTrunk(nn.Module):
+    """The hidden layers of ``hidden`` (each followed by ``activation_fn``) that the policy and the
+    value both read (SB3's ``mlp_extractor`` interface), the first a :class:`SparseInputLinear`."""
+
+    def __init__(self, features_dim: int, hidden: Sequence[int], activation_fn: type[nn.Module]) -> None:
+        super().__init__()
+        if not hidden:
+            raise ValueError("net_arch: the shared trunk needs at least one hidden layer")
+        sizes = [int(h) for h in hidden]
+        layers: list[nn.Module] = [SparseInputLinear(features_dim, sizes[0]), activation_fn()]
+        for width, size in itertools.pairwise(sizes):
+            layers += [nn.Linear(width, size), activation_fn()]
+        self.layers = nn.Sequential(*layers)
+        self.latent_dim_pi = self.latent_dim_vf = sizes[-1]
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        latent = self.layers(features)
+        return latent, latent
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.layers(features)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.layers(features)
+
+
+class LegalActions:
+    """A batch's legal actions from its ``(B, A)`` mask: the (decision, action) pairs row by row
+    and the same padded to ``(B, K)``, K the most legal actions of a row."""
+
+    def __init__(self, masks: Any, device: torch.device) -> None:
+        mask = torch.as_tensor(masks)
+        self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
+        if bool((counts == 0).any()):
+            raise ValueError("every decision needs a legal action in its mask")
+        width = int(counts.max())
+        self.valid = torch.arange(width) < counts[:, None]  # (B, K): the padding False
+        self.ids = torch.zeros(len(counts), width, dtype=torch.int64).masked_scatter(self.valid, self.actions)
+        self.rows = torch.repeat_interleave(torch.arange(len(counts)), counts)
+        self.counts = counts
+        if device.type != "cpu":
+            for name in ("actions", "valid", "ids", "rows", "counts"):
+                setattr(self, name, getattr(self, name).to(device))
+
+    def log_probs(self, head: nn.Linear, latent: torch.Tensor) -> torch.Tensor:
+        """``(B, K)`` log-probabilities of the legal actions under ``head``'s logits of ``latent``
+        (``MASKED_LOGIT`` minus the log-normaliser in the padding, a probability of 0)."""
+        dots = LegalDots.apply(head.weight, latent, self.actions, self.rows, self.counts)
+        legal = dots + head.bias.index_select(0, self.actions)
+        logits = latent.new_full(self.valid.shape, MASKED_LOGIT).masked_scatter(self.valid, legal)
+        return torch.log_softmax(logits, dim=1)
+
+    def position(self, actions: torch.Tensor) -> torch.Tensor:
+        """``(B, 1)``: where each row's action stands among its legal actions."""
+        return ((self.ids == actions.reshape(-1, 1)) & self.valid).to(torch.int8).argmax(1, keepdim=True)
+
+
+class RummyPolicy(MaskableActorCriticPolicy):
+    """``MaskableActorCriticPolicy`` with :class:`SharedTrunk` and the legal actions' distribution
+    (the module docstring); ``net_arch``: the trunk's hidden sizes (a list)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("features_extractor_class", RummyFeatures)
+        # MaskablePPO's Adam (its eps), fused: one kernel a step for every tensor, not a few each
+        kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "fused": True})
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        arch = self.net_arch
+        if not isinstance(arch, (list, tuple)):
+            raise ValueError(f"net_arch: the shared trunk's hidden sizes (a list), got {arch!r}")
+        # typed as SB3's MlpExtractor; any module with its interface serves (SB3's custom policies)
+        self.mlp_extractor = SharedTrunk(self.features_dim, arch, self.activation_fn)  # type: ignore[assignment]
+
+    def forward(
+        self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The rollout's actions (drawn among the legal ones, or their mode), values and
+        log-probabilities."""
+        if action_masks is None:
+            return super().forward(obs, deterministic)
+        latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
+        at = log_probs.argmax(1, keepdim=True) if deterministic else torch.multinomial(log_probs.exp(), 1)
+        actions = legal.ids.gather(1, at).reshape(-1)
+        return actions, self.value_net(latent), log_probs.gather(1, at).reshape(-1)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The update's values, log-probabilities of ``actions`` and entropies."""
+        if action_masks is None:
+            return super().evaluate_actions(obs, actions)
+        latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
+        entropy = -(log_probs.exp() * log_probs).sum(1)  # the padding's probability is 0
+        log_prob = log_probs.gather(1, legal.position(actions)).reshape(-1)
+        return self.value_net(latent), log_prob, entropy
+
+    def _legal_log_probs(
+        self, obs: torch.Tensor, action_masks: Any
+    ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
+        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities."""
+        features = self.extract_features(obs)
+        assert isinstance(features, torch.Tensor)  # one features extractor, shared
+        latent = self.mlp_extractor.forward_actor(features)
+        legal = LegalActions(action_masks, latent.device)
+        head = self.action_net
+        assert isinstance(head, nn.Linear)
+        return latent, legal, legal.log_probs(head, latent)

@@ -422,7 +422,7 @@ class VectorEnv:
             self._break(err, "step")
             raise
         rewards = self._acc
-        self._acc = np.zeros_like(rewards)
+        self._acc = np.zeros(rewards.shape, np.float32)  # zeros_like costs a microsecond more
         # a game that ended returns its own rewards; any after its restart wait for the next step
         for i, r in self._ended.items():
             self._acc[i] = rewards[i]

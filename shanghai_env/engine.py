@@ -379,6 +379,14 @@ class Game:
                 f"illegal move {move.name!r} for player_{self.to_act} in phase {self.phase.name}; "
                 f"legal: {shown}{more}"
             )
+        self.play_legal(move)
+
+    def play_legal(self, move: Move) -> None:
+        """Play ``move``, one of :meth:`legal_moves` of this very state (the tuple's own object or
+        an equal plain Move), checking nothing: :meth:`apply` after its checks. For a caller that
+        has already checked the move against the legal moves (the batched env checks every row's
+        action id before playing any), which would otherwise pay for the same test twice; an
+        unchecked move may leave the game in a state no legal play reaches."""
         self._legal = None
         self.move_count += 1
         kind = move.kind

@@ -118,6 +118,28 @@ def test_exit_searches_and_labels_its_own_moves(tmp_path):
     check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
 
 
+def test_exit_searches_the_kinds_of_decision_it_is_told(tmp_path, monkeypatch):
+    """--decisions play: exit searches the turn's plays (melds, layoffs, discards) and no draw or
+    buy; the default searches draws and buys only."""
+    from shanghai_env.agents.learned.players.net_search import NetSearchBot, _kind
+
+    seen: dict[str, set[str]] = {}
+    real = NetSearchBot.candidates
+
+    def spy(self, decision):
+        found = real(self, decision)
+        if len(found) > 1:
+            seen.setdefault(",".join(sorted(self.params.decisions)), set()).add(_kind(decision))
+        return found
+
+    monkeypatch.setattr(NetSearchBot, "candidates", spy)
+    plays = tiny("exit", str(tmp_path / "plays"), timesteps=128)
+    plays.method_options["decisions"] = "play"
+    train(plays)
+    train(tiny("exit", str(tmp_path / "default"), timesteps=128))
+    assert seen == {"play": {"play"}, "buy,draw": {"buy", "draw"}}
+
+
 def test_exit_measures_its_searches_in_worker_processes_with_the_same_result(tmp_path):
     """--env-workers 2 spreads exit's searches over two processes: the same run, weight for weight."""
     here, there = str(tmp_path / "here"), str(tmp_path / "there")

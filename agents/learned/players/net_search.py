@@ -322,13 +322,18 @@ class NetSearchBot:
         return best
 
 
-def _kind(decision: Decision) -> str:
-    phase = decision.view.phase
+def decision_kind(phase: Phase, down: bool) -> str:
+    """The kind (one of :data:`DECISIONS`) of a decision in ``phase`` by a player ``down`` or not."""
     if phase == Phase.DRAW:
         return "draw"
     if phase == Phase.BUY:
         return "buy"
-    return "down_play" if decision.view.down[decision.view.player] else "play"
+    return "down_play" if down else "play"
+
+
+def _kind(decision: Decision) -> str:
+    view = decision.view
+    return decision_kind(view.phase, view.down[view.player])
 
 
 def __getattr__(name: str) -> Any:

@@ -10,17 +10,18 @@ target's weight in the loss). As the network learns, the search runs over the ne
 bot's move, value or rollout enters the loop, only the network and its own search.
 
 Options (``shanghai-train exit --help``): dmc's, and ``searches``, ``worlds``, ``horizon``,
-``gate``, ``label_weight``.
+``gate``, ``decisions``, ``label_weight``.
 """
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.learned.players.net_search import NetSearchBot
+from shanghai_env.agents.learned.players.net_search import DECISIONS, NetSearchBot, decision_kind
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
 from shanghai_env.agents.learned.train.options import option
@@ -28,8 +29,18 @@ from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
 from shanghai_env.any_table import AnyTable, encoding_tables
 from shanghai_env.cli import int_in, number_in
 from shanghai_env.decision import decision_for
-from shanghai_env.engine import Phase
 from shanghai_env.rules import Rules
+
+
+def decision_kinds(text: str) -> str:
+    """``--decisions``: comma-separated kinds of :data:`DECISIONS`, each once."""
+    kinds = text.split(",")
+    unknown = sorted(set(kinds) - DECISIONS)
+    if unknown or not text or len(set(kinds)) != len(kinds):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: comma-separated kinds, each once, among {', '.join(sorted(DECISIONS))}"
+        )
+    return text
 
 
 @dataclass
@@ -43,6 +54,11 @@ class ExItOptions(DMCOptions):
     )
     gate: float = option(
         0.02, "search where the two best moves' values differ by less (default 0.02)", type=number_in(0.0)
+    )
+    decisions: str = option(
+        "draw,buy",
+        "decisions searched: draw, buy, play, down_play (default draw,buy)",
+        type=decision_kinds,
     )
     label_weight: float = option(
         4.0,
@@ -69,6 +85,7 @@ class ExIt(DMC):
             round_worlds=min(self.opt.worlds, 16),
             horizon=self.opt.horizon,
             gate=self.opt.gate,
+            decisions=frozenset(self.opt.decisions.split(",")),
             seed=self.config.seed,
         )
         self.labels: list[tuple[bytes, int, float]] = []  # (seen, action, target) since the update
@@ -103,13 +120,14 @@ class ExIt(DMC):
             return actions
         venv = self.venv
         games = venv.games
+        kinds = self.searcher.params.decisions
         found: list[tuple[int, list[int], Any]] = []  # (row, candidates, the native -> run's ids)
         tasks: list[Task] = []
         for row in self.np_rng.permutation(venv.num_envs):
             if len(found) == self.quota:
                 break
             game = games[row]
-            if game.phase not in (Phase.DRAW, Phase.BUY):  # the searched kinds (NetSearchParams.decisions)
+            if decision_kind(game.phase, game.down[game.to_act]) not in kinds:
                 continue
             table, encoder, maps = self._tables_of(game.rules)
             decision = decision_for(game, game.to_act, table, encoder)

@@ -24,13 +24,13 @@ What it changes is the cost, not the function:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
-from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableRolloutBufferSamples
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.buffers import RolloutBuffer
 from torch import nn
@@ -101,12 +101,17 @@ class SharedTrunk(nn.Module):
 
 
 class LegalActions:
-    """A batch's legal actions from its ``(B, A)`` mask: the (decision, action) pairs row by row
-    and the same padded to ``(B, K)``, K the most legal actions of a row."""
+    """A batch's legal actions from its ``(B, A)`` mask, or from the mask's nonzero entries already
+    found (a :class:`~.policy.SparseObs`, as :class:`LegalIdsRolloutBuffer` gives them): the
+    (decision, action) pairs row by row and the same padded to ``(B, K)``, K the most legal actions
+    of a row."""
 
     def __init__(self, masks: Any, device: torch.device) -> None:
-        mask = torch.as_tensor(masks)
-        self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
+        if isinstance(masks, SparseObs):
+            self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
+        else:
+            mask = torch.as_tensor(masks)
+            self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
         if bool((counts == 0).any()):
             raise ValueError("every decision needs a legal action in its mask")
         width = int(counts.max())
@@ -184,17 +189,36 @@ class RummyPolicy(MaskableActorCriticPolicy):
         return latent, legal, legal.log_probs(head, latent)
 
 
-class BoolMaskRolloutBuffer(MaskableRolloutBuffer):
-    """sb3-contrib's ``MaskableRolloutBuffer`` keeping the action masks as bool, not float32: a
-    quarter of the memory to fill every rollout (3,194 entries a decision at 4 players), flatten
-    and copy into every minibatch. The masks mark the same actions; :class:`RummyPolicy` reads
-    either (any policy that takes numpy's bool masks does)."""
+class LegalIdsRolloutBuffer(MaskableRolloutBuffer):
+    """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`: it keeps the action masks
+    as bool, not float32 (a quarter of the memory to fill every rollout: 3,194 entries a decision
+    at 4 players), finds their legal actions once a rollout rather than in every minibatch of every
+    epoch, and gives each minibatch its rows' legal actions (a :class:`~.policy.SparseObs` of the
+    masks, which :class:`LegalActions` reads) in place of their masks."""
 
     def reset(self) -> None:
         if not isinstance(self.action_space, spaces.Discrete):
-            raise ValueError(f"BoolMaskRolloutBuffer: a Discrete action space, got {self.action_space}")
+            raise ValueError(f"LegalIdsRolloutBuffer: a Discrete action space, got {self.action_space}")
         self.mask_dims = int(self.action_space.n)
         # every action legal until add() is given masks, as sb3-contrib's buffer starts
         self.action_masks = np.ones((self.buffer_size, self.n_envs, self.mask_dims), dtype=bool)
+        self.legal: SparseObs | None = None
         RolloutBuffer.reset(self)  # not MaskableRolloutBuffer's: it would allocate float32 masks
 
+    def get(self, batch_size: int | None = None) -> Generator[MaskableRolloutBufferSamples, None, None]:  # type: ignore[override]
+        if self.legal is None:
+            masks = self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims)  # get()'s order
+            self.legal = SparseObs.of(masks)
+        return super().get(batch_size)
+
+    def _get_samples(self, batch_inds: np.ndarray, env: Any = None) -> MaskableRolloutBufferSamples:  # type: ignore[override]
+        assert self.legal is not None
+        data = (
+            self.observations[batch_inds],
+            self.actions[batch_inds],
+            self.values[batch_inds].flatten(),
+            self.log_probs[batch_inds].flatten(),
+            self.advantages[batch_inds].flatten(),
+            self.returns[batch_inds].flatten(),
+        )
+        return MaskableRolloutBufferSamples(*map(self.to_torch, data), self.legal.take(batch_inds))  # type: ignore[arg-type]

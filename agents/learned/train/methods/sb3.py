@@ -31,7 +31,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.nets.features import RummyFeatures
-from shanghai_env.agents.learned.nets.sb3_policy import BoolMaskRolloutBuffer, RummyPolicy
+from shanghai_env.agents.learned.nets.sb3_policy import LegalIdsRolloutBuffer, RummyPolicy
 from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
@@ -210,7 +210,7 @@ def settings(opt: SB3Options) -> dict[str, Any]:
         "vf_coef": opt.vf_coef,
         "max_grad_norm": opt.max_grad_norm,
         "normalize_advantage": opt.norm_adv,
-        "rollout_buffer_class": BoolMaskRolloutBuffer,
+        "rollout_buffer_class": LegalIdsRolloutBuffer,
     }
 
 

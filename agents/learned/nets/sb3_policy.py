@@ -172,6 +172,7 @@ class RummyPolicy(MaskableActorCriticPolicy):
         """The update's values, log-probabilities of ``actions`` and entropies; ``obs`` the
         observations, or their features' nonzero entries (:class:`RummyRolloutBuffer` gives those)."""
         if action_masks is None:
+            assert isinstance(obs, torch.Tensor)  # the observations: features need a mask's legal actions
             return super().evaluate_actions(obs, actions)
         latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
         entropy = -(log_probs.exp() * log_probs).sum(1)  # the padding's probability is 0
@@ -189,7 +190,9 @@ class RummyPolicy(MaskableActorCriticPolicy):
         else:
             features = self.extract_features(obs)  # type: ignore[assignment]
             assert isinstance(features, torch.Tensor)  # one features extractor, shared
-        latent = self.mlp_extractor.forward_actor(features)
+        trunk = self.mlp_extractor
+        assert isinstance(trunk, SharedTrunk)  # what _build_mlp_extractor builds; it reads a SparseObs
+        latent = trunk.forward_actor(features)
         legal = LegalActions(action_masks, latent.device)
         head = self.action_net
         assert isinstance(head, nn.Linear)
@@ -258,13 +261,14 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
             observations: Any = self.sparse_features.take(batch_inds)
         else:
             observations = self.to_torch(self.observations[batch_inds])
-        data = (
-            self.actions[batch_inds],
-            self.values[batch_inds].flatten(),
-            self.log_probs[batch_inds].flatten(),
-            self.advantages[batch_inds].flatten(),
-            self.returns[batch_inds].flatten(),
-        )
+        # the samples' fields are typed as tensors; RummyPolicy.evaluate_actions reads these
+        legal: Any = self.legal.take(batch_inds)
         return MaskableRolloutBufferSamples(
-            observations, *map(self.to_torch, data), self.legal.take(batch_inds)
-        )  # type: ignore[arg-type]
+            observations=observations,
+            actions=self.to_torch(self.actions[batch_inds]),
+            old_values=self.to_torch(self.values[batch_inds].flatten()),
+            old_log_prob=self.to_torch(self.log_probs[batch_inds].flatten()),
+            advantages=self.to_torch(self.advantages[batch_inds].flatten()),
+            returns=self.to_torch(self.returns[batch_inds].flatten()),
+            action_masks=legal,
+        )

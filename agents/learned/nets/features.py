@@ -23,6 +23,7 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from shanghai_env.agents.learned.nets.policy import SparseObs
 from shanghai_env.cards import card_points
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
@@ -145,6 +146,18 @@ class RummyFeatures(BaseFeaturesExtractor):
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         parts = self._unscaled(observations).values()
         return torch.cat([part.flatten(1) for part, _ in parts], dim=1) / self.divisors
+
+    def nonzero(self, observations: torch.Tensor) -> SparseObs:
+        """:meth:`forward`'s nonzero entries, row by row (what a first layer that reads only those
+        needs; CPU tensors, no gradient): the same values, each divided once found (a few hundred
+        entries a row, not the whole row)."""
+        with torch.no_grad():
+            unscaled = torch.cat(
+                [part.flatten(1) for part, _ in self._unscaled(observations).values()], dim=1
+            )
+        found = SparseObs.of(unscaled.numpy())
+        found.values /= self.divisors[0].numpy()[found.cols]  # float32, rounded as torch's division
+        return found
 
     def parts(self, observations: torch.Tensor) -> dict[str, torch.Tensor]:
         """The features by name, each ``[batch, ...]``, in the order :meth:`forward` concatenates them."""

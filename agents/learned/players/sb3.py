@@ -203,6 +203,8 @@ def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
     # float32 through numpy: a copy either way, and the batched games' arrays are read-only
     obs = torch.from_numpy(np.asarray(observations, np.float32).reshape(len(observations), -1))
     obs = obs.to(policy.device)
+    if hasattr(policy, "actor_latent"):  # RummyPolicy's: through the features' nonzero entries
+        return policy.actor_latent(obs)
     features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
     return policy.mlp_extractor.forward_actor(features)
 

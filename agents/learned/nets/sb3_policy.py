@@ -13,12 +13,17 @@ What it changes is the cost, not the function:
   network each);
 - the first layer reads a batch's features through their nonzero entries (about 140 of 2,900 at
   4 players) with ``embedding_bag``, as ``shanghai-train ppo``'s network reads the observation
-  (:class:`~.policy.SparseFirstLayer`);
+  (:class:`~.policy.SparseFirstLayer`), on the CPU found as the features are made
+  (:meth:`~.features.RummyFeatures.nonzero`);
 - the rollout's ``forward`` and the update's ``evaluate_actions`` score the legal actions alone
   (about 7 of 3,194; :class:`~.policy.LegalDots`) and take the softmax, sample, log-probability
   and entropy over them: sb3-contrib's ``MaskableCategorical`` does the same over every action
   with the illegal ones' logits at -1e8, which give them a probability of exactly 0 in float32,
   so the two agree up to float32 rounding.
+
+:class:`RummyRolloutBuffer` (``MaskablePPO(..., rollout_buffer_class=...)``) is sb3-contrib's
+rollout buffer with bool masks, the legal actions and features of a rollout found once and given
+to every minibatch as its rows' nonzero entries, which the policy reads.
 """
 
 from __future__ import annotations

@@ -94,6 +94,34 @@ def test_one_seed_one_result_and_the_updates_change_the_network(tmp_path: Path) 
     assert any(not torch.equal(a[k], c[k]) for k in a)
 
 
+def test_the_rummy_rollout_buffer_trains_as_sb3_contrib_s_buffer(tmp_path: Path) -> None:
+    """RummyRolloutBuffer (bool masks, a rollout's legal actions and features found once) gives
+    the weights sb3-contrib's MaskableRolloutBuffer gives, to the bit; a loaded player keeps it."""
+    from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+
+    from shanghai_env.agents.learned.nets.sb3_policy import RummyRolloutBuffer
+    from shanghai_env.agents.learned.players.sb3 import load_maskable
+    from shanghai_env.agents.learned.train.methods.sb3 import SB3Options, build_model
+
+    rules = Rules(num_players=4, contracts=(1,))
+    options = SB3Options(n_steps=32, batch_size=64, epochs=2, net_arch=(16,))
+    trained = []
+    for buffer in (RummyRolloutBuffer, MaskableRolloutBuffer):
+        env = SB3VectorEnv(4, opponents=[lambda: make_agent("greedy")] * 3, num_players=4, contracts=(1,))
+        env.seed(5)
+        model = build_model(rules, options, env, seed=5)
+        assert isinstance(model.rollout_buffer, RummyRolloutBuffer)
+        if buffer is MaskableRolloutBuffer:  # the same model, sb3-contrib's buffer
+            model.rollout_buffer = buffer(32, env.observation_space, env.action_space, model.device, n_envs=4,
+                                          gamma=model.gamma, gae_lambda=model.gae_lambda)  # fmt: skip
+        model.learn(256)
+        trained.append(model)
+    ours, theirs = (m.policy.state_dict() for m in trained)
+    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+    trained[0].save(tmp_path / "player.zip")  # the buffer's class and arguments are saved with it
+    assert isinstance(load_maskable(str(tmp_path / "player.zip")).rollout_buffer, RummyRolloutBuffer)
+
+
 def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny(out, timesteps=128))

@@ -16,12 +16,14 @@ alone (so a saved model needs nothing but the observation to play):
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
+from shanghai_env.agents.learned.nets.policy import SparseObs
 from shanghai_env.cards import card_points
 from shanghai_env.observation import ObservationEncoder
 from shanghai_env.rules import Rules
@@ -56,27 +58,28 @@ class CardFeatures(BaseFeaturesExtractor):
         x = observations.flatten(1).float()
         parts = [x / self.scale]
         if self.upcard_start is not None:
-            parts += [p.flatten(1) for p in _count_parts(x, self.upcard_start).values()]
+            parts += [(p / d).flatten(1) for p, d in _count_parts(x, self.upcard_start).values()]
         return torch.cat(parts, dim=1)
 
 
-def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, torch.Tensor]:
+def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, tuple[torch.Tensor, float]]:
     """:class:`CardFeatures`' extras, shared with :class:`RummyFeatures`: counts per rank and suit
     of the hand (the first 53 entries) and of the upcard (from index ``upcard``), their products,
-    and for each card held how many cards of its rank are held."""
+    and for each card held how many cards of its rank are held. Each is given undivided, with the
+    number it is divided by (the extractors divide at the end)."""
     hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
     up = x[:, upcard : upcard + 52].reshape(-1, 4, 13)
     by_rank, up_rank = hand.sum(1), up.sum(1)
     by_suit, up_suit = hand.sum(2), up.sum(2)
     return {
-        "rank_counts": by_rank / 4,
-        "upcard_rank": up_rank,
-        "upcard_rank_held": by_rank * up_rank / 4,
-        "suit_counts": by_suit / 11,
-        "upcard_suit": up_suit,
-        "upcard_suit_held": by_suit * up_suit / 11,
-        "upcard_joker": x[:, upcard + 52 : upcard + 53],
-        "held_rank": ((hand > 0).float() * by_rank.unsqueeze(1)) / 4,  # [B, 4, 13]
+        "rank_counts": (by_rank, 4),
+        "upcard_rank": (up_rank, 1),
+        "upcard_rank_held": (by_rank * up_rank, 4),
+        "suit_counts": (by_suit, 11),
+        "upcard_suit": (up_suit, 1),
+        "upcard_suit_held": (by_suit * up_suit, 11),
+        "upcard_joker": (x[:, upcard + 52 : upcard + 53], 1),
+        "held_rank": ((hand > 0).float() * by_rank.unsqueeze(1), 4),  # [B, 4, 13]
     }
 
 
@@ -103,7 +106,10 @@ class RummyFeatures(BaseFeaturesExtractor):
     :class:`~shanghai_env.observation.ObservationEncoder`, the one definition of it).
     """
 
-    PER_CARD = 9  # facts per natural card kind, see forward()
+    PER_CARD = 9  # facts per natural card kind, see _unscaled()
+    # what the per-card facts and the upcard's facts are divided by, in their order
+    PER_CARD_DIVISORS = torch.tensor([4.0, 8, 1, 2, 4, 1, 2, 4, 8]).reshape(9, 1, 1)
+    UPCARD_DIVISORS = torch.tensor([4.0, 8, 2, 4, 1, 2, 2, 1])
 
     def __init__(self, observation_space: spaces.Box, num_players: int, contracts: tuple[int, ...]) -> None:
         encoder = ObservationEncoder(Rules(num_players=num_players, contracts=tuple(contracts)))
@@ -126,12 +132,42 @@ class RummyFeatures(BaseFeaturesExtractor):
         self.register_buffer("scale", _scale(observation_space))
         pts = [card_points(c) for c in range(NUM_NATURALS)]
         self.register_buffer("points", torch.as_tensor(pts, dtype=torch.float32).reshape(1, 4, 13) / 15)
+        # what each feature is divided by, in forward()'s order: one division of the whole batch,
+        # where dividing each part by its own number was a third of a small batch's operations.
+        # Not saved with the weights (files of earlier versions have none; it follows the layout).
+        self.divisors: torch.Tensor
+        unscaled = self._unscaled(torch.zeros(1, size))
+        row = [
+            torch.broadcast_to(torch.as_tensor(d, dtype=torch.float32), p.shape[1:]).reshape(-1)
+            for p, d in unscaled.values()
+        ]
+        self.register_buffer("divisors", torch.cat(row)[None], persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return torch.cat([part.flatten(1) for part in self.parts(observations).values()], dim=1)
+        parts = self._unscaled(observations).values()
+        return torch.cat([part.flatten(1) for part, _ in parts], dim=1) / self.divisors
+
+    def nonzero(self, observations: torch.Tensor) -> SparseObs:
+        """:meth:`forward`'s nonzero entries, row by row (what a first layer that reads only those
+        needs; CPU tensors, no gradient): the same values, each divided once found (a few hundred
+        entries a row, not the whole row)."""
+        with torch.no_grad():
+            unscaled = torch.cat(
+                [part.flatten(1) for part, _ in self._unscaled(observations).values()], dim=1
+            )
+        found = SparseObs.of(unscaled.numpy())
+        found.values /= self.divisors[0].numpy()[found.cols]  # float32, rounded as torch's division
+        return found
 
     def parts(self, observations: torch.Tensor) -> dict[str, torch.Tensor]:
         """The features by name, each ``[batch, ...]``, in the order :meth:`forward` concatenates them."""
+        unscaled = self._unscaled(observations).items()
+        return {name: part / torch.as_tensor(by, device=part.device) for name, (part, by) in unscaled}
+
+    def _unscaled(self, observations: torch.Tensor) -> dict[str, tuple[torch.Tensor, Any]]:
+        """:meth:`parts` before their last division, each with what it is divided by (a number or
+        a tensor that broadcasts to its shape): the same values once divided, as every feature's
+        last operation is that division."""
         x = observations.flatten(1).float()
         b, n, u = x.shape[0], self.n, self.upcard
         hand = x[:, :52].reshape(b, 4, 13)  # card = suit * 13 + rank
@@ -145,42 +181,44 @@ class RummyFeatures(BaseFeaturesExtractor):
         seen = (x[:, self.discards : self.discards + 52] + on_table + picked.sum(1)).reshape(b, 4, 13)
         counts = _count_parts(x, u)
         held = (hand > 0).float()
-        rank_held = hand.sum(1).unsqueeze(1).expand(b, 4, 13)
+        rank_held = counts["rank_counts"][0].unsqueeze(1).expand(b, 4, 13)  # the hand's sum by rank
         rank_seen = seen.sum(1).unsqueeze(1).expand(b, 4, 13)
         near1, near2 = _neighbours(held, 1), _neighbours(held, 2)
         per_card = torch.stack(
             [
-                counts["held_rank"],  # cards held of its rank (0 if not held); repeats held_rank
-                held * rank_seen / 8,  # cards of its rank seen elsewhere
+                counts["held_rank"][0],  # cards held of its rank (0 if not held); repeats held_rank
+                held * rank_seen,  # cards of its rank seen elsewhere
                 held * self.points,
-                held * near1 / 2,  # same-suit neighbours held, one and two ranks away
-                held * near2 / 4,
+                held * near1,  # same-suit neighbours held, one and two ranks away
+                held * near2,
                 (held * rank_held == 1).float(),  # held, and the only card of its rank
-                seen / 2,
-                rank_held / 4,
-                rank_seen / 8,
+                seen,
+                rank_held,
+                rank_seen,
             ],
             dim=1,
         )
-        up_facts = torch.stack(
+        # the upcard's facts: the upcard's (one-hot) products with whole numbers and with one point
+        # value summed in one operation, exact in any order
+        of_upcard = torch.stack(
+            [rank_held, rank_seen, near1, near2, self.points.expand(b, 4, 13), hand], dim=1
+        )
+        up_facts = torch.cat(
             [
-                (up * rank_held).sum((1, 2)) / 4,  # cards held of the upcard's rank
-                (up * rank_seen).sum((1, 2)) / 8,  # cards of its rank seen elsewhere
-                (up * near1).sum((1, 2)) / 2,  # same-suit neighbours held
-                (up * near2).sum((1, 2)) / 4,
-                (up * self.points).sum((1, 2)),
-                (up * hand).sum((1, 2)) / 2,  # copies of the upcard itself held
-                has_up * x[:, 52] / 2,  # jokers held while an upcard is offered
-                has_up,
+                # cards held of the upcard's rank, of its rank seen elsewhere, same-suit neighbours
+                # held (two reaches), its points, copies of the upcard itself held
+                (up.unsqueeze(1) * of_upcard).sum((2, 3)),
+                (has_up * x[:, 52]).unsqueeze(1),  # jokers held while an upcard is offered
+                has_up.unsqueeze(1),
             ],
             dim=1,
         )
         # The layout is what the shipped model was trained on: per_card repeats held_rank and
         # rank_counts (rows 0 and 7); dropping them would need a retrained model.
         return {
-            "observation": x / self.scale,
+            "observation": (x, self.scale),
             **counts,
-            "per_card": per_card,
-            "upcard_facts": up_facts,
-            "opponent_ranks": picked.reshape(b, n - 1, 4, 13).sum(2) / 2,  # ranks each opponent took
+            "per_card": (per_card, self.PER_CARD_DIVISORS),
+            "upcard_facts": (up_facts, self.UPCARD_DIVISORS),
+            "opponent_ranks": (picked.reshape(b, n - 1, 4, 13).sum(2), 2),  # ranks each opponent took
         }

@@ -13,23 +13,31 @@ What it changes is the cost, not the function:
   network each);
 - the first layer reads a batch's features through their nonzero entries (about 140 of 2,900 at
   4 players) with ``embedding_bag``, as ``shanghai-train ppo``'s network reads the observation
-  (:class:`~.policy.SparseFirstLayer`);
+  (:class:`~.policy.SparseFirstLayer`), on the CPU found as the features are made
+  (:meth:`~.features.RummyFeatures.nonzero`);
 - the rollout's ``forward`` and the update's ``evaluate_actions`` score the legal actions alone
   (about 7 of 3,194; :class:`~.policy.LegalDots`) and take the softmax, sample, log-probability
   and entropy over them: sb3-contrib's ``MaskableCategorical`` does the same over every action
   with the illegal ones' logits at -1e8, which give them a probability of exactly 0 in float32,
   so the two agree up to float32 rounding.
+
+:class:`RummyRolloutBuffer` (``MaskablePPO(..., rollout_buffer_class=...)``) is sb3-contrib's
+rollout buffer with bool masks, the legal actions and features of a rollout found once and given
+to every minibatch as its rows' nonzero entries, which the policy reads.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableRolloutBufferSamples
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.buffers import RolloutBuffer
 from torch import nn
 
 from shanghai_env.agents.learned.nets.features import RummyFeatures
@@ -40,10 +48,11 @@ from shanghai_env.agents.learned.nets.policy import LegalDots, SparseFirstLayer,
 MASKED_LOGIT = -1e8
 
 
-def nonzero_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def nonzero_rows(x: torch.Tensor | SparseObs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The nonzero entries of a 2-d CPU tensor, row after row: each one's column and value, and
-    each row's count (:meth:`SparseObs.of`, which finds them several times faster than torch)."""
-    found = SparseObs.of(x.detach().numpy())
+    each row's count (:meth:`SparseObs.of`, which finds them several times faster than torch); of
+    a ``SparseObs``, those it holds."""
+    found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
     return torch.from_numpy(found.cols), torch.from_numpy(found.values), torch.from_numpy(found.counts)
 
 
@@ -51,9 +60,9 @@ class SparseInputLinear(nn.Module):
     """A linear layer whose weight is kept by input, ``(in_features, out_features)``: the rows
     that ``embedding_bag`` sums for a batch's nonzero entries (:class:`~.policy.SparseFirstLayer`),
     so that no forward pass makes a transposed copy (each opponents' decision would). On the CPU
-    it reads its input through the nonzero entries; elsewhere, or where the input carries a
-    gradient, densely. Initialised as MaskablePPO initialises its hidden layers (orthogonal, gain
-    sqrt 2, bias 0)."""
+    it reads its input through the nonzero entries (or takes them found, a ``SparseObs``);
+    elsewhere, or where the input carries a gradient, densely. Initialised as MaskablePPO
+    initialises its hidden layers (orthogonal, gain sqrt 2, bias 0)."""
 
     def __init__(self, in_features: int, out_features: int) -> None:
         super().__init__()
@@ -64,8 +73,8 @@ class SparseInputLinear(nn.Module):
         with torch.no_grad():
             self.weight.copy_(by_output.t())
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.device.type != "cpu" or x.requires_grad:
+    def forward(self, x: torch.Tensor | SparseObs) -> torch.Tensor:
+        if isinstance(x, torch.Tensor) and (x.device.type != "cpu" or x.requires_grad):
             return x @ self.weight + self.bias
         cols, values, counts = nonzero_rows(x)
         return SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts) + self.bias
@@ -86,24 +95,29 @@ class SharedTrunk(nn.Module):
         self.layers = nn.Sequential(*layers)
         self.latent_dim_pi = self.latent_dim_vf = sizes[-1]
 
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, features: torch.Tensor | SparseObs) -> tuple[torch.Tensor, torch.Tensor]:
         latent = self.layers(features)
         return latent, latent
 
-    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+    def forward_actor(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         return self.layers(features)
 
-    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+    def forward_critic(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         return self.layers(features)
 
 
 class LegalActions:
-    """A batch's legal actions from its ``(B, A)`` mask: the (decision, action) pairs row by row
-    and the same padded to ``(B, K)``, K the most legal actions of a row."""
+    """A batch's legal actions from its ``(B, A)`` mask, or from the mask's nonzero entries already
+    found (a :class:`~.policy.SparseObs`, as :class:`RummyRolloutBuffer` gives them): the
+    (decision, action) pairs row by row and the same padded to ``(B, K)``, K the most legal actions
+    of a row."""
 
     def __init__(self, masks: Any, device: torch.device) -> None:
-        mask = torch.as_tensor(masks)
-        self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
+        if isinstance(masks, SparseObs):
+            self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
+        else:
+            mask = torch.as_tensor(masks)
+            self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
         if bool((counts == 0).any()):
             raise ValueError("every decision needs a legal action in its mask")
         width = int(counts.max())
@@ -158,24 +172,119 @@ class RummyPolicy(MaskableActorCriticPolicy):
         return actions, self.value_net(latent), log_probs.gather(1, at).reshape(-1)
 
     def evaluate_actions(
-        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+        self, obs: torch.Tensor | SparseObs, actions: torch.Tensor, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The update's values, log-probabilities of ``actions`` and entropies."""
+        """The update's values, log-probabilities of ``actions`` and entropies; ``obs`` the
+        observations, or their features' nonzero entries (:class:`RummyRolloutBuffer` gives those)."""
         if action_masks is None:
+            assert isinstance(obs, torch.Tensor)  # the observations: features need a mask's legal actions
             return super().evaluate_actions(obs, actions)
         latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
         entropy = -(log_probs.exp() * log_probs).sum(1)  # the padding's probability is 0
         log_prob = log_probs.gather(1, legal.position(actions)).reshape(-1)
         return self.value_net(latent), log_prob, entropy
 
-    def _legal_log_probs(
-        self, obs: torch.Tensor, action_masks: Any
-    ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
-        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities."""
+    def actor_latent(self, obs: torch.Tensor) -> torch.Tensor:
+        """The trunk's output for the observations ``obs``: on the CPU and with no gradient to
+        ``obs``, through the features' nonzero entries alone (:meth:`RummyFeatures.nonzero`, the
+        same values as the features' own: most of a small batch's cost was dividing whole rows
+        and finding their nonzero entries after)."""
+        extractor = self.features_extractor
+        if isinstance(extractor, RummyFeatures) and obs.device.type == "cpu" and not obs.requires_grad:
+            return self._trunk(extractor.nonzero(obs))
         features = self.extract_features(obs)
         assert isinstance(features, torch.Tensor)  # one features extractor, shared
-        latent = self.mlp_extractor.forward_actor(features)
+        return self._trunk(features)
+
+    def _trunk(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
+        trunk = self.mlp_extractor
+        assert isinstance(trunk, SharedTrunk)  # what _build_mlp_extractor builds; it reads a SparseObs
+        return trunk.forward_actor(features)
+
+    def _legal_log_probs(
+        self, obs: torch.Tensor | SparseObs, action_masks: Any
+    ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
+        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities."""
+        if isinstance(obs, SparseObs):
+            if obs.width != self.features_dim:
+                raise ValueError(f"features of width {obs.width}: this policy's are {self.features_dim}")
+            latent = self._trunk(obs)
+        else:
+            latent = self.actor_latent(obs)
         legal = LegalActions(action_masks, latent.device)
         head = self.action_net
         assert isinstance(head, nn.Linear)
         return latent, legal, legal.log_probs(head, latent)
+
+
+class RummyRolloutBuffer(MaskableRolloutBuffer):
+    """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`, with less to do in every
+    minibatch of every epoch:
+
+    - the action masks kept as bool, not float32 (a quarter of the memory to fill every rollout:
+      3,194 entries a decision at 4 players); their legal actions found once a rollout, each
+      minibatch given its rows' (a :class:`~.policy.SparseObs` of the masks, which
+      :class:`LegalActions` reads) in place of their masks;
+    - with ``features_extractor_kwargs`` (the policy's :class:`RummyFeatures` arguments) and on
+      the CPU, the rows' features computed once a rollout (they have no weights: the policy's
+      extractor computes the same) and each minibatch given its rows' nonzero entries (a
+      ``SparseObs``, which the policy's first layer reads) in place of the observations.
+    """
+
+    CHUNK = 1024  # rows whose features are computed together (a float32 array of ~12 MB at 4 players)
+
+    def __init__(
+        self, *args: Any, features_extractor_kwargs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.features: RummyFeatures | None = None
+        if features_extractor_kwargs is not None and self.device.type == "cpu":
+            self.features = RummyFeatures(self.observation_space, **features_extractor_kwargs)  # type: ignore[arg-type]
+
+    def reset(self) -> None:
+        if not isinstance(self.action_space, spaces.Discrete):
+            raise ValueError(f"RummyRolloutBuffer: a Discrete action space, got {self.action_space}")
+        self.mask_dims = int(self.action_space.n)
+        # every action legal until add() is given masks, as sb3-contrib's buffer starts
+        self.action_masks = np.ones((self.buffer_size, self.n_envs, self.mask_dims), dtype=bool)
+        self.legal: SparseObs | None = None
+        self.sparse_features: SparseObs | None = None
+        RolloutBuffer.reset(self)  # not MaskableRolloutBuffer's: it would allocate float32 masks
+
+    def get(self, batch_size: int | None = None) -> Generator[MaskableRolloutBufferSamples, None, None]:  # type: ignore[override]
+        if self.legal is None:  # the rollout's first minibatch: rows in get()'s order
+            self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
+            if self.features is not None:
+                self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
+        return super().get(batch_size)
+
+    def _features_of(self, observations: np.ndarray) -> SparseObs:
+        """The nonzero entries of the features of ``observations`` (all rows, a chunk at a time)."""
+        assert self.features is not None
+        rows = observations.reshape(-1, *self.obs_shape)
+        cols, values, counts = [], [], []
+        for start in range(0, len(rows), self.CHUNK):
+            found = self.features.nonzero(torch.from_numpy(rows[start : start + self.CHUNK]))
+            cols.append(found.cols)
+            values.append(found.values)
+            counts.append(found.counts)
+        width = self.features.features_dim
+        return SparseObs(np.concatenate(cols), np.concatenate(values), np.concatenate(counts), width)
+
+    def _get_samples(self, batch_inds: np.ndarray, env: Any = None) -> MaskableRolloutBufferSamples:  # type: ignore[override]
+        assert self.legal is not None
+        if self.sparse_features is not None:
+            observations: Any = self.sparse_features.take(batch_inds)
+        else:
+            observations = self.to_torch(self.observations[batch_inds])
+        # the samples' fields are typed as tensors; RummyPolicy.evaluate_actions reads these
+        legal: Any = self.legal.take(batch_inds)
+        return MaskableRolloutBufferSamples(
+            observations=observations,
+            actions=self.to_torch(self.actions[batch_inds]),
+            old_values=self.to_torch(self.values[batch_inds].flatten()),
+            old_log_prob=self.to_torch(self.log_probs[batch_inds].flatten()),
+            advantages=self.to_torch(self.advantages[batch_inds].flatten()),
+            returns=self.to_torch(self.returns[batch_inds].flatten()),
+            action_masks=legal,
+        )

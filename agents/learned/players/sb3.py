@@ -168,19 +168,26 @@ def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -
     """The most probable legal action of a MaskablePPO policy at every row of ``observations``,
     from each row's ``legal`` ids: the logits of those actions alone (a row of the action head
     each, not all of its thousands), so that a policy playing many seats of many games (the
-    learner's own, in self-play) costs little more than its trunk. The choices are
-    :func:`policy_modes`' up to rounding between two nearly equal logits."""
+    learner's own, in self-play) costs little more than its trunk. The logits are the dot products
+    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy` samples the learner's moves
+    from (``LegalDots``, one product per legal pair: a batched matrix product of a few rows each
+    cost several times as much); the choices are :func:`policy_modes`' up to rounding between two
+    nearly equal logits."""
     import torch
 
-    from shanghai_env.agents.learned.nets.policy import padded, rows_at
+    from shanghai_env.agents.learned.nets.policy import LegalDots, padded
 
     idx, valid = padded(legal)
     with torch.inference_mode():
         latent = _actor_latent(policy, observations)
         head = policy.action_net
-        ids = torch.from_numpy(idx).to(latent.device)
-        logits = torch.einsum("bkh,bh->bk", rows_at(head.weight, ids), latent) + head.bias[ids]
-        logits = logits.masked_fill(~torch.from_numpy(valid).to(latent.device), -torch.inf)
+        counts = torch.from_numpy(valid.sum(1))
+        actions = torch.from_numpy(idx[valid]).to(latent.device)
+        rows = torch.repeat_interleave(torch.arange(len(legal)), counts).to(latent.device)
+        dots = LegalDots.apply(head.weight, latent, actions, rows, counts)
+        scores = dots + head.bias.index_select(0, actions)
+        in_row = torch.from_numpy(valid).to(latent.device)
+        logits = torch.full(valid.shape, -torch.inf, device=latent.device).masked_scatter_(in_row, scores)
         best = logits.argmax(dim=1).cpu().numpy()
     return idx[np.arange(len(legal)), best].tolist()
 
@@ -196,6 +203,8 @@ def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
     # float32 through numpy: a copy either way, and the batched games' arrays are read-only
     obs = torch.from_numpy(np.asarray(observations, np.float32).reshape(len(observations), -1))
     obs = obs.to(policy.device)
+    if hasattr(policy, "actor_latent"):  # RummyPolicy's: through the features' nonzero entries
+        return policy.actor_latent(obs)
     features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
     return policy.mlp_extractor.forward_actor(features)
 

@@ -31,7 +31,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from shanghai_env.agents.bots.contract import shared_meter
 from shanghai_env.agents.learned.nets.features import RummyFeatures
-from shanghai_env.agents.learned.nets.sb3_policy import RummyPolicy
+from shanghai_env.agents.learned.nets.sb3_policy import RummyPolicy, RummyRolloutBuffer
 from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
@@ -216,12 +216,24 @@ def settings(opt: SB3Options) -> dict[str, Any]:
 def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: Any = "cpu") -> Any:
     """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them):
     :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy`, the observation through
-    RummyFeatures, then one trunk of ``net_arch`` for the policy and the value."""
-    kwargs = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
+    RummyFeatures, then one trunk of ``net_arch`` for the policy and the value; its rollout buffer
+    a :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyRolloutBuffer`, which computes a
+    rollout's features once. (A loaded model keeps the buffer it was saved with: a player of an
+    earlier version, or of another policy, sb3-contrib's.)"""
+    features = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
     # the features named in the file's record, as in the files of earlier versions
-    policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": kwargs}
+    policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": features}
     policy["net_arch"] = list(opt.net_arch)
-    return MaskablePPO(RummyPolicy, env, policy_kwargs=policy, seed=seed, device=device, **settings(opt))
+    return MaskablePPO(
+        RummyPolicy,
+        env,
+        policy_kwargs=policy,
+        rollout_buffer_class=RummyRolloutBuffer,
+        rollout_buffer_kwargs={"features_extractor_kwargs": features},
+        seed=seed,
+        device=device,
+        **settings(opt),
+    )
 
 
 def check_config(config: RunConfig) -> None:

@@ -5,10 +5,11 @@
 "search over a network"):
 
 - **Prior and candidates.** The network scores the legal moves; its best move is kept unless a
-  search beats it. A decision of the kinds ``decisions`` (by default taking or drawing the upcard
-  and buying it, where search over the planner found its gains: docs/bots.md) is searched when the
-  runner-up's score is within ``gate`` of the best (a dmc player's scores are move values, in the
-  deal's result over 100: 0.02 is two points); the candidates are the ``1 + alternatives`` best.
+  search beats it. A decision of the kinds ``decisions`` (by default every kind: taking or drawing
+  the upcard, buying it, and the plays of a turn, melds, layoffs and discards, before going down
+  and after; docs/bots.md) is searched when the runner-up's score is within ``gate`` of the best
+  (a dmc player's scores are move values, in the deal's result over 100: 0.02 is two points); the
+  candidates are the ``1 + alternatives`` best.
 - **Worlds and rollouts.** As :mod:`shanghai_env.agents.bots.search` does: complete worlds
   consistent with the view, every candidate played in the same worlds with coupled stock draws
   (:func:`~shanghai_env.agents.bots.search.apply_coupled`), a race over rounds of worlds and a
@@ -67,7 +68,7 @@ class NetSearchParams:
     round_worlds: int = 8  # worlds per round of the race
     alternatives: int = 1  # moves searched besides the network's best
     gate: float = 0.02  # search where the runner-up scores within this of the best
-    decisions: frozenset[str] = frozenset({"draw", "buy"})  # which decisions are searched (DECISIONS)
+    decisions: frozenset[str] = DECISIONS  # which decisions are searched (all: docs/bots.md)
     horizon: int = 1  # 0: rollouts to the deal's end; h: to the searcher's h-th turn, then the value
     switch_se: float = 2.0  # an alternative replaces the best move if it beats it by this many SEs
     keep_se: float = 0.0  # ... and stays in the race while it beats it by this many

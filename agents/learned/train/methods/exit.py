@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from shanghai_env.agents.learned.players.net_search import DECISIONS, NetSearchBot, decision_kind
+from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
 from shanghai_env.agents.learned.train.options import option
@@ -33,13 +33,11 @@ from shanghai_env.rules import Rules
 
 
 def decision_kinds(text: str) -> str:
-    """``--decisions``: comma-separated kinds of :data:`DECISIONS`, each once."""
-    kinds = text.split(",")
-    unknown = sorted(set(kinds) - DECISIONS)
-    if unknown or not text or len(set(kinds)) != len(kinds):
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: comma-separated kinds, each once, among {', '.join(sorted(DECISIONS))}"
-        )
+    """``--decisions``: comma-separated kinds, checked as the search's parameters check them."""
+    try:
+        NetSearchParams(decisions=frozenset(text.split(",")))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
     return text
 
 

@@ -1,2 +1,1 @@
-"""Trained players: their networks (``nets/``), saved files as players (``players/``) and the one
-trainer (``train/``, ``shanghai-train``; docs/training.md)."""
+"""Trained players: networks (``nets/``), saved players (``players/``), ``shanghai-train`` (``train/``)."""

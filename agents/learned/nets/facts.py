@@ -1,21 +1,8 @@
-"""Exact facts of the acting player's own hand, as extra network inputs (``--facts``).
-
-What a rummy player reads off their hand at once and a network must otherwise rediscover from
-card counts: how far the hand is from the deal's contract, which cards would bring it closer,
-and which held cards the hand cannot spare. Each is computed exactly
-(:class:`~shanghai_env.agents.bots.contract.ContractMeter`, the fewest natural cards still to
-acquire, jokers counted within their limits) from the player's own hand and the contract, both
-part of what the player sees; nothing is a bot's judgement or a tuned score:
-
-- ``distance``: the distance to the contract / 8;
-- ``outs`` (53): 1 for every card kind whose arrival lowers the distance;
-- ``losses`` (53): for every card kind held, how much the distance grows if it is let go.
-
-Once the player is down (the contract behind them), going out is what is left, so (version 2,
-:data:`FACTS_VERSION`) ``outs`` marks the card kinds the table takes as a layoff now (every meld
-is public) and the rest is zero; version 1, the first, left everything zero there. The network
-(``policy.py``, version 2) also gives the moves without a card (take, draw, buy, pass) the
-upcard's ``outs`` bit. ``FACTS_SIZE`` = 107 in both versions.
+"""Exact facts of the acting player's own hand (:class:`~shanghai_env.agents.bots.contract.ContractMeter`),
+as extra network inputs (``--facts``): ``distance`` (to the contract, / 8); ``outs`` (53: 1 for every
+card kind whose arrival lowers it; once down, version 2: the kinds the table takes as a layoff,
+version 1: none); ``losses`` (53: for every kind held, how much it grows if let go). ``FACTS_SIZE``
+= 107. From version 2 the network gives the moves without a card the upcard's ``outs`` bit.
 """
 
 from __future__ import annotations
@@ -75,8 +62,7 @@ def hand_facts(
 
 
 def game_facts(game: Game, seat: int) -> np.ndarray:
-    """Version 1: the facts of ``seat``'s own hand in ``game`` (reads only that hand, the contract
-    and the seat's down flag: what the seat sees)."""
+    """Version 1: the facts of ``seat``'s own hand in ``game`` (only what the seat sees)."""
     return hand_facts(game.hands[seat], game.contract, game.rules.same_suit_run_gap, game.down[seat])
 
 

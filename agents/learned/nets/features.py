@@ -1,16 +1,6 @@
-"""Policy inputs: feature extractors that turn the flat observation into what a rummy player looks at.
-
-Both are SB3 ``BaseFeaturesExtractor`` classes and compute everything from the observation
-alone (so a saved model needs nothing but the observation to play):
-
-- :class:`CardFeatures`: the observation scaled to about [-1, 1] plus counts per rank and suit
-  of the hand and the upcard, and their products.
-- :class:`RummyFeatures`: those, plus *per card kind* facts that the decisions hinge on: how
-  many cards of its rank are held, seen elsewhere (discard pile, table, cards others picked
-  up) and taken by each opponent; its points; same-suit neighbours held (runs); and the same
-  facts for the upcard on offer. A network reads "a high single card whose rank is mostly
-  gone" off one unit instead of discovering the products from 2,000 raw counts. Behaviour
-  cloning of ``planner`` agrees with it far more often with these (docs/training.md).
+"""Policy inputs: SB3 feature extractors that turn the flat observation into what a rummy player
+looks at, from the observation alone (a saved model needs nothing else to play):
+:class:`CardFeatures` and :class:`RummyFeatures`.
 """
 
 from __future__ import annotations
@@ -37,13 +27,9 @@ def _scale(observation_space: spaces.Box) -> torch.Tensor:
 
 
 class CardFeatures(BaseFeaturesExtractor):
-    """The observation scaled to about [-1, 1], plus card features computed from it.
-
-    Every entry is divided by its largest magnitude (hand sizes reach 127, counts 3). With
-    ``upcard_start`` (where the ``upcard_offered`` slice begins) it adds what a rummy player
-    looks at first, all read from the hand (the first 53 entries) and the upcard on offer:
-    cards held per rank and per suit, the upcard's rank and suit and their products with those
-    counts, and for each card held, how many cards of its rank are held.
+    """The observation scaled to about [-1, 1] (each entry divided by its largest magnitude); with
+    ``upcard_start`` (where the ``upcard_offered`` slice begins), plus the hand's and the upcard's
+    counts per rank and suit, their products, and for each card held the cards of its rank held.
     """
 
     def __init__(self, observation_space: spaces.Box, upcard_start: int | None = None) -> None:
@@ -63,10 +49,7 @@ class CardFeatures(BaseFeaturesExtractor):
 
 
 def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, tuple[torch.Tensor, float]]:
-    """:class:`CardFeatures`' extras, shared with :class:`RummyFeatures`: counts per rank and suit
-    of the hand (the first 53 entries) and of the upcard (from index ``upcard``), their products,
-    and for each card held how many cards of its rank are held. Each is given undivided, with the
-    number it is divided by (the extractors divide at the end)."""
+    """:class:`CardFeatures`' extras (the upcard from ``upcard``), each undivided, with its divisor."""
     hand = x[:, :52].reshape(-1, 4, 13)  # card = suit * 13 + rank
     up = x[:, upcard : upcard + 52].reshape(-1, 4, 13)
     by_rank, up_rank = hand.sum(1), up.sum(1)
@@ -84,26 +67,23 @@ def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, tuple[torch.Tensor, 
 
 
 def _neighbours(cards: torch.Tensor, reach: int) -> torch.Tensor:
-    """Per card [B, 4, 13]: cards held of the same suit within ``reach`` ranks (aces wrap). One
-    product with :func:`_ring` (sums of a few small whole numbers: exact in float32), where a
-    ``torch.roll`` per shift made this most of a small batch's features."""
+    """Per card [B, 4, 13]: cards held of the same suit within ``reach`` ranks (aces wrap)."""
+    # one product (sums of small whole numbers: exact in float32), not a torch.roll per shift
     return cards @ _ring(reach, cards.device, cards.dtype)
 
 
 @functools.cache
 def _ring(reach: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """(13, 13): 1 where two ranks are 1 to ``reach`` ranks apart, the ace next to both the two
-    and the king (``cards @ ring`` sums each card's neighbours)."""
+    """(13, 13): 1 where two ranks are 1 to ``reach`` apart, the ace next to both the two and the king."""
     gap = (torch.arange(13)[:, None] - torch.arange(13)[None, :]) % 13
     near = ((gap >= 1) & (gap <= reach)) | (gap >= 13 - reach)
     return near.to(device=device, dtype=dtype)
 
 
 class RummyFeatures(BaseFeaturesExtractor):
-    """The scaled observation, :class:`CardFeatures`' extras, and per-card-kind facts.
-
-    ``num_players`` and ``contracts`` fix the observation layout (read from
-    :class:`~shanghai_env.observation.ObservationEncoder`, the one definition of it).
+    """The scaled observation, :class:`CardFeatures`' extras, and per-card-kind facts (held, seen
+    elsewhere, taken by each opponent, points, same-suit neighbours; the same for the upcard).
+    ``num_players`` and ``contracts`` fix the observation layout (ValueError if it does not fit).
     """
 
     PER_CARD = 9  # facts per natural card kind, see _unscaled()
@@ -148,9 +128,7 @@ class RummyFeatures(BaseFeaturesExtractor):
         return torch.cat([part.flatten(1) for part, _ in parts], dim=1) / self.divisors
 
     def nonzero(self, observations: torch.Tensor) -> SparseObs:
-        """:meth:`forward`'s nonzero entries, row by row (what a first layer that reads only those
-        needs; CPU tensors, no gradient): the same values, each divided once found (a few hundred
-        entries a row, not the whole row)."""
+        """:meth:`forward`'s nonzero entries, row by row (CPU tensors, no gradient): the same values."""
         with torch.no_grad():
             unscaled = torch.cat(
                 [part.flatten(1) for part, _ in self._unscaled(observations).values()], dim=1
@@ -165,9 +143,7 @@ class RummyFeatures(BaseFeaturesExtractor):
         return {name: part / torch.as_tensor(by, device=part.device) for name, (part, by) in unscaled}
 
     def _unscaled(self, observations: torch.Tensor) -> dict[str, tuple[torch.Tensor, Any]]:
-        """:meth:`parts` before their last division, each with what it is divided by (a number or
-        a tensor that broadcasts to its shape): the same values once divided, as every feature's
-        last operation is that division."""
+        """:meth:`parts` before their last division, each with its divisor (a number or a tensor)."""
         x = observations.flatten(1).float()
         b, n, u = x.shape[0], self.n, self.upcard
         hand = x[:, :52].reshape(b, 4, 13)  # card = suit * 13 + rank
@@ -184,6 +160,8 @@ class RummyFeatures(BaseFeaturesExtractor):
         rank_held = counts["rank_counts"][0].unsqueeze(1).expand(b, 4, 13)  # the hand's sum by rank
         rank_seen = seen.sum(1).unsqueeze(1).expand(b, 4, 13)
         near1, near2 = _neighbours(held, 1), _neighbours(held, 2)
+        # facts a network reads off one unit ("a high single card whose rank is mostly gone") rather
+        # than finding the products in 2,000 raw counts (cloning planner agrees far more often)
         per_card = torch.stack(
             [
                 counts["held_rank"][0],  # cards held of its rank (0 if not held); repeats held_rank

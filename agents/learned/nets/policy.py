@@ -1,17 +1,7 @@
 """The trainer's network: the env's observation in, a score for each legal action and a value out.
 
-One MLP trunk reads the observation vector (``ObservationEncoder``, docs/observation.md, each
-entry divided by its largest value); an action's score is the trunk's features against the
-action's row, and only the rows of the legal actions are ever multiplied, so a decision costs a
-dozen dot products rather than the whole table, and sampling draws among the legal actions only.
-An action's row is its own learned row plus rows shared by every action of the same kind
-(``discard``, ``meld``, ``layoff``, ...), the same card and the same place (the move's fields,
-docs/actions.md): what is learned of one meld placement carries to the others, which a row per
-action alone would learn only from each action's own rare uses. The value head reads the same
-trunk (the return of the seat that observes). With ``move_net`` (hidden sizes), a small MLP reads
-the trunk's features, the move's row and the move's own facts together and adds its output to
-the move's score: DouZero's value of a state and a move through one network, where the row
-alone can only weigh the trunk's features the same way in every state.
+A legal action's score is the trunk's features against the action's row (its own plus rows shared
+by its kind, card and place), plus, with ``move_net``, a small MLP's output; docs/training.md, "ppo".
 """
 
 from __future__ import annotations
@@ -45,21 +35,16 @@ def padded(legal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def padded_rows(idx: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`padded` of the rows ``rows`` of a batch padded once (``idx``, each row's ``lengths``):
-    the same arrays, cut to those rows' most legal moves."""
+    """:func:`padded` of the rows ``rows`` of a batch padded once (``idx``, ``lengths``), cut to fit."""
     mine = lengths[rows]
     width = int(mine.max()) if len(rows) else 1
     return idx[rows, :width], np.arange(width) < mine[:, None]
 
 
 class SparseObs:
-    """A batch of the env's int8 observations held by their nonzero entries, row after row (CSR).
-
-    An observation has about 47 nonzero entries of 2,293 at 4 players (4,339 in the 8-seat
-    layout), so the first layer, read densely, multiplies ~98% zeros: it was the largest part of
-    an update. :meth:`PolicyNet.features` reads a ``SparseObs`` through only its nonzero entries,
-    the same function with another order of the sums (float32 rounding apart). Built once for a
-    whole batch (:meth:`of`); a minibatch takes its rows (:meth:`take`) without scanning again."""
+    """A batch of the env's int8 observations held by their nonzero entries, row after row (CSR),
+    as :meth:`PolicyNet.features` reads them. Built once for a batch (:meth:`of`); a minibatch
+    takes its rows (:meth:`take`)."""
 
     def __init__(self, cols: np.ndarray, values: np.ndarray, counts: np.ndarray, width: int) -> None:
         self.cols = cols  # (N,) int64: each nonzero entry's column, row by row, ascending in a row
@@ -93,15 +78,8 @@ class SparseObs:
 
 
 class SparseFirstLayer(torch.autograd.Function):
-    """``x @ weight.T`` for the observations ``x`` given by their nonzero entries: a sum of the
-    weight's columns at those entries (``embedding_bag``) rather than a dense product.
-
-    ``embedding_bag`` reads rows, so it is given the weight transposed (``by_input``, made by the
-    caller: it can be kept while the weights do not change). Its own backward would scatter into
-    the weight entry by entry; here the weight's gradient is the same kind of sum the other way
-    round: for every input column, its entries' values times their rows' output gradients, the
-    entries sorted by column (a stable sort, so the order of every sum is fixed: the same run
-    gives the same gradient)."""
+    """``x @ weight.T`` for the observations ``x`` given by their nonzero entries, as a sum of the
+    weight's columns at them (``embedding_bag``); ``by_input``: the weight transposed, (L, H)."""
 
     @staticmethod
     def forward(
@@ -121,6 +99,8 @@ class SparseFirstLayer(torch.autograd.Function):
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         cols, values, counts = ctx.saved_tensors
         width = ctx.width
+        # the weight's gradient as the same kind of sum the other way round (embedding_bag's own
+        # backward scatters entry by entry); a stable sort by column fixes the order of every sum
         rows = torch.repeat_interleave(torch.arange(len(counts), device=cols.device), counts)
         # a narrow integer type sorts several times faster (a radix sort)
         key = cols.to(torch.int16 if width < 2**15 else torch.int32)
@@ -139,13 +119,7 @@ class SparseFirstLayer(torch.autograd.Function):
 
 class LegalDots(torch.autograd.Function):
     """The dot products ``source[actions[n]] · h[rows[n]]`` of a batch's legal (decision, move)
-    pairs, ``rows`` ascending (each decision's moves together, ``counts`` of them).
-
-    Autograd through gathers would make several (pairs, H) temporaries and scatter them back row
-    by row; the gradients here are sums of whole rows (``embedding_bag``): ``h``'s, each decision's
-    moves' rows weighted by their gradients; ``source``'s, each action's decisions' features
-    weighted likewise, the pairs sorted by action (a stable sort: the order of every sum is
-    fixed, so the same run gives the same gradients)."""
+    pairs, ``rows`` ascending (each decision's moves together, ``counts`` of them)."""
 
     @staticmethod
     def forward(
@@ -162,6 +136,8 @@ class LegalDots(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         source, h, actions, rows, counts = ctx.saved_tensors
+        # sums of whole rows (embedding_bag), not autograd's (pairs, H) temporaries; the pairs
+        # sorted stably by action, so the order of every sum is fixed
         grad = grad.contiguous()
         grad_source = grad_h = None
         if ctx.needs_input_grad[1]:
@@ -216,6 +192,7 @@ class PolicyNet(nn.Module):
         self.has_fields = fields is not None
         if fields is not None:
             self.register_buffer("fields", torch.as_tensor(fields, dtype=torch.int64))
+            # rows shared by the moves of a kind, card or place: what is learned of one carries to the others
             self.kind_rows = nn.Parameter(torch.zeros(int(fields[:, 0].max()) + 1, width))
             self.card_rows = nn.Parameter(torch.zeros(int(fields[:, 1].max()) + 1, width))
             self.place_rows = nn.Parameter(torch.zeros(int(fields[:, 2].max()) + 1, width))
@@ -253,10 +230,10 @@ class PolicyNet(nn.Module):
         extra: torch.Tensor | None = None,
         by_input: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """The trunk's features of ``obs``: a tensor (B, L), or a :class:`SparseObs` read through its
-        nonzero entries only (a network with a hidden layer; the same features up to float32
-        rounding, several times faster on the CPU). ``by_input``: :meth:`acting_first_layer`,
-        made beforehand with the current weights (acting), for a ``SparseObs``."""
+        """The trunk's features of ``obs``: a tensor (B, L), or a :class:`SparseObs` (a network
+        with a hidden layer; the same up to float32 rounding). ``by_input``: for a ``SparseObs``,
+        :meth:`acting_first_layer` made with the current weights. Raises ValueError when ``extra``
+        is missing or the ``SparseObs`` does not fit."""
         if isinstance(obs, SparseObs):
             return self._sparse_features(obs, extra, by_input)
         # the env's int8 observation is scaled in the copy .float() makes (one large buffer, not two)
@@ -301,18 +278,12 @@ class PolicyNet(nn.Module):
         table: torch.Tensor | None = None,
         lengths: np.ndarray | None = None,
     ) -> torch.Tensor:
-        """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. With the facts
-        block (``extra``), a move that names a card also reads that card's own facts (is it an
-        out, what letting it go costs) through a weight per move kind: a move's own features,
-        as DouZero's action encoding gives each move. A move without a card reads whether the
-        upcard on offer is an out (read from ``obs``, the observation the features came from;
-        needed by networks made with the upcard input). ``table``: :meth:`action_rows` made
-        beforehand with the current weights (acting, where the weights stay fixed for a whole
-        rollout); the logits are the same as without it, bit for bit. ``lengths``: each row's
-        number of legal moves, when ``valid`` is their prefix (as :func:`padded` makes it): a large
-        batch, or one with its ``table``, then multiplies the legal rows alone
-        (:meth:`_legal_dots`) rather than every row out to the longest, with the same results up
-        to float32 rounding."""
+        """Logits of the actions ``idx`` (B, K); ``-inf`` where ``valid`` is False. ``extra``: the
+        facts block (a move reads its card's facts, a move without a card the upcard's, from
+        ``obs``: ValueError without it in a network made with the upcard input). ``table``:
+        :meth:`action_rows` made beforehand (the same logits, bit for bit). ``lengths``: each row's
+        number of legal moves when ``valid`` is their prefix (as :func:`padded` makes it): only the
+        legal rows are multiplied, the same up to float32 rounding."""
         large = idx.numel() > self.num_actions
         # every action's row: made beforehand (table) or, for a large batch, made once here; a
         # small batch with its table and lengths (acting) reads the legal rows alone from the table
@@ -369,11 +340,7 @@ class PolicyNet(nn.Module):
         h: torch.Tensor,
         lengths: np.ndarray,
     ) -> torch.Tensor:
-        """``einsum("bkh,bh->bk", source[idx], h)`` at the legal moves (0 in the padding): one dot
-        product for each legal (decision, move) pair and none for the padding (a training batch
-        has about 7 legal moves a decision, padded to the longest, about 45 at 4 players), through
-        :class:`LegalDots`, whose backward makes no (pairs, H) temporaries. The same values and
-        gradients as the padded product up to float32 rounding (the sums run in another order)."""
+        """``einsum("bkh,bh->bk", source[idx], h)`` at the legal moves only (0 in the padding)."""
         batch, width = idx.shape
         counts = torch.from_numpy(np.asarray(lengths, np.int64)).to(h.device)
         rows = torch.repeat_interleave(torch.arange(batch, device=h.device), counts)
@@ -388,11 +355,9 @@ class PolicyNet(nn.Module):
         idx: torch.Tensor,
         rows: torch.Tensor | None,
     ) -> torch.Tensor:
-        """The move MLP on (features, the move's row, its own facts), ``(B, K)``. Its first layer
-        is applied to each part apart, since a linear map of a concatenation is the sum of its
-        blocks' maps: the features' block once per decision and, in a large batch, the rows'
-        block once per action, rather than all of it on every (decision, move) pair (the pairs'
-        (B, K, 2H + 2) input made the move MLP most of an update's time)."""
+        """The move MLP on (features, the move's row, its own facts), ``(B, K)``."""
+        # the first layer applied to each block apart (a linear map of a concatenation is the sum
+        # of its blocks' maps): the features' once per decision, the rows' once per action
         assert self.move_mlp is not None
         first = self.move_mlp[0]
         assert isinstance(first, nn.Linear)
@@ -409,19 +374,16 @@ class PolicyNet(nn.Module):
         return self.move_mlp[2:](z).squeeze(-1)
 
     def acting_table(self) -> torch.Tensor | None:
-        """:meth:`action_rows` for :meth:`logits`' ``table`` while the weights stay fixed (a
-        rollout), without a gradient; None for a network without the shared rows."""
+        """:meth:`action_rows` without a gradient, for :meth:`logits`' ``table``; None without them."""
         if not self.has_fields:
             return None
         with torch.no_grad():
             return self.action_rows()
 
     def acting_first_layer(self) -> torch.Tensor | None:
-        """The first layer's observation weights transposed, (L, H), as :meth:`features` reads a
-        :class:`SparseObs` through them, for its ``by_input`` while the weights stay fixed (a
-        rollout: one copy, not one a step), without a gradient; None for a network without a
-        hidden layer. Made again after the weights change (the caller's to know: the fused
-        optimiser writes the weights without bumping their version counter)."""
+        """The first layer's observation weights transposed, (L, H), for :meth:`features`'
+        ``by_input`` while the weights stay fixed, without a gradient; None without a hidden layer.
+        Make it again after the weights change (the fused optimiser bumps no version counter)."""
         first = self.trunk[0] if self.hidden else None
         if not isinstance(first, nn.Linear):
             return None
@@ -429,9 +391,7 @@ class PolicyNet(nn.Module):
             return first.weight[:, : self.inv_scale.shape[0]].t().contiguous()
 
     def action_rows(self) -> torch.Tensor:
-        """``(A, H)``: every action's row, its own plus its kind's, card's and place's (gathered by
-        ``index_select``, whole rows: the same values and gradients as indexing, bit for bit, in a
-        third of the time, which counted once every minibatch)."""
+        """``(A, H)``: every action's row, its own plus its kind's, card's and place's."""
         f = self.fields
         kind, card, place = (
             rows_at(self.kind_rows, f[:, 0]),
@@ -445,9 +405,8 @@ class PolicyNet(nn.Module):
 
 
 def rows_at(source: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """``source[idx]`` for a 2-d ``source``, the same values and the gradient summed in the same
-    order, through ``index_select``, which copies whole rows where advanced indexing works element
-    by element (several times slower on the CPU for the (B, K, H) gathers of a decision's moves)."""
+    """``source[idx]`` for a 2-d ``source``: the same values and gradients, bit for bit."""
+    # index_select copies whole rows, where advanced indexing is several times slower on the CPU
     return torch.index_select(source, 0, idx.reshape(-1)).view(*idx.shape, source.shape[1])
 
 
@@ -458,8 +417,7 @@ def move_fields(num_actions: int, table_fields: np.ndarray) -> np.ndarray:
 
 
 def action_fields(rules: Rules, encoding: str = "table") -> np.ndarray:
-    """The kind, card and place of every action of ``rules``' table in ``encoding`` (-1 where a
-    move has none)."""
+    """The kind, card and place of every action of ``rules``' table in ``encoding`` (-1: none)."""
     table, _ = encoding_tables(rules, encoding)
     return np.array([(int(m.kind), m.card, m.place) for m in table.moves], np.int64)
 
@@ -473,11 +431,9 @@ def build_net(
     encoding: str = "table",
 ) -> PolicyNet:
     """A fresh network for ``rules``' table; with ``facts``, the facts block of ``version``
-    (nets/facts.py, the newest by default: from version 2 the moves without a card read the
-    upcard's facts); ``move_net``: the hidden sizes of the move MLP (none by default);
-    ``encoding``: the layout it reads and answers in, ``"table"`` (the env's own, for
-    ``rules.num_players``) or ``"any_table"`` (the 8-seat layout, :mod:`shanghai_env.any_table`:
-    one network for every table size of these contracts)."""
+    (nets/facts.py, the newest by default); ``move_net``: the move MLP's hidden sizes;
+    ``encoding``: ``"table"`` (the env's own layout) or ``"any_table"`` (the 8-seat layout of
+    :mod:`shanghai_env.any_table`, for every table size); ValueError for another."""
     from shanghai_env.agents.learned.nets.facts import FACTS_SIZE, FACTS_VERSION
 
     choice_arg("encoding", encoding, ENCODINGS)
@@ -493,11 +449,10 @@ def build_net(
 
 
 def to_any_table(net: PolicyNet, rules: Rules) -> PolicyNet:
-    """The native network ``net`` of ``rules``' table as an ``any_table`` network (the 8-seat layout,
-    :mod:`shanghai_env.any_table`) that scores every decision of that table as ``net`` does, and
-    so plays the same moves there, while it sits at every table size of the contracts: a native
-    player to fine-tune at other sizes. What the native layout has no counterpart for (empty
-    seats, the player count, the targets of absent seats) starts at zero weight."""
+    """The native network ``net`` of ``rules``' table as an ``any_table`` network that scores every
+    decision of that table as ``net`` does; what the native layout lacks (empty seats, the player
+    count, absent seats' targets) starts at zero weight. TypeError unless ``net`` is a
+    ``PolicyNet`` and ``rules`` a ``Rules``; ValueError unless ``net`` is native with hidden layers."""
     if not isinstance(net, PolicyNet):
         raise TypeError(f"net must be a PolicyNet, got {type(net).__name__}")
     maps = AnyTable(rules)  # TypeError unless rules is a Rules

@@ -1,32 +1,8 @@
-"""Choosing among the legal moves only, from scores of the legal moves only.
+"""Choosing among the legal moves only, from scores of the legal moves only: an example in
+docs/training.md, section "A loop of your own".
 
-A decision has a dozen legal moves out of thousands of actions (3,194 at 4 players). A policy
-head over every action followed by ``Categorical`` spends most of an acting step on rows that
-can never be played; these helpers score only the legal rows and draw among them exactly::
-
-    from shanghai_env.agents.learned.nets.sampling import legal_index, legal_scores, sample_legal
-
-    idx, valid = legal_index(venv.legal_actions)        # (B, K) action ids, (B, K) bool
-    scores = legal_scores(trunk(obs), head, idx, valid)  # head: nn.Linear(H, num_actions)
-    actions, k, logp = sample_legal(scores, idx)         # ids to step with, positions, log-probs
-    venv.step(actions.numpy())
-
-- :func:`legal_index`: each row's legal ids as a padded ``(B, K)`` index (K the most legal
-  moves of any row; the padding holds id 0 and ``valid`` False), from the env's
-  ``legal_actions`` lists or from an action mask ``(B, A)``.
-- :func:`legal_scores`: ``head(features)`` at those rows only (``K`` dot products a decision
-  instead of ``A``), ``-inf`` in the padding.
-- :func:`sample_legal`: a move per row from ``softmax(scores)`` over its legal moves (the
-  Gumbel-max trick: the argmax of the scores plus Gumbel noise is an exact draw from that
-  categorical, and a ``-inf`` padding score can never win), or the best-scored move with
-  ``greedy=True``; with the moves' action ids and their log-probabilities.
-- :func:`legal_log_probs`: the log-softmax over the legal moves (for a loss; ``-inf`` in the
-  padding), :func:`gumbel_argmax` and :func:`greedy_legal` the draws alone (positions).
-
-Scores follow one convention everywhere: finite at the legal moves, ``-inf`` in the padding,
-every row with at least one legal move. Anything else is a ValueError, raised before any
-random number is drawn. The trainer's ``ppo`` and saved players draw through
-:func:`gumbel_argmax` (the same noise from the same generator, so a seed gives the same run).
+Scores are finite at the legal moves and ``-inf`` in the padding, with a legal move in every row;
+anything else is a ValueError, raised before any random number is drawn.
 """
 
 from __future__ import annotations
@@ -50,10 +26,10 @@ class LegalSample(NamedTuple):
 
 
 def legal_index(legal: Any, device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(idx, valid)``: ``(B, K)`` int64 action ids and ``(B, K)`` bool, K the most legal moves
-    of any row. ``legal`` is a list of each row's legal ids (``venv.legal_actions``) or an action
-    mask ``(B, A)`` (numpy or torch, 0/1 or bool; ``venv.mask``). A row without a legal move is
-    a ValueError."""
+    """``(idx, valid)``: ``(B, K)`` int64 action ids (0 in the padding) and ``(B, K)`` bool, K the
+    most legal moves of any row. ``legal`` is a list of each row's legal ids
+    (``venv.legal_actions``) or an action mask ``(B, A)`` (numpy or torch, 0/1 or bool;
+    ``venv.mask``). ValueError for a row without a legal move; TypeError for another ``legal``."""
     if isinstance(legal, (np.ndarray, torch.Tensor)):
         mask = legal.detach().cpu().numpy() if isinstance(legal, torch.Tensor) else legal
         if mask.ndim != 2:
@@ -78,10 +54,8 @@ def legal_index(legal: Any, device: torch.device | str | None = None) -> tuple[t
 def legal_scores(
     features: torch.Tensor, head: nn.Linear, idx: torch.Tensor, valid: torch.Tensor
 ) -> torch.Tensor:
-    """``head(features)`` at each row's legal actions only: ``(B, K)``, ``-inf`` where not
-    ``valid``. ``head`` is a linear layer over every action (``nn.Linear(H, num_actions)``); only
-    the rows ``idx`` of its weight are multiplied, so the result equals ``head(features)``
-    gathered at ``idx`` (up to float rounding) at a fraction of the cost."""
+    """``head(features)`` (``head``: ``nn.Linear(H, num_actions)``) at each row's legal actions
+    only, multiplying only those rows of its weight: ``(B, K)``, ``-inf`` where not ``valid``."""
     if features.dim() != 2 or idx.shape != valid.shape or idx.dim() != 2 or idx.shape[0] != features.shape[0]:
         raise ValueError(
             f"features must be (B, H) and idx, valid (B, K) for the same B; got features "
@@ -110,10 +84,8 @@ def check_scores(scores: torch.Tensor) -> None:
 
 
 def gumbel_argmax(scores: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """``(B,)`` positions drawn from ``softmax(scores)`` per row (Gumbel-max: the argmax of
-    ``scores - log(-log(u))``, ``u`` uniform; padding at ``-inf`` is never drawn). The noise is
-    drawn on ``generator``'s device (the default generator: the scores') and moved to the
-    scores'."""
+    """``(B,)`` positions drawn from ``softmax(scores)`` per row (Gumbel-max), the noise drawn on
+    ``generator``'s device (the default generator: the scores')."""
     check_scores(scores)
     device = generator.device if generator is not None else scores.device
     u = torch.rand(scores.shape, generator=generator, device=device).clamp_(1e-12, 1.0)

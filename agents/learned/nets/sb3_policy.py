@@ -1,29 +1,8 @@
-"""MaskablePPO's policy for ``shanghai-train sb3``: one trunk for the policy and the value, whose
-first layer reads the features' nonzero entries only, and the masked distribution computed over
-the legal actions alone.
+"""MaskablePPO's policy for ``shanghai-train sb3`` and its rollout buffer (docs/performance.md).
 
-:class:`RummyPolicy` is a ``MaskableActorCriticPolicy`` (sb3-contrib) with the same parts as its
-``MlpPolicy``, so ``MaskablePPO.learn``, ``MaskablePPO.load``, ``predict`` and
-``get_distribution`` work as they do there: :class:`~.features.RummyFeatures` as its features
-extractor, a trunk as its ``mlp_extractor`` (:class:`SharedTrunk`: the hidden layers of
-``net_arch``, shared by the two heads), ``action_net`` (a row per action) and ``value_net``.
-What it changes is the cost, not the function:
-
-- one trunk rather than two MLPs of the same size (``MlpPolicy`` gives the policy and the value a
-  network each);
-- the first layer reads a batch's features through their nonzero entries (about 140 of 2,900 at
-  4 players) with ``embedding_bag``, as ``shanghai-train ppo``'s network reads the observation
-  (:class:`~.policy.SparseFirstLayer`), on the CPU found as the features are made
-  (:meth:`~.features.RummyFeatures.nonzero`);
-- the rollout's ``forward`` and the update's ``evaluate_actions`` score the legal actions alone
-  (about 7 of 3,194; :class:`~.policy.LegalDots`) and take the softmax, sample, log-probability
-  and entropy over them: sb3-contrib's ``MaskableCategorical`` does the same over every action
-  with the illegal ones' logits at -1e8, which give them a probability of exactly 0 in float32,
-  so the two agree up to float32 rounding.
-
-:class:`RummyRolloutBuffer` (``MaskablePPO(..., rollout_buffer_class=...)``) is sb3-contrib's
-rollout buffer with bool masks, the legal actions and features of a rollout found once and given
-to every minibatch as its rows' nonzero entries, which the policy reads.
+:class:`RummyPolicy` is a ``MaskableActorCriticPolicy`` (``learn``, ``load``, ``predict`` and
+``get_distribution`` work as with ``MlpPolicy``): one trunk for the policy and the value, a sparse
+first layer, and the masked distribution over the legal actions alone, the same up to rounding.
 """
 
 from __future__ import annotations
@@ -49,23 +28,19 @@ MASKED_LOGIT = -1e8
 
 
 def nonzero_rows(x: torch.Tensor | SparseObs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The nonzero entries of a 2-d CPU tensor, row after row: each one's column and value, and
-    each row's count (:meth:`SparseObs.of`, which finds them several times faster than torch); of
-    a ``SparseObs``, those it holds."""
+    """The nonzero entries of a 2-d CPU tensor or a ``SparseObs``: columns, values, each row's count."""
     found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
     return torch.from_numpy(found.cols), torch.from_numpy(found.values), torch.from_numpy(found.counts)
 
 
 class SparseInputLinear(nn.Module):
-    """A linear layer whose weight is kept by input, ``(in_features, out_features)``: the rows
-    that ``embedding_bag`` sums for a batch's nonzero entries (:class:`~.policy.SparseFirstLayer`),
-    so that no forward pass makes a transposed copy (each opponents' decision would). On the CPU
-    it reads its input through the nonzero entries (or takes them found, a ``SparseObs``);
-    elsewhere, or where the input carries a gradient, densely. Initialised as MaskablePPO
-    initialises its hidden layers (orthogonal, gain sqrt 2, bias 0)."""
+    """A linear layer whose weight is kept by input, ``(in_features, out_features)``, read through
+    the input's nonzero entries on the CPU (or a ``SparseObs``), densely elsewhere or where the
+    input carries a gradient. Initialised as MaskablePPO's hidden layers (orthogonal, gain sqrt 2)."""
 
     def __init__(self, in_features: int, out_features: int) -> None:
         super().__init__()
+        # by input: the rows embedding_bag sums, so that no forward pass makes a transposed copy
         self.weight = nn.Parameter(torch.empty(in_features, out_features))
         self.bias = nn.Parameter(torch.zeros(out_features))
         by_output = torch.empty(out_features, in_features)
@@ -143,8 +118,7 @@ class LegalActions:
 
 
 class RummyPolicy(MaskableActorCriticPolicy):
-    """``MaskableActorCriticPolicy`` with :class:`SharedTrunk` and the legal actions' distribution
-    (the module docstring); ``net_arch``: the trunk's hidden sizes (a list)."""
+    """The module docstring's ``MaskableActorCriticPolicy``; ``net_arch``: the trunk's sizes (a list)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("features_extractor_class", RummyFeatures)
@@ -162,8 +136,7 @@ class RummyPolicy(MaskableActorCriticPolicy):
     def forward(
         self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The rollout's actions (drawn among the legal ones, or their mode), values and
-        log-probabilities."""
+        """The rollout's actions (drawn among the legal ones, or their mode), values, log-probabilities."""
         if action_masks is None:
             return super().forward(obs, deterministic)
         latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
@@ -185,10 +158,7 @@ class RummyPolicy(MaskableActorCriticPolicy):
         return self.value_net(latent), log_prob, entropy
 
     def actor_latent(self, obs: torch.Tensor) -> torch.Tensor:
-        """The trunk's output for the observations ``obs``: on the CPU and with no gradient to
-        ``obs``, through the features' nonzero entries alone (:meth:`RummyFeatures.nonzero`, the
-        same values as the features' own: most of a small batch's cost was dividing whole rows
-        and finding their nonzero entries after)."""
+        """The trunk's output for ``obs`` (on the CPU without a gradient, through the nonzero features)."""
         extractor = self.features_extractor
         if isinstance(extractor, RummyFeatures) and obs.device.type == "cpu" and not obs.requires_grad:
             return self._trunk(extractor.nonzero(obs))
@@ -218,17 +188,10 @@ class RummyPolicy(MaskableActorCriticPolicy):
 
 
 class RummyRolloutBuffer(MaskableRolloutBuffer):
-    """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`, with less to do in every
-    minibatch of every epoch:
-
-    - the action masks kept as bool, not float32 (a quarter of the memory to fill every rollout:
-      3,194 entries a decision at 4 players); their legal actions found once a rollout, each
-      minibatch given its rows' (a :class:`~.policy.SparseObs` of the masks, which
-      :class:`LegalActions` reads) in place of their masks;
-    - with ``features_extractor_kwargs`` (the policy's :class:`RummyFeatures` arguments) and on
-      the CPU, the rows' features computed once a rollout (they have no weights: the policy's
-      extractor computes the same) and each minibatch given its rows' nonzero entries (a
-      ``SparseObs``, which the policy's first layer reads) in place of the observations.
+    """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`: bool masks, and each
+    minibatch given its rows' legal actions (a :class:`~.policy.SparseObs`) in place of the masks.
+    With ``features_extractor_kwargs`` (the policy's :class:`RummyFeatures` arguments) on the CPU,
+    the features too, found once a rollout, in place of the observations.
     """
 
     CHUNK = 1024  # rows whose features are computed together (a float32 array of ~12 MB at 4 players)

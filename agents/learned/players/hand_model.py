@@ -1,16 +1,5 @@
-"""A learned model of the hidden cards: what the others' hands hold, from one seat's observation.
-
-:class:`HandModel` reads a seat's observation (the table's native encoding: its own hand, the
-table, the discards, who picked up what) and gives, for each other seat in turn order after it, a
-distribution over the 53 card kinds of that hand's cards the seat cannot see (all but the face-up
-cards it was seen to pick up). It is fitted on games of a player against itself
-(:func:`self_play_records`, :func:`fit`), where every hand is known.
-
-The search samples worlds in proportion to it (:func:`tilted`): ``WorldSampler`` draws uniformly
-among the worlds consistent with a view; ``tilted`` draws more of them and keeps ``k`` at random
-with probability proportional to ``prod over the hidden cards of p_seat(card) / u(card)`` (``u``
-the uniform share of each unseen kind), without replacement (Gumbel top-k). The worlds whose
-hands agree with what the others' discards and passes say come up more often.
+"""A learned model of the hidden cards: what the others' hands hold, from one seat's observation;
+the search draws worlds in proportion to it (:func:`tilted`). See docs/bots.md, "Learned worlds".
 """
 
 from __future__ import annotations
@@ -119,9 +108,9 @@ def fit(
     hidden: int = 256,
     valid: float = 0.1,
 ) -> HandModel:
-    """A :class:`HandModel` fitted to the records (cross-entropy of each hidden card's kind). The
-    last ``valid`` of them (the last games: records come in order) are held out and the epoch
-    that does best on them is kept: the records of one game are alike, so it overfits soon."""
+    """A :class:`HandModel` fitted to the records (cross-entropy of each hidden card's kind), the
+    epoch that does best on the last ``valid`` of them (the last games) kept."""
+    # held out by games, as the records of one game are alike: it overfits soon
     torch.manual_seed(seed)
     model = HandModel(rules, hidden)
     optim = torch.optim.Adam(model.parameters(), lr=lr)

@@ -1,27 +1,7 @@
 """Search over a trainer network: determinised rollouts with the network in every seat, batched.
 
-:class:`NetSearchBot` plays a saved trainer player (``.pt`` of ``shanghai-train ppo``, ``dmc`` or
-``dagger``; the shipped ``scratch``) and searches where the network is unsure (docs/bots.md,
-"search over a network"):
-
-- **Prior and candidates.** The network scores the legal moves; its best move is kept unless a
-  search beats it. A decision of the kinds ``decisions`` (by default every kind: taking or drawing
-  the upcard, buying it, and the plays of a turn, melds, layoffs and discards, before going down
-  and after; docs/bots.md) is searched when the runner-up's score is within ``gate`` of the best
-  (a dmc player's scores are move values, in the deal's result over 100: 0.02 is two points); the
-  candidates are the ``1 + alternatives`` best.
-- **Worlds and rollouts.** As :mod:`shanghai_env.agents.bots.search` does: complete worlds
-  consistent with the view, every candidate played in the same worlds with coupled stock draws
-  (:func:`~shanghai_env.agents.bots.search.apply_coupled`), a race over rounds of worlds and a
-  cautious switch (``switch_se`` standard errors of the paired differences). The rollouts of a
-  round, every candidate in every world, are played together: each step is one forward pass of
-  the network for all of them (:class:`BatchRollouts`).
-- **Horizon.** ``horizon`` 0 plays every rollout to the deal's end. ``horizon`` h stops a rollout
-  when the searcher is to act for the h-th time after the root and takes the network's own
-  estimate there: a dmc player's best move value (its trained target is the deal's result), any
-  other player's value head.
-
-Deterministic: all sampling comes from the generator :meth:`NetSearchBot.reset` seeds.
+:class:`NetSearchBot` searches where the network is unsure (docs/bots.md, "Search over a network");
+all its sampling comes from the generator :meth:`NetSearchBot.reset` seeds.
 """
 
 from __future__ import annotations
@@ -62,7 +42,7 @@ DECISIONS = frozenset({"draw", "buy", "play", "down_play"})
 
 @dataclass(frozen=True)
 class NetSearchParams:
-    """The searcher's budget and choices (see the module docstring)."""
+    """The searcher's budget and choices (docs/bots.md); ValueError for a value out of range."""
 
     worlds: int = 32  # most worlds per searched decision
     round_worlds: int = 8  # worlds per round of the race
@@ -115,8 +95,7 @@ class BatchRollouts:
     def scores(
         self, games: Sequence[Game], rows: torch.Tensor | None
     ) -> tuple[torch.Tensor, np.ndarray, torch.Tensor]:
-        """The scores of every legal move of each game's player to act, the padded ids, and the
-        trunk's features (for the value head)."""
+        """The legal moves' scores for each game's player to act, the padded ids, the trunk's features."""
         enc, action_of = self.encoder, self.table.action_of
         # a bytearray: torch takes the buffer as it is (writable), no copy of the batch
         data = bytearray(b"".join(enc.encode_bytes(g, g.to_act) for g in games))
@@ -142,10 +121,9 @@ class BatchRollouts:
         horizon: int = 0,
         cap: int = 1500,
     ) -> tuple[list[float], int]:
-        """Play deal ``deal`` of each game on (every seat by the network, greedily) to its end, or
-        with ``horizon`` h to ``me``'s h-th turn; each game's value for ``me`` in points (own deal
-        score minus the others' mean, :func:`relative_points`; lower is better; a game whose deal
-        already ended is its result), and the moves played."""
+        """Play deal ``deal`` of each game on (the network in every seat, greedily) to its end, or
+        with ``horizon`` h to ``me``'s h-th turn (then the network's estimate); each game's value for
+        ``me`` in points (:func:`relative_points`; lower is better), and the moves played."""
         values = [
             relative_points(g.deal_results[deal].scores, me) if len(g.deal_results) > deal else 0.0
             for g in games
@@ -196,7 +174,7 @@ def coupled_starts(
 
 
 class NetSearchBot:
-    """A trainer network that searches where it is unsure (see the module docstring)."""
+    """A trainer network that searches where it is unsure (docs/bots.md, "Search over a network")."""
 
     needs_observation = True  # the prior is the network's scores of the real decision
 
@@ -221,8 +199,7 @@ class NetSearchBot:
         self.stats = SearchStats()
 
     def candidates(self, decision: Decision) -> list[int]:
-        """The moves to search, the network's best first (action ids of the decision's table);
-        only the best where the decision is not searched (see the module docstring)."""
+        """Action ids to search, the network's best first (alone where the decision is not searched)."""
         ids, scores = self.agent.move_scores(decision)
         order = np.argsort(-scores, kind="stable")
         if (

@@ -1,7 +1,5 @@
-"""A saved trainer policy as a player: one ``.pt`` file (:func:`save_policy`) holds the network's
-weights (:mod:`shanghai_env.agents.learned.nets.policy`) with the rule options and sizes it was
-made for; :class:`PolicyAgent` plays it in tournaments like any bot
-(``evaluate.py --players runs/x/model.pt,planner,planner,planner``).
+"""A saved trainer policy as a player: a ``.pt`` (:func:`save_policy`) holds the network's weights
+with the rules and sizes it was made for; :class:`PolicyAgent` plays it like any bot.
 """
 
 from __future__ import annotations
@@ -49,9 +47,8 @@ def not_finite(state: Mapping[str, Any]) -> list[str]:
 
 
 def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | None = None) -> None:
-    """One file with the weights, the table it plays (rules) and ``meta`` (JSON-able). A network
-    whose weights are not all finite is refused (ValueError): a NaN player would play one fixed
-    move everywhere and look like a player."""
+    """One file: the weights, the rules it plays and ``meta`` (JSON-able); ValueError: weights not finite."""
+    # a NaN player would play one fixed move everywhere and look like a player
     bad = not_finite(net.state_dict())
     if bad:
         raise ValueError(
@@ -75,10 +72,8 @@ def save_policy(path: str, net: PolicyNet, rules: Rules, meta: dict[str, Any] | 
 
 
 def is_policy_file(path: str) -> bool:
-    """Whether ``path`` is a player saved by :func:`save_policy` (read without building it): a
-    ``.pt``, or the same file shipped as a ``.zip`` (``models/``: a torch file is a zip archive,
-    told from a MaskablePPO or scorer zip by its ``data.pkl``)."""
-    if path.endswith(".zip"):
+    """Whether ``path`` is a :func:`save_policy` player (a ``.pt`` or a shipped ``.zip``); builds nothing."""
+    if path.endswith(".zip"):  # a torch file is a zip archive, told from others by its data.pkl
         import zipfile
 
         try:
@@ -98,9 +93,8 @@ def is_policy_file(path: str) -> bool:
 
 def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[str, Any]]:
     """The network, the rules it was made for and its meta, from a ``.pt`` or a shipped player's
-    name (``"scratch_4p"``); ValueError (naming the file and, when its header and its weights
-    disagree, the table the weights were made for) for a file that is none, a damaged one or one
-    whose weights are not finite."""
+    name (``"scratch_4p"``); ValueError, naming the file, for a file that is none, a damaged one
+    or one whose weights are not finite."""
     file = shipped_path(path)
     if not os.path.isfile(file):
         raise ValueError(
@@ -160,10 +154,7 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[PolicyNet, Rules, dict[st
 
 
 def _damaged(path: str) -> bool:
-    """Whether the torch archive ``path`` holds a record whose bytes no longer match the CRC-32
-    saved with them: damage that ``torch.load`` does not notice (weights that load, but wrong). A
-    record saved without one (CRC 0) is not checked; a file that is no zip archive is left to
-    ``torch.load`` to refuse."""
+    """Whether a record of the torch archive ``path`` fails its CRC-32 (damage ``torch.load`` misses)."""
     import zipfile
 
     try:
@@ -209,9 +200,8 @@ def made_for(state: Mapping[str, torch.Tensor], facts: bool) -> str:
 
 
 def check_policy(path: str, rules: Rules | None, where: str = "this table") -> None:
-    """ValueError unless ``path`` is a saved policy that plays ``rules``' table (the same
-    observation length and action table: players and the contracts' shapes; an ``any_table``
-    player plays 3 to 8 players, so only the contracts' shapes)."""
+    """ValueError unless ``path`` is a saved policy that plays ``rules``' table (an ``any_table``
+    player: any table size of the same contracts' shapes)."""
     net, own, _ = load_policy(path)
     if rules is None:
         return
@@ -238,13 +228,8 @@ def check_policy(path: str, rules: Rules | None, where: str = "this table") -> N
 
 
 class PolicyAgent:
-    """A saved policy as a player: the most probable legal action (``greedy=True``) or a sample.
-
-    Decides each decision on its own (no state kept), so ``act_batch`` decides many in one
-    forward pass; the observation must come from the same table (players, contracts) it was
-    trained for, which the tournament checks (:func:`check_policy`). An ``any_table`` player
-    reads the 8-seat layout (:mod:`shanghai_env.any_table`): a native observation of 3 to 8
-    players, told by its length, is mapped into it with its legal ids, and the answer mapped back.
+    """A saved policy as a player: the most probable legal action (``greedy=True``) or a sample, for
+    the table it was trained for (:func:`check_policy`; an ``any_table`` player: 3 to 8 players).
     """
 
     needs_observation = True  # the tournament then builds decisions with the observation vector
@@ -320,9 +305,8 @@ class PolicyAgent:
 
     @torch.no_grad()
     def move_scores(self, decision: Decision) -> tuple[list[int], np.ndarray]:
-        """The decision's legal action ids (ascending, in its own table) and the network's score
-        of each (a dmc player's: the move's value; a policy's: its logit): what it plays is the
-        highest."""
+        """The decision's legal action ids (ascending) and the network's score of each (dmc: the
+        move's value; a policy: its logit); it plays the highest."""
         ids = decision.legal_actions
         obs = decision.observation[None, :]
         legal = [ids]
@@ -393,8 +377,7 @@ class ScoredMoves(NamedTuple):
 
 
 class ScorerModule(nn.Module):
-    """A saved trainer player (:class:`~shanghai_env.agents.learned.nets.policy.PolicyNet`) as a
-    module on a vector env's batch; :func:`load_scorer_module` makes it."""
+    """A saved trainer player as a module on a vector env's batch (made by :func:`load_scorer_module`)."""
 
     def __init__(self, net: PolicyNet, kind: str) -> None:
         super().__init__()
@@ -408,8 +391,7 @@ class ScorerModule(nn.Module):
         legal ids (``venv.legal_actions``), an action mask ``(B, A)`` (``venv.mask``) or an
         ``(idx, valid)`` pair from :func:`~shanghai_env.agents.learned.nets.sampling.legal_index`;
         ``facts``: ``(B, 107)`` (``venv.extra`` of an env made with ``info.env_options``) for a
-        player that reads them, else None. The inputs go to the module's device; gradients flow
-        (wrap in ``torch.no_grad()`` to act)."""
+        player that reads them, else None. Gradients flow. ValueError for inputs that do not fit."""
         device = self.net.inv_scale.device
         t_obs = torch.as_tensor(obs, device=device)
         if t_obs.dim() != 2 or t_obs.shape[1] != self.net.inv_scale.shape[0]:
@@ -449,28 +431,14 @@ class ScorerModule(nn.Module):
 
 def load_scorer_module(path: str | os.PathLike[str]) -> tuple[ScorerModule, ScorerInfo]:
     """A saved trainer player (a ``.pt`` of ``shanghai-train ppo``, ``dmc`` or ``dagger``, or a
-    shipped one by its name: ``scratch_4p``, ``scratch``, ``scratch_contract1``, from any current
-    folder) as a torch module for one's own code, and what it is::
+    shipped player's name) as a torch module in eval mode on the CPU, and what it is (an example:
+    docs/bots.md, "A shipped player in your own code").
 
-        module, info = load_scorer_module("scratch_4p")
-        venv = shanghai_env.vector_env(64, **info.env_options)  # its table, and its facts if any
-        obs, mask, seat = venv.reset(seed=0)
-        with torch.no_grad():
-            scores, idx, valid = module(obs, venv.legal_actions, venv.extra if info.needs_facts else None)
-        actions, k, logp = sample_legal(scores, idx, greedy=True)   # nets/sampling.py
-
-    ``scores`` holds one score per legal move (``-inf`` in the padding), of the kind
-    ``info.scores`` names: ``"log-probabilities"`` for a policy (ppo, dagger: the log-softmax
-    over the legal moves), ``"action values (Q)"`` for dmc (the deal's expected result of each
-    move; softmax of them is no policy of the player's). The saved player itself plays the
-    highest score (``info.greedy_play``). ``info.needs_facts`` says whether it reads the facts of
-    the own hand (``info.facts`` in words); ``info.env_options`` makes a vector env whose
-    ``extra`` holds them. The module is in eval mode on the CPU (``module.to(device)`` moves it).
-
-    A MaskablePPO ``.zip`` (``shanghai-train sb3``) is an SB3 policy, not this: load it with
-    sb3-contrib (:func:`shanghai_env.agents.learned.players.sb3.load_maskable`, its ``.policy``
-    an SB3 ``MaskableActorCriticPolicy`` that reads the plain observation and a bool mask).
-    ValueError for any other file, naming it (a shipped scorer's name, ``shanghai``, too)."""
+    The module's scores are of the kind ``info.scores`` names: ``"log-probabilities"`` (ppo,
+    dagger) or ``"action values (Q)"`` (dmc: no policy's logits); the player plays the highest.
+    ``info.env_options`` makes a vector env whose ``extra`` holds the facts it reads, if any
+    (``info.needs_facts``). TypeError for a path of another type; ValueError for any other file,
+    a MaskablePPO ``.zip`` (:func:`~shanghai_env.agents.learned.players.sb3.load_maskable`) too."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
             "path must be the path of a saved player (.pt) or a shipped player's name, "

@@ -1,16 +1,10 @@
 """A trained model as an agent: a saved sb3-contrib ``MaskablePPO`` acting on the observation vector.
 
-:class:`ModelAgent` loads the model on its first decision (naming one costs nothing until it
-plays; each worker process loads its own copy) and takes the choice
-``predict(observation, action_masks=mask, deterministic=True)`` makes, from one forward pass with
-the policy in eval mode once (:func:`policy_modes`; tests/test_model_agent.py checks the two
-agree). :func:`check_model` tells, from the zip's metadata alone, whether a file is a model and
-whether it plays a table (the observation length and the number of actions depend on it).
-
-**In one's own code** load a ``.zip`` of ``shanghai-train sb3`` with :func:`load_maskable`
-(``MaskablePPO.load`` that also finds the classes of older files); its ``.policy`` reads the plain
-observation (``venv.obs`` of a vector env with the table of :func:`saved_table`) and gives
-probabilities over every action::
+:class:`ModelAgent` loads the model on its first decision and plays the choice
+``predict(observation, action_masks=mask, deterministic=True)`` makes; :func:`check_model` tells,
+from the zip's metadata alone, whether a file is a model that plays a table. In one's own code,
+:func:`load_maskable` loads a ``.zip`` of ``shanghai-train sb3``; its ``.policy`` reads the plain
+observation (``venv.obs`` of a vector env with the table of :func:`saved_table`)::
 
     model = load_maskable("runs/sb3/model.zip", device="cpu")
     obs_t = model.policy.obs_to_tensor(venv.obs)[0]
@@ -72,10 +66,8 @@ def old_module_names() -> Iterator[None]:
 
 
 def load_maskable(path: str, **kwargs: Any) -> Any:
-    """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths: the
-    way to load a ``.zip`` of ``shanghai-train sb3`` in one's own code (the module docstring). No
-    shipped player is a MaskablePPO model: a shipped name is refused with a ValueError saying
-    which loader takes it."""
+    """``MaskablePPO.load(path, **kwargs)``, also for models saved under the old module paths;
+    ValueError for a shipped player's name (none is a MaskablePPO model)."""
     if isinstance(path, str) and path in shipped_models():
         raise ValueError(
             f"{path!r} is a shipped player but not a MaskablePPO model: a trainer policy (.pt) loads "
@@ -89,8 +81,8 @@ def load_maskable(path: str, **kwargs: Any) -> Any:
 
 
 def save_maskable(model: Any, path: str | Any) -> None:
-    """Save ``model`` to play: with a fresh optimiser (a third of the size, the same choices; a
-    checkpoint keeps the trained optimiser to go on training)."""
+    """Save ``model`` to play, with a fresh optimiser (a checkpoint keeps the trained one)."""
+    # a fresh optimiser: a third of the size, the same choices
     policy = model.policy
     trained = policy.optimizer
     lr = float(model.lr_schedule(1.0))
@@ -138,8 +130,7 @@ class ModelAgent:
         return self.act_batch([decision])[0]
 
     def act_batch(self, decisions: list[Decision]) -> list[int]:
-        """``[act(d) for d in decisions]`` from one forward pass over all of them (the model keeps
-        nothing between decisions, so several games' decisions can be taken together)."""
+        """``[act(d) for d in decisions]`` from one forward pass over all of them."""
         model = self.load()
         masks = np.stack([d.action_mask for d in decisions]).astype(bool)
         if hasattr(getattr(model, "policy", None), "mlp_extractor"):
@@ -153,8 +144,8 @@ class ModelAgent:
 
 def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> list[int]:
     """The mode of a MaskablePPO policy at every row of ``observations``, masked by the same row
-    of ``masks``: what ``predict(..., deterministic=True)`` returns, computed as MaskableCategorical
-    does (masked logits set to -1e8, softmax, argmax) from one forward pass over the batch."""
+    of ``masks``: what ``predict(..., deterministic=True)`` returns, from one forward pass."""
+    # as MaskableCategorical computes it: masked logits set to -1e8, softmax, argmax
     import torch
 
     with torch.inference_mode():
@@ -166,13 +157,9 @@ def policy_modes(policy: Any, observations: np.ndarray, masks: np.ndarray) -> li
 
 def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -> list[int]:
     """The most probable legal action of a MaskablePPO policy at every row of ``observations``,
-    from each row's ``legal`` ids: the logits of those actions alone (a row of the action head
-    each, not all of its thousands), so that a policy playing many seats of many games (the
-    learner's own, in self-play) costs little more than its trunk. The logits are the dot products
-    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy` samples the learner's moves
-    from (``LegalDots``, one product per legal pair: a batched matrix product of a few rows each
-    cost several times as much); the choices are :func:`policy_modes`' up to rounding between two
-    nearly equal logits."""
+    from each row's ``legal`` ids: :func:`policy_modes`' choices up to rounding between two nearly
+    equal logits, from the logits of the legal actions alone."""
+    # the same dot products RummyPolicy samples the learner's moves from (LegalDots)
     import torch
 
     from shanghai_env.agents.learned.nets.policy import LegalDots, padded
@@ -193,12 +180,11 @@ def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -
 
 
 def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
-    """The policy's last hidden layer before its action head, in eval mode (set once: predict()
-    would switch every module on every call). Call within ``torch.inference_mode()``."""
+    """The policy's last hidden layer, in eval mode; call within ``torch.inference_mode()``."""
     import torch
     from stable_baselines3.common.policies import BaseModel
 
-    if policy.training:
+    if policy.training:  # set once: predict() would switch every module on every call
         policy.set_training_mode(False)
     # float32 through numpy: a copy either way, and the batched games' arrays are read-only
     obs = torch.from_numpy(np.asarray(observations, np.float32).reshape(len(observations), -1))
@@ -216,8 +202,7 @@ def observation_encoder(rules: Rules) -> ObservationEncoder:
 
 @dataclass(frozen=True)
 class ModelTable:
-    """The table a model plays: its observation length and number of actions, and the player
-    count and contracts where they are recorded."""
+    """A model's table: observation length, number of actions, and players and contracts if recorded."""
 
     observation: int
     actions: int
@@ -240,12 +225,9 @@ def table_for(rules: Rules) -> ModelTable:
 
 
 def saved_table(path: str) -> ModelTable:
-    """The table the saved model at ``path`` was trained on; ValueError if it is not a saved model.
-
-    Read without loading the network, from the zip's ``data`` (SB3's JSON of the model's
-    attributes): the spaces' sizes, and the player count and contracts from the feature
-    extractor's arguments or from the ``.json`` beside the file (an RLlib export's).
-    """
+    """The table the saved model at ``path`` was trained on, read without loading the network
+    (the player count and contracts where the zip or the ``.json`` beside it records them);
+    ValueError if it is not a saved model."""
     try:
         with zipfile.ZipFile(path) as z:
             if not {"data", "policy.pth"} <= set(z.namelist()):

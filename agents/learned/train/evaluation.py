@@ -1,29 +1,6 @@
-"""The learner against bots: ``shanghai-evaluate``'s tournament and its own statistics.
-
-An evaluation against one bot is the tournament ``shanghai-evaluate --players LEARNER,BOT,...,BOT
---games G --seed S --contracts C`` plays (the learner, then ``players - 1`` seats of the bot;
-duplicate deals, balanced seats), summarized by the arena's
-:func:`~shanghai_env.agents.arena.stats.summarize`, the function that command calls. The figures
-are that summary's pairwise rows of the learner: for each bot seat, the learner's game score
-minus the seat's, paired game by game on the same decks, averaged per round of the seat design,
-with a 95% Student-t interval over rounds (NaN on one round). For the same players, seed, games
-and contracts they are the numbers ``shanghai-evaluate`` prints (and a benchmark task's score
-line gives per reference seat). Below zero the learner scores fewer points than that seat
-(better).
-
-The columns of ``eval.csv``, for each evaluation bot ``NAME`` (its spec, commas as underscores):
-
-- ``NAME_diff``, ``NAME_low``, ``NAME_high``: the learner minus the bot's first seat and its
-  interval, the row *learner − NAME* of ``shanghai-evaluate``'s pairwise table; the curve draws it;
-- ``NAME#2_diff``, ``NAME#2_low``, ``NAME#2_high``, ... ``NAME#k``: the bot's k-th seat as listed
-  (the rows *learner − NAME#2*, ...: for a bot by name, the labels the arena gives its copies);
-- ``NAME_score``: the learner's mean game score (the per-player table's);
-- ``games`` (played: whole rounds) and ``rounds`` (the samples of the intervals).
-
-The mean over a bot's seats is not given: no table of ``shanghai-evaluate`` holds it, nor its
-interval. Rows written before this statistic (no ``rounds`` value) hold in ``NAME_diff`` the
-learner minus the mean of the bot seats, averaged per deck set, with an interval over deck sets;
-``shanghai-train plot`` draws those rows apart, marked as such.
+"""The learner against bots: ``shanghai-evaluate``'s tournament and its own statistics (the
+learner's game score minus each bot seat's, paired, 95% interval over rounds; below zero: ahead).
+The columns of ``eval.csv``: docs/training.md, section "The run" (Evaluation).
 """
 
 from __future__ import annotations
@@ -45,8 +22,7 @@ def seat_column(name: str, seat: int) -> str:
 
 
 def learner_pairs(summary: Summary) -> list[PairStats]:
-    """The pairwise rows of the first player listed (the learner): one per other seat, in the
-    order listed (as a task's score line takes them)."""
+    """The pairwise rows of the first player listed (the learner): one per other seat, in order."""
     me = summary.players[0].name
     return [pair for pair in summary.pairs if pair.a == me]
 
@@ -86,7 +62,7 @@ def evaluate(
 
 
 def evaluate_all(model: str, config: Any, workers: int = 1) -> dict[str, float]:
-    """One row of eval.csv (the module's docstring says what each column is)."""
+    """One row of eval.csv (docs/training.md says what each column is)."""
     row: dict[str, float] = {}
     for bot in config.eval_opponents:
         r = evaluate(

@@ -1,17 +1,6 @@
 """The one training loop: any method, the same run folder, checkpoints, evaluations and curve.
 
-``train(config)``: set up the method (or resume it from the run folder's checkpoint), evaluate
-the starting player, then ``method.step()`` until ``timesteps`` learner decisions are consumed,
-writing a progress row per update, a checkpoint every ``checkpoint_every`` env steps and an
-evaluation every ``eval_every``; at the end the player (``model.pt``), its recipe
-(``model.json``) and the learning curve (``curve.png``). A stopped run (Ctrl-C, a killed
-process, the end of a session) goes on from its last checkpoint when the same command runs
-again; ``--timesteps`` may be raised to train further. Ctrl-C saves a checkpoint first: during
-an update once the update is whole, during an evaluation at once (the evaluation is made again
-on resuming); a second Ctrl-C during an update ends the run without one.
-
-The folder is locked while a trainer writes it (a second trainer on it is refused), every file
-is written whole (a new file renamed into place), and a refused run leaves nothing behind.
+:func:`train` runs or resumes a run: docs/training.md, section "The run".
 """
 
 from __future__ import annotations
@@ -202,8 +191,7 @@ class Training:
             self.checkpoint()
 
     def _evaluate_when_due(self) -> None:
-        """The evaluation the schedule asks for now (not at the end: the end has its own; nor again
-        of a player already evaluated, as a run's last one is when it resumes: it waits an update)."""
+        """The evaluation the schedule asks for now: not the final one, nor a second of one player."""
         due = self.next_eval is not None and self.env_steps >= self.next_eval
         done = self.last_eval.get("env_steps") == self.env_steps
         if due and not done and self.env_steps < self.config.timesteps:
@@ -231,8 +219,7 @@ class Training:
             self.method.export(tmp, {"method": self.config.method, "env_steps": self.env_steps})
 
     def checkpoint(self) -> None:
-        """The method's state and the counters; refused (ValueError) when the network's weights
-        are no longer finite, which keeps the last good checkpoint."""
+        """The method's state and the counters; ValueError (the last one kept) for weights not finite."""
         net = getattr(self.method, "net", None)
         bad = not_finite(net.state_dict()) if net is not None else []
         if bad:
@@ -310,8 +297,7 @@ class Training:
 
 class _CtrlC:
     """SIGINT while the loop runs: inside an update (:meth:`deferred`) it is remembered and the
-    loop stops once the update is whole; elsewhere, or a second time, it raises KeyboardInterrupt
-    at once. (Only the main thread can have a handler: elsewhere Ctrl-C is Python's.)"""
+    loop stops once the update is whole; elsewhere, or a second time, KeyboardInterrupt at once."""
 
     def __init__(self) -> None:
         self.asked = False
@@ -319,7 +305,7 @@ class _CtrlC:
         self._before: Any = None
 
     def __enter__(self) -> _CtrlC:
-        if threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is threading.main_thread():  # the only one with a handler
             self._before = signal.signal(signal.SIGINT, self._handle)
         return self
 
@@ -346,12 +332,11 @@ class _CtrlC:
 
 @contextlib.contextmanager
 def _children_ignore_ctrl_c() -> Iterator[None]:
-    """Processes started meanwhile (game workers, ``--env-workers``) ignore Ctrl-C, which the
-    terminal sends to them too: the trainer stops them itself, after its checkpoint. (A child
-    inherits an ignored SIGINT, and Python then leaves it ignored.)"""
+    """Processes started meanwhile (game workers) ignore Ctrl-C: the trainer stops them itself."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # a child inherits an ignored SIGINT, and Python then leaves it ignored
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
@@ -362,10 +347,7 @@ def _children_ignore_ctrl_c() -> Iterator[None]:
 def _resumed_schedule(
     config: RunConfig, env_steps: int, saved_eval: int | None, saved_ckpt: int
 ) -> tuple[int | None, int]:
-    """When the next evaluation and checkpoint fall in a resumed run. ``--eval-every`` and
-    ``--checkpoint-every`` may change on resuming (run.RESUMABLE): the saved schedule holds unless
-    it is further away than the new interval, and a run that evaluated only at its end (0) starts
-    evaluating."""
+    """The next evaluation and checkpoint of a resumed run: as saved, or sooner by the new interval."""
     if not config.eval_every:
         next_eval = None
     elif saved_eval is None:

@@ -1,10 +1,5 @@
-"""Who plays the seats the learner does not: bots, saved players, or nobody (self-play).
-
-``players_for(config)`` gives :class:`~shanghai_env.vector.VectorEnv` its ``players``: with
-``--opponents self`` every seat is the learner's (every decision is trained on); otherwise the
-learner holds seat 0 and the named players the others, clockwise (one name fills them all).
-Networks (anything with ``act_batch``) play their seat in every game from one object, deciding
-all games in one forward pass; bots get one object per game.
+"""Who plays the seats the learner does not: bots, saved players, or nobody (self-play). With named
+opponents the learner holds seat 0, they the others (one name fills them all).
 """
 
 from __future__ import annotations
@@ -67,9 +62,8 @@ def players_for(config: RunConfig) -> list[Any]:
 
 
 def check_encoding(agent: Any, spec: str, encoding: str) -> None:
-    """ValueError when ``agent`` cannot read the run's decisions: in an ``any_table`` run every
-    seat's observation is in the 8-seat layout, which only an any_table player reads (bots and
-    scorers read the game, not the observation)."""
+    """ValueError when ``agent`` cannot read the run's decisions: in an ``any_table`` run, a player
+    that reads the observation must be an any_table player (bots and scorers read the game)."""
     own = getattr(agent, "encoding", "table")
     if encoding != "table" and getattr(agent, "needs_observation", False) and own != encoding:
         raise ValueError(

@@ -1,19 +1,6 @@
 """The run: its configuration, and the folder that holds everything it writes.
 
-A run folder (``--out``) holds ``config.json`` (every option, written once; a resumed run must
-be asked for with the same options), ``checkpoint.pt`` (the method's state and the counters,
-rewritten every ``checkpoint_every`` env steps and on Ctrl-C: a stopped run goes on from there
-with the same command) with ``checkpoint.json`` (its sha256: a damaged checkpoint is refused, not
-resumed), ``progress.csv`` (one row per update: env steps, wall time, the method's statistics),
-``eval.csv`` and ``curve.png`` (the learning curve: the learner's game score minus each bot seat's,
-as ``shanghai-evaluate`` pairs them, against env steps and wall time), ``model.pt`` (the latest
-player) and ``model.json`` (how it was made). ``.lock`` is held by the trainer writing the
-folder: a second one is refused.
-
-Every file is written whole: to a new name in the folder, then renamed over the old one. A
-checkpoint holds tensors and plain values only (the games in progress as their seeds and moves:
-:meth:`~shanghai_env.vector.VectorEnv.state`), read with torch's ``weights_only``; one that holds
-pickles was written by shanghai-env 0.2.0 or earlier and is refused, naming that release.
+See docs/training.md, section "The run", for the folder's files, resuming and refused checkpoints.
 """
 
 from __future__ import annotations
@@ -229,8 +216,7 @@ class Run:
         return result
 
     def start_fresh(self) -> None:
-        """A run with no checkpoint: write config.json and drop the rows an earlier start that
-        stopped before its first checkpoint logged (they would be logged again)."""
+        """A run with no checkpoint: write config.json and drop the rows of an earlier start."""
         write_atomically(self.path("config.json"), json.dumps(self.config.to_json(), indent=2))
         for name in ("progress.csv", "eval.csv"):
             with contextlib.suppress(FileNotFoundError):
@@ -241,8 +227,7 @@ class Run:
         return self.wall_before + time.perf_counter() - self.started
 
     def log(self, name: str, row: dict[str, Any]) -> None:
-        """Append a row; a column the file does not have yet widens its header (earlier rows
-        leave it empty), so every row lines up with the header."""
+        """Append a row; a new column widens the header (earlier rows leave it empty)."""
         path = self.path(name)
         fields = list(row)
         if os.path.exists(path):
@@ -266,8 +251,7 @@ class Run:
             writer.writerows(rows)
 
     def truncate_logs(self, env_steps: int) -> None:
-        """Drop log rows written after the checkpoint a resumed run starts from, and a row the
-        run stopped while writing (cut short: its numbers cannot be trusted)."""
+        """Drop the log rows after the checkpoint a resumed run starts from, and a row cut short."""
         for name in ("progress.csv", "eval.csv"):
             path = self.path(name)
             if not os.path.exists(path):
@@ -277,14 +261,14 @@ class Run:
                 self._rewrite(path, header, [r for _, r in rows if _steps(r) <= env_steps])
 
     def save_checkpoint(self, state: dict[str, Any]) -> None:
-        """Write checkpoint.pt whole, and beside it checkpoint.json with its sha256. The sidecar
-        goes first and names the file it replaces too: a run stopped between the two renames
-        still finds its checkpoint (the old one) accepted."""
+        """Write checkpoint.pt whole, and beside it checkpoint.json with its sha256."""
         path = self.path(CHECKPOINT)
         with replaced(path) as tmp:
             torch.save(state, tmp)
             with open(tmp, "rb") as f:
                 os.fsync(f.fileno())
+            # the sidecar first, naming the file it replaces too: a run stopped between the two
+            # renames still finds its (old) checkpoint accepted
             sidecar = {
                 "sha256": _sha256(tmp),
                 "previous": _sha256(path) if os.path.exists(path) else None,
@@ -317,9 +301,8 @@ class Run:
 
 
 def seed32(seed: int) -> int:
-    """``seed`` for a library that takes a 32-bit one (numpy's global generator, which SB3 and
-    RLlib seed): itself below 2**32, so that runs made before play the same games; a larger
-    one hashed into that range."""
+    """``seed`` for a library that takes a 32-bit one: itself below 2**32, else hashed into it."""
+    # itself below 2**32: runs made before play the same games
     if seed < 2**32:
         return seed
     return int.from_bytes(hashlib.sha256(str(seed).encode()).digest()[:4], "little")
@@ -347,9 +330,9 @@ def _lock(path: str) -> int:
 
 @contextlib.contextmanager
 def replaced(path: str) -> Iterator[str]:
-    """A new file name beside ``path`` (the same extension, so that writers that go by it write
-    the same format) that replaces ``path`` when the block ends without an error; on an error
-    the temporary file is removed and ``path`` is left as it was."""
+    """A new file name beside ``path`` that replaces ``path`` when the block ends without an
+    error; on an error it is removed and ``path`` is left as it was."""
+    # the same extension: writers that go by it write the same format
     folder, name = os.path.split(path)
     stem, ext = os.path.splitext(name)
     tmp = os.path.join(folder, f".{stem}.{os.getpid()}-{secrets.token_hex(4)}.part{ext}")
@@ -387,9 +370,7 @@ def _not_written_here(path: str, sidecar: str) -> str | None:
 
 
 def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
-    """What is wrong with a loaded checkpoint (the end of a sentence that starts with its path),
-    or None: not this run's method, pickles (:data:`PICKLED`), weights that are not finite, a
-    missing part."""
+    """What is wrong with a loaded checkpoint (the end of a sentence naming its path), or None."""
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("method"), dict):
         return "is no checkpoint of shanghai-train"
     method = ckpt.get("method_name")
@@ -413,8 +394,7 @@ def _checkpoint_problem(ckpt: Any, config: RunConfig) -> str | None:
 
 
 def _blobs(value: Any) -> Iterator[bytes]:
-    """The bytes values in a checkpoint's state: the pickles of the games and of a method's
-    bookkeeping that releases up to 0.2.0 kept (now every value is a tensor or plain)."""
+    """The bytes values in a checkpoint's state (the pickles that releases up to 0.2.0 kept)."""
     if isinstance(value, (bytes, bytearray)):
         yield bytes(value)
     elif isinstance(value, dict):
@@ -438,9 +418,8 @@ def _tensors(value: Any, name: str = "") -> Iterator[tuple[str, torch.Tensor]]:
 
 def log_rows(path: str) -> tuple[list[str], list[tuple[int, dict[str, str]]], list[int]]:
     """A log's header, its whole rows (with their line numbers) and the line numbers of the rows
-    cut short: fewer fields than the header, or a last line without its line end, which is what a
-    run killed while appending leaves. (A value past its row's header, as older versions could
-    write, is dropped.) OSError; ValueError for a file that is not text."""
+    cut short (fewer fields than the header, or a last line without its line end); a value past
+    the header is dropped. OSError; ValueError for a file that is not text."""
     with open(path, newline="", encoding="utf-8") as f:
         lines = f.read().splitlines(keepends=True)
     header = next(csv.reader(lines[:1]), [])
@@ -458,10 +437,8 @@ def log_rows(path: str) -> tuple[list[str], list[tuple[int, dict[str, str]]], li
 
 
 def read_curve(path: str) -> tuple[list[dict[str, float]], list[int]]:
-    """The rows of an ``eval.csv`` as numbers (an empty value, of a column added after the row
-    was written, left out), and the line numbers of the rows skipped: cut short
-    (:func:`log_rows`) or holding a value that is no number. ValueError naming the file when it
-    cannot be read."""
+    """The rows of an ``eval.csv`` as numbers (empty values left out), and the line numbers of the
+    rows skipped (cut short, or holding no number); ValueError naming a file it cannot read."""
     try:
         _, rows, skipped = log_rows(path)
     except (OSError, ValueError, csv.Error) as err:
@@ -477,21 +454,17 @@ def read_curve(path: str) -> tuple[list[dict[str, float]], list[int]]:
 
 
 def curve_bots(rows: list[dict[str, float]]) -> list[str]:
-    """The evaluation bots of an eval.csv's rows: each ``NAME`` with a ``NAME_diff`` column,
-    its other seats (``NAME#2_diff``, ...) left out."""
+    """The evaluation bots of eval.csv rows: each ``NAME`` of a ``NAME_diff`` column (not ``NAME#2``)."""
     names = {k[: -len("_diff")] for r in rows for k in r if k.endswith("_diff")}
     seats = {n for n in names if n.rpartition("#")[2].isdigit() and n.rpartition("#")[0] in names}
     return sorted(names - seats)
 
 
 def plot_curve(eval_csvs: list[str], png: str, title: str) -> None:
-    """The learner's paired score difference to each evaluation bot's first seat (95% interval;
-    :mod:`~shanghai_env.agents.learned.train.evaluation`) against env steps and wall time; one
-    line per run and bot (several seeds: several CSVs). Rows written before that statistic (no
-    ``rounds``: the learner minus the bot seats' mean, over deck sets) are a dashed line of
-    their own. A row cut short (a run stopped while writing it) is skipped, said in a line on
-    stderr; ValueError naming a file that cannot be read or holds no complete row, before
-    anything is drawn."""
+    """The learner's paired score difference to each evaluation bot's first seat (95% interval)
+    against env steps and wall time, one line per run (CSV) and bot, written to ``png``; rows cut
+    short are skipped (said on stderr). ValueError, before anything is drawn, naming a file that
+    cannot be read or holds no complete row."""
     curves = {}
     for csv_path in eval_csvs:
         rows, skipped = read_curve(csv_path)

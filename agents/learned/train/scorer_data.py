@@ -1,13 +1,6 @@
-"""Training data for the scorer: real games, with each upcard decision valued by rollouts.
-
-A game seats the *behaviour* player (the planner, or the current scorer) once or twice and bots
-in the other seats. At each of its take-or-draw and buy-or-pass decisions that the scorer would
-be asked, both candidates are played on from the true state ``rollouts`` times to the end of the
-deal with the same seeds and coupled stock draws (as in :mod:`shanghai_env.agents.bots.search`);
-the label is the mean difference of the seat's *relative* deal score (its score minus the mean of
-the others'; lower is better). At a discard: the candidates and the planner's choice; with
-``value_discards`` k, also the player's k best discards valued the same way against its first
-choice. Everything is seeded: the same seed gives the same data.
+"""Training data for the scorer: real games, with each upcard decision valued by rollouts (the
+mean difference of the seat's relative deal score, coupled) and each discard labelled with the
+planner's choice; docs/training.md, "scorer". The same seed gives the same data.
 """
 
 from __future__ import annotations
@@ -82,12 +75,12 @@ def generate(
     opponent_net: ScorerNet | None = None,
     value_discards: int = 0,
 ) -> Batch:
-    """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed; label them.
-
-    The behaviour player is ``ScorerBot(net)`` (the planner when ``net`` is None); its opponents
-    are all greedy or all planner bots (or with ``opponent_net`` all ``ScorerBot(opponent_net)``),
-    drawn per game; ``rollout_net`` plays the behaviour seats in the rollouts instead of the
-    planner. ``discard_keep``: the fraction of discard decisions kept."""
+    """Play games from ``seed`` until ``games`` are done or ``seconds`` have passed (ValueError
+    without either); label them. The behaviour player is ``ScorerBot(net)`` (None: the planner);
+    its opponents all greedy or all planner bots, drawn per game (``opponent_net``: all
+    ``ScorerBot(opponent_net)``); ``rollout_net`` plays the behaviour seats in the rollouts
+    instead of the planner; ``value_discards`` k: the k best discards valued by rollouts too;
+    ``discard_keep``: the fraction of discard decisions kept."""
     if games is None and seconds is None:
         raise ValueError("give games or seconds")
     if value_discards == 1 or value_discards < 0:

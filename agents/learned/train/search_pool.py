@@ -1,9 +1,4 @@
-"""exit's searched decisions, measured in this process or spread over worker processes.
-
-A task is what the searcher may know (the seat's view and the table's rules), the candidates and
-a seed of its own, so the values do not depend on how many processes measure them or in which
-order: ``--env-workers 2`` trains exactly as 1 does, only faster. Workers read the network from a
-file written once per update (``publish``)."""
+"""exit's searched decisions, measured here or in worker processes (each task seeded: the same run)."""
 
 from __future__ import annotations
 
@@ -52,8 +47,7 @@ def _ready() -> None:
 
 
 class SearchPool:
-    """Measures tasks with ``searcher`` here (``workers`` 1) or in ``workers`` processes over the
-    network last :meth:`publish`-ed."""
+    """Measures tasks here (``workers`` 1) or in ``workers`` processes over the network last published."""
 
     def __init__(self, searcher: NetSearchBot, workers: int) -> None:
         self.searcher = searcher

@@ -1,8 +1,6 @@
-"""Training methods: each a small module over the shared loop (:mod:`..loop`).
-
-A method has ``setup(config, device)``, ``step() -> stats`` (collect and learn once; the stats
-include ``env_steps``, the learner decisions it consumed), ``state_dict()``/``load_state_dict()``
-for checkpoints and ``export(path)`` (a saved player, :mod:`..policy`).
+"""Training methods, each a small module over the shared loop (:mod:`..loop`) with ``setup(config,
+device)``, ``step() -> stats`` (collect and learn once; ``env_steps``: the learner decisions it
+consumed), ``state_dict()``/``load_state_dict()`` and ``export(path)`` (a saved player).
 """
 
 from __future__ import annotations

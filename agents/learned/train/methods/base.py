@@ -91,13 +91,11 @@ class NetMethod:
         return torch.from_numpy(extra).to(self.device) if extra.shape[1] else None
 
     def inputs(self, obs: np.ndarray) -> torch.Tensor | SparseObs:
-        """A batch of observations as the trunk reads them: by their nonzero entries
-        (:attr:`sparse_inputs`), else as a tensor on the device."""
+        """Observations as the trunk reads them: by nonzero entries (:attr:`sparse_inputs`) or a tensor."""
         return SparseObs.of(obs) if self.sparse_inputs else torch.from_numpy(obs).to(self.device)
 
     def batch_inputs(self, obs: np.ndarray) -> SparseObs | None:
-        """An update's whole batch of observations by their nonzero entries, found once for all
-        its minibatches (:meth:`minibatch_logits`); None where the trunk reads tensors."""
+        """An update's batch by its nonzero entries, found once for all minibatches; None for tensors."""
         return SparseObs.of(obs) if self.sparse_inputs else None
 
     def minibatch_logits(

@@ -1,9 +1,5 @@
-"""Each learner seat's decisions in a rollout, as a chain through its game (ppo and dagger).
-
-Seats do not alternate (buys interleave), so a decision's successor is that seat's next decision
-in the same game, not the next row of the batch. The rewards a step pays go to each seat's latest
-decision, and a game's end closes every seat's chain. A chain still open when the rollout ends is
-bootstrapped with the value of that seat's own observation at that moment.
+"""Each learner seat's decisions in a rollout, as a chain through its game (ppo and dagger): a
+decision's successor is that seat's next decision in the same game (seats do not alternate).
 """
 
 from __future__ import annotations
@@ -68,8 +64,7 @@ class SeatChains:
         return boot
 
     def advantages(self, values: np.ndarray, boot: np.ndarray, gamma: float, lam: float) -> np.ndarray:
-        """Generalised advantage estimates along each seat's chain (``lam`` 1: the discounted
-        return minus ``values``)."""
+        """Generalised advantage estimates along each seat's chain (``lam`` 1: return minus ``values``)."""
         rewards, terminal, nxt = self.rewards, self.terminal, self.nxt
         adv = np.zeros_like(values)
         for t in range(len(values) - 1, -1, -1):

@@ -1,23 +1,5 @@
-"""Imitation on the loop: behaviour cloning and DAgger of any player (a bot or a saved model).
-
-The *teacher* (``--teacher``: ``planner``, ``shanghai``, a saved player, ...) says what it would
-play at the learner's decisions, and the network's policy is fitted to those answers
-(cross-entropy over the legal moves) while its value head is fitted to the discounted return that
-followed (the run's reward and ``gamma``), so that ``ppo --init`` can go on from the result with a
-critic that matches it: RL after cloning, on one network and one loop.
-
-Who plays is drawn per game: with probability ``beta`` the teacher plays the learner's seats of
-that game (behaviour cloning: the states its own play reaches); otherwise the network samples its
-own moves and the teacher only labels them (DAgger, Ross et al. 2011: the states the learner's
-mistakes lead to, where plain cloning has no labels). ``beta`` 1 is behaviour cloning alone.
-
-A teacher keeps plans between decisions (the planner's bots plan a whole contract before its
-first card goes down), and in a game the network plays, the network may start going down where
-the teacher would not: the teacher has no plan there, so those decisions are not labelled
-(their value targets still count).
-
-Options (``shanghai-train dagger --help``): ``teacher``, ``beta``, ``lr``, ``epochs``,
-``batch_size``, ``net_arch``, ``move_net``, ``n_steps``, ``gamma``, ``vf_coef``, ``max_grad_norm``.
+"""Imitation on the loop: behaviour cloning and DAgger of any player (a bot or a saved model), for
+``ppo --init`` to go on from. See docs/training.md, "dagger".
 """
 
 from __future__ import annotations
@@ -92,10 +74,12 @@ class Dagger(NetMethod):
 
     def _asked(self, row: int, game: Game) -> bool:
         """Whether the teacher is asked at the decision now of ``game`` (row ``row``'s)."""
+        # in a game the network plays, the teacher may have no plan where it goes down: those
+        # decisions are not labelled (their value targets still count)
         return bool(self.teacher_plays[row]) or game.phase != Phase.GOING_DOWN
 
     def _labels(self, rows: np.ndarray) -> np.ndarray:
-        """The teacher's action at every row's decision now (-1: not asked, see the docstring)."""
+        """The teacher's action at every row's decision now (-1: not asked, :meth:`_asked`)."""
         games = self.venv.games
         return self.teachers.ask([int(i) for i in rows if self._asked(int(i), games[i])])
 

@@ -1,24 +1,6 @@
-"""Deep Monte-Carlo (as in DouZero): a value for each legal move, learned from the deal's result.
-
-The network scores every legal move of a decision (the trunk reads the observation; each action
-of the table has its own learned row, so a move's value is the trunk's features against that
-row: :class:`..policy.PolicyNet`'s per-action head). The behaviour is epsilon-greedy over the
-legal moves; every decision's target is what its seat got when the deal ended (the run's reward:
-``relative`` is the seat's deal score against the table's mean, over -100), no bootstrapping and
-no discount, as DouZero does with a game's result. With ``td_lambda`` below 1, a decision's target
-is instead the λ-return over the same seat's later decisions of the deal: (1 - λ) × the value of
-its next decision (the highest move value there, as the network gave it when acting) + λ × that
-decision's own target, the last decision's being the deal's result (Peng's Q(λ); λ = 1 is the
-Monte-Carlo target). A deal's end is tens of the seat's decisions away, so bootstrapping trades
-the result's noise for the network's bias: a move worth a little more than another (taking an
-out rather than drawing blind) is told apart from far fewer deals. Decisions wait in their game until their
-deal ends, then join the batch; each update fits the values of the finished decisions
-(mean squared error) for ``epochs`` passes. The saved player plays the highest-valued move.
-
-Options (``shanghai-train dmc --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
-``n_steps`` (steps of every game between updates), ``epsilon``, ``max_grad_norm``, ``td_lambda``,
-``tables`` (table sizes to train at, with ``--encoding any_table``: one game batch over them all,
-:class:`shanghai_env.blocks.BlockVectorEnv`, in ``--env-workers`` processes).
+"""Deep Monte-Carlo (as in DouZero): a value for each legal move, learned from the deal's result
+(with ``td_lambda`` below 1, the λ-return over the seat's later decisions), collected
+epsilon-greedily; the saved player plays the highest-valued move. See docs/training.md, "dmc".
 """
 
 from __future__ import annotations
@@ -93,7 +75,8 @@ class DMC(NetMethod):
 
     def targets(self, decisions: list[tuple[bytes, int, int, float]], reward: np.ndarray) -> list[float]:
         """Each decision's target: its seat's ``reward``, or with ``td_lambda`` below 1 the
-        lambda-return over that seat's later decisions (backwards through the deal)."""
+        λ-return: (1 - λ) × the next decision's highest move value (as the network gave it when
+        acting) + λ × that decision's target, backwards through the deal."""
         lam = self.opt.td_lambda
         if lam >= 1.0:
             per_seat = [float(r) for r in reward]  # Python floats once, not a numpy scalar a decision

@@ -1,16 +1,5 @@
-"""Expert iteration over the learner's own search: dmc self-play where some decisions are searched.
-
-The loop is :mod:`.dmc`'s (a value for each legal move, epsilon-greedy self-play, the deal's result
-as every decision's target). In addition, ``searches`` times an update, at one of the learner's
-decisions of the searched kinds where its two best moves score within ``gate`` of each other, the
-search over the current network (:class:`~shanghai_env.agents.learned.players.net_search.NetSearchBot`:
-``worlds`` sampled worlds, the network in every seat, its value at ``horizon``) decides the move,
-and each candidate's measured value becomes a target of its own (``label_weight`` times a dmc
-target's weight in the loss). As the network learns, the search runs over the new network: no
-bot's move, value or rollout enters the loop, only the network and its own search.
-
-Options (``shanghai-train exit --help``): dmc's, and ``searches``, ``worlds``, ``horizon``,
-``gate``, ``decisions``, ``label_weight``.
+"""Expert iteration over the learner's own search: dmc self-play where some decisions are searched,
+each candidate's measured value a target too. See docs/training.md, "exit".
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""PPO with a shared policy for every learner seat (clipped objective, GAE), CleanRL-style.
-
-Every learner decision of the batched games is one transition. A seat's transitions form its
-own chain through the game (:mod:`.chains`: seats do not alternate, buys interleave), so the
-advantage of a decision looks at that seat's next decision; a chain still open when a rollout
-ends is bootstrapped with the value of that seat's own observation at that moment. Sampling and the
-loss look only at the legal actions (:class:`..policy.PolicyNet`).
-
-Options (``shanghai-train ppo --help``): ``lr``, ``epochs``, ``batch_size``, ``net_arch``, ``move_net``,
-``n_steps`` (steps of every game per rollout), ``gamma``, ``gae_lambda``, ``clip``,
-``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``norm_adv``.
+"""PPO with a shared policy for every learner seat (clipped objective, GAE), CleanRL-style, each
+seat's decisions a chain through its game (:mod:`.chains`). See docs/training.md, "ppo".
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Multi-agent self-play with Ray RLlib's PPO (new API stack) on the loop, locally or on a Ray cluster.
 
-    shanghai-train rllib --contracts 1 --timesteps 100000 --out runs/rllib
-    shanghai-train rllib --address auto --num-env-runners 16 --timesteps 10000000
-
-The env is :class:`~shanghai_env.rllib_env.ShanghaiMultiAgentEnv`. One
-shared, action-masked policy (module ``learner``) plays the learner and every ``self_k`` seat;
-``snapshot_k`` seats play frozen copies of it (``snapshot_0..``, the oldest overwritten every
-``snapshot_every`` iterations); bots play inside the env. A step is one ``algo.train()``; its env
-steps are the learner's decisions. The run folder, evaluations and curve are the loop's; a
-checkpoint names RLlib's checkpoint of the algorithm in ``rllib/<env steps>/``, which a resumed
-run restores. The player is the learner as a MaskablePPO ``model.zip`` (:func:`export_policy`).
-Options and measurements: docs/rllib.md.
+A step is one ``algo.train()``, its env steps the learner's decisions; the player is the learner
+as a MaskablePPO ``model.zip`` (:func:`export_policy`). Usage and options: docs/rllib.md.
 """
 
 from __future__ import annotations
@@ -114,12 +105,9 @@ def copy_to_snapshots(algo: Any, snapshot_ids: Sequence[str]) -> None:
 def export_policy(
     rules: Rules, net_arch: Sequence[int], state: dict[str, Any], path: str, seed: int = 0
 ) -> str:
-    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``.
-
-    RLlib's module (actor MLP + linear head, critic MLP + linear value head, on the raw
-    observation) is the function SB3's ``MlpPolicy`` with ``net_arch={"pi": H, "vf": H}`` and tanh
-    computes, so the weights are copied layer by layer (shapes checked).
-    """
+    """Write the learner (``state``, from :func:`learner_state`) as a MaskablePPO ``.zip``; the path."""
+    # RLlib's module is the function SB3's MlpPolicy with net_arch={"pi": H, "vf": H} and tanh
+    # computes, so the weights are copied layer by layer (shapes checked)
     from sb3_contrib import MaskablePPO  # the 'rllib' extra's: checked before Ray starts (cli)
 
     module: Any = module_spec(rules, net_arch).build()
@@ -161,8 +149,7 @@ def _metric(result: dict[str, Any], *path: str) -> float:
 
 
 def _time_updates(algo: Any) -> list[float]:
-    """Make the learner group add the seconds of each update to the list returned (the rest of a
-    PPO iteration is sampling and the weight sync)."""
+    """Make the learner group add the seconds of each update to the list returned."""
     spent = [0.0]
     update = algo.learner_group.update
 
@@ -178,8 +165,7 @@ def _time_updates(algo: Any) -> list[float]:
 
 
 def env_opponents(names: Sequence[str]) -> tuple[Opponent, ...]:
-    """``--opponents`` for the env: its roles as they are, a player's name as a factory of that
-    player (ValueError naming an unknown one)."""
+    """``--opponents`` for the env: roles as they are, names as player factories (ValueError: unknown)."""
     return tuple(n if n in POLICY_ROLES else functools.partial(make_agent, check_spec(n)) for n in names)
 
 
@@ -203,8 +189,7 @@ def check_config(config: RunConfig, opt: RLlibOptions) -> None:
 
 
 class RLlib:
-    """RLlib's PPO algorithm as a method of the loop; Ray is started in :meth:`setup` (or the
-    running one used) and stopped by :meth:`close`."""
+    """RLlib's PPO as a loop method; :meth:`setup` starts Ray (or joins it), :meth:`close` stops it."""
 
     Options = RLlibOptions
     player_file = "model.zip"

@@ -1,19 +1,7 @@
 """Stable-Baselines3's MaskablePPO (sb3-contrib) on the batched games, on the loop.
 
-One ``step`` is one MaskablePPO iteration: ``n_steps`` decisions of each of ``num_envs`` games,
-then ``epochs`` passes of clipped PPO over them, as ``MaskablePPO.learn`` does. The games are one
-:class:`~shanghai_env.sb3_vec_env.SB3VectorEnv` (SB3's ``VecEnv`` over the batched games, stepped
-together in this process), the learner at seat 0 of each. ``--opponents self`` (the default) seats
-the current policy's most probable move everywhere else, one object deciding every waiting seat of
-every game in one forward pass; named opponents are seated as ``shanghai-train ppo`` seats them (a
-network: one object for all games; a bot: one per game). ``--shaping`` adds potential-based shaping
-on the hand's distance to the contract to the learner's rewards. The policy is
-:class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy` (the rummy features, one trunk
-for the policy and the value, the legal actions' distribution); ``--init`` a MaskablePPO ``.zip``
-goes on from that player's network (and policy class) with this run's settings. The run folder,
-checkpoints (tensors and random streams, no pickle; a resumed run deals new games), evaluations and
-curve are the loop's; the player is a MaskablePPO ``model.zip``
-(:class:`~shanghai_env.agents.learned.players.sb3.ModelAgent`).
+A ``step`` is one MaskablePPO iteration on an :class:`~shanghai_env.sb3_vec_env.SB3VectorEnv`;
+the player is a ``model.zip``. See docs/training.md, "sb3".
 """
 
 from __future__ import annotations
@@ -60,8 +48,7 @@ class SB3Options:
 
 
 class SelfPlayer:
-    """The learner's current policy at every other seat: its most probable legal move, for all
-    the games' waiting seats in one forward pass (the batched games call :meth:`act_arrays`)."""
+    """The learner's current policy at every other seat: its most probable legal move, one forward pass."""
 
     name = "self"
     needs_observation = True
@@ -97,8 +84,7 @@ class DistancePotential:
 
 
 class Scored(VecEnvWrapper):
-    """Keeps each finished game's learner score minus the others' mean (what the loop's progress
-    rows report against named opponents)."""
+    """Keeps each finished game's learner score minus the others' mean (for the progress rows)."""
 
     def __init__(self, venv: SB3VectorEnv) -> None:
         super().__init__(venv)
@@ -144,9 +130,8 @@ class SB3:
         self.updates, self.new_games = 0, True
 
     def _opponents(self) -> list[Any]:
-        """The other seats' players: the current policy (it keeps nothing between decisions, so
-        one object plays every seat of every game, deciding them in one forward pass), else the
-        named players as ``shanghai-train ppo`` seats them (:func:`.players_for`)."""
+        """The other seats' players: the current policy (one object for every seat of every game),
+        else the named players as ``shanghai-train ppo`` seats them (:func:`.players_for`)."""
         if tuple(self.config.opponents) == (SELF,):
             return [SelfPlayer(self)] * (self.config.players - 1)
         return players_for(self.config)[1:]
@@ -214,12 +199,10 @@ def settings(opt: SB3Options) -> dict[str, Any]:
 
 
 def build_model(rules: Rules, opt: SB3Options, env: Any, seed: int = 0, device: Any = "cpu") -> Any:
-    """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them):
-    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy`, the observation through
-    RummyFeatures, then one trunk of ``net_arch`` for the policy and the value; its rollout buffer
-    a :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyRolloutBuffer`, which computes a
-    rollout's features once. (A loaded model keeps the buffer it was saved with: a player of an
-    earlier version, or of another policy, sb3-contrib's.)"""
+    """A fresh MaskablePPO for ``rules``' table on ``env`` (a single-agent env or a vector of them),
+    with :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyPolicy` and its
+    :class:`~shanghai_env.agents.learned.nets.sb3_policy.RummyRolloutBuffer` (a loaded model
+    keeps the buffer it was saved with)."""
     features = {"num_players": rules.num_players, "contracts": tuple(rules.contracts)}
     # the features named in the file's record, as in the files of earlier versions
     policy = {"features_extractor_class": RummyFeatures, "features_extractor_kwargs": features}
@@ -247,8 +230,8 @@ def check_config(config: RunConfig) -> None:
 
 
 def load_init(config: RunConfig, venv: Any, device: torch.device, settings: dict[str, Any]) -> Any:
-    """The MaskablePPO player ``config.init`` with this run's settings, to train further; a
-    ValueError in one line if it is none or plays another table."""
+    """The MaskablePPO player ``config.init`` with this run's settings, to train further; ValueError
+    if it is none or plays another table."""
     try:
         model = load_maskable(config.init, env=venv, device=device, custom_objects=settings)
     except Exception as err:  # SB3 raises many kinds; say which file and why in one line

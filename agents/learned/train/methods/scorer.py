@@ -1,9 +1,7 @@
-"""Training the scorer (:mod:`shanghai_env.agents.bots.scorer`) by expert iteration:
-``gen`` plays games and labels their decisions (:mod:`shanghai_env.agents.learned.train.scorer_data`)
-into a shard (``.npz``), ``fit`` fits a network to every shard so far and saves it as a
-``.scorer``, and the new scorer plays the next round. :class:`Scorer` runs the rounds on the
-trainer's loop (``shanghai-train scorer``); :func:`tool_main` runs a stage by hand
-(``shanghai-train scorer gen|fit``). docs/training.md describes both.
+"""Training the scorer (:mod:`shanghai_env.agents.bots.scorer`) by expert iteration: ``gen`` labels
+a shard (``.npz``) of decisions, ``fit`` fits a ``.scorer`` to every shard so far. :class:`Scorer`
+runs the rounds (``shanghai-train scorer``), :func:`tool_main` one stage (``shanghai-train scorer
+gen|fit``); see docs/training.md, "scorer".
 """
 
 from __future__ import annotations
@@ -95,8 +93,7 @@ def gen(
 
 
 def discard_pairs(pair_x: np.ndarray) -> np.ndarray:
-    """Which pairs are valued discards (``gen --value-discards``), not upcard decisions: read
-    from the decision kind in the context block of their first row."""
+    """Which pairs are valued discards (``gen --value-discards``), not upcard decisions."""
     return (pair_x[:, 0, KIND_AT + DISCARD_Q] > 0.5) | (pair_x[:, 0, KIND_AT + DOWN_DISCARD_Q] > 0.5)
 
 
@@ -162,8 +159,7 @@ def fit_data(shards: Sequence[str | Path], valued_discards: bool = True) -> FitD
 
 
 def scorer_model(hidden: Sequence[int], start: ScorerNet | None = None) -> torch.nn.Sequential:
-    """The network a fit trains (costs in tens of points); with ``start``, that saved scorer's
-    layers and weights."""
+    """The network a fit trains (costs in tens of points); ``start``: that scorer's layers and weights."""
     if start is not None:
         hidden = [w.shape[1] for w in start.weights[:-1]]
     linear = [torch.nn.Linear(a, b) for a, b in itertools.pairwise([INPUT_SIZE, *hidden, 1])]
@@ -282,10 +278,9 @@ def fit(
     own_discards: bool = False,
 ) -> dict[str, float]:
     """Fit a scorer to the shards and save it to ``out``; held-out metrics. ``init``: start from
-    that saved scorer (its widths replace ``hidden``); without ``valued_discards`` the shards'
-    valued discard pairs are left out; ``own_discards`` (needs ``init``): the discards' targets
-    are the starting scorer's own choice probabilities (:func:`own_discard_targets`), not the
-    planner's choices, so that no teacher's label enters the fit."""
+    that saved scorer (its widths replace ``hidden``); without ``valued_discards`` the valued
+    discard pairs are left out; ``own_discards``: the discards' targets are ``init``'s own choice
+    probabilities, not the planner's choices (ValueError without ``init``)."""
     if own_discards and init is None:
         raise ValueError("own_discards keeps the starting scorer's discards: give init")
     torch.manual_seed(seed)
@@ -355,8 +350,7 @@ def _shard_problem(path: str) -> str | None:
 
 @dataclass
 class GenStage:
-    """``shanghai-train scorer gen``: play games and label their decisions (one shard); the fields
-    are :func:`gen`'s parameters."""
+    """``shanghai-train scorer gen``: one shard of labelled decisions; the fields are :func:`gen`'s."""
 
     out: str = option("", "the shard to write (.npz)", type=str, required=True)
     seed: int = option(0, type=int_in(0, 2**31 - 1))
@@ -435,9 +429,8 @@ def _quiet(text: str) -> None:
 
 class Scorer:
     """Expert iteration as a method of ``shanghai-train``'s loop: a step is a round (one shard
-    played by the latest scorer, then a fit on every shard so far; docs/training.md). The shards
-    and each round's scorer stay in ``rounds/``; a round's env steps are the moves of its games,
-    its seed ``seed + 1 + round`` (a resumed run plays the games it would have played)."""
+    played by the latest scorer, then a fit on every shard so far), kept in ``rounds/``; a round's
+    env steps are the moves of its games, its seed ``seed + 1 + round``."""
 
     Options = ScorerOptions
     player_file = "model" + EXTENSION

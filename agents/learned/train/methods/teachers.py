@@ -1,10 +1,5 @@
 """A player asked about the learner's decisions of the batched games: dagger's teacher, whose
-answers are its labels.
-
-A bot keeps plans between decisions (the planner's bots plan a whole contract before its first
-card goes down), so every game and learner seat has its own copy, reset when its game is dealt
-again; a network decides each decision on its own, so one object answers them all in one batch.
-A checkpoint keeps none of them: :meth:`Teachers.replay` rebuilds the bots' plans from the games.
+answers are its labels. A checkpoint keeps none: :meth:`Teachers.replay` rebuilds the bots' plans.
 """
 
 from __future__ import annotations
@@ -24,6 +19,8 @@ class Teachers:
 
     def __init__(self, spec: str, venv: Any, seats: tuple[int, ...]) -> None:
         self.spec, self.venv = spec, venv
+        # a bot keeps plans between decisions: a copy per game and seat, reset when its game is
+        # dealt again; a network decides each decision on its own: one object for all, one batch
         first = make_agent(spec, seed=0)
         self.shared = first if hasattr(first, "act_batch") else None
         self.seats: list[dict[int, Any]] = [
@@ -65,9 +62,9 @@ class Teachers:
         return labels
 
     def replay(self, asked: Callable[[int, Game], bool]) -> None:
-        """After the games were restored: every row's bots reset for its game and asked again at
-        each learner decision of it where ``asked(row, game)`` says they were, so that their plans
-        and generators stand as they stood (a network keeps none)."""
+        """After the games were restored: every row's bots asked again at each learner decision
+        where ``asked(row, game)`` says they were, so that their plans and generators stand as
+        they stood."""
         venv = self.venv
         for i in range(venv.num_envs):
             self.new_game(i)

@@ -2,7 +2,7 @@
 
     python benchmarks/search_oracle.py --players 4 --games 2 \\
         --searchers shanghai_env.agents.learned.players.net_search:scratch_w8
-    python benchmarks/search_oracle.py --players 3 --games 12 --versus hand_model=hands_3p.pt
+    python benchmarks/search_oracle.py --players 3 --games 12 --versus worlds=64
 
 Games of the network in every seat (``--network``, by default the shipped ``scratch``) are played
 on fixed seeds; at each of seat 0's decisions the searcher is asked what it would play (the game
@@ -81,7 +81,7 @@ def main() -> None:
     p.add_argument(
         "--versus",
         default="",
-        help="also each searcher with these parameters changed (e.g. hand_model=hands.pt), and the "
+        help="also each searcher with these parameters changed (e.g. worlds=64), and the "
         "paired difference of the two's points a game",
     )
     args = p.parse_args()

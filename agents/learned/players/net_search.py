@@ -24,7 +24,6 @@ from shanghai_env.agents.bots.search import (
 )
 from shanghai_env.agents.learned.nets.facts import facts_function
 from shanghai_env.agents.learned.nets.policy import padded
-from shanghai_env.agents.learned.players.hand_model import HandModel, load_hand_model, tilted
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.any_table import encoding_tables
 from shanghai_env.decision import Decision
@@ -53,12 +52,9 @@ class NetSearchParams:
     switch_se: float = 2.0  # an alternative replaces the best move if it beats it by this many SEs
     keep_se: float = 0.0  # ... and stays in the race while it beats it by this many
     rollout_cap: int = 1500  # rollout moves before the deal is scored as it stands
-    hand_model: str = ""  # a model of the hidden cards (hand_model.py): worlds drawn in proportion
-    oversample: int = 4  # ... from this many times ``worlds`` uniform ones
-    tilt: float = 1.0  # ... the model's likelihood ratio raised to this power
 
     def __post_init__(self) -> None:
-        for name in ("worlds", "round_worlds", "alternatives", "rollout_cap", "oversample"):
+        for name in ("worlds", "round_worlds", "alternatives", "rollout_cap"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -68,9 +64,7 @@ class NetSearchParams:
         if unknown:
             raise ValueError(f"unknown decisions {sorted(unknown)}; allowed: {sorted(DECISIONS)}")
         object.__setattr__(self, "decisions", frozenset(self.decisions))
-        if not isinstance(self.hand_model, str):
-            raise ValueError(f"hand_model must be a path (str), got {self.hand_model!r}")
-        for name in ("gate", "switch_se", "keep_se", "tilt"):
+        for name in ("gate", "switch_se", "keep_se"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not np.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
@@ -190,7 +184,6 @@ class NetSearchBot:
         self.name = name or f"search_{self.agent.name}"
         self.params = replace(params or NetSearchParams(), **options)
         self._rollouts: dict[Rules, BatchRollouts] = {}
-        self._hands: tuple[str, HandModel | None] = ("", None)  # (path, model), read on first use
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -246,11 +239,6 @@ class NetSearchBot:
         moves = [decision.table.moves[a] for a in candidates]
         sampler = WorldSampler(view, rules)
         me, n = view.player, view.num_players
-        drawn: list[Game] = []  # worlds drawn in proportion to the hand model, in the order to use
-        hands = self.hand_model(n)
-        if hands is not None:
-            uniform = [sampler.sample(self.rng) for _ in range(p.oversample * p.worlds)]
-            drawn = tilted(hands, me, uniform, p.worlds, self.rng, p.tilt)[::-1]
         alive = list(range(len(candidates)))
         values: list[list[float]] = [[] for _ in candidates]
         while len(values[0]) < p.worlds and len(alive) > 1:
@@ -259,7 +247,7 @@ class NetSearchBot:
             counters: list[list[int]] = []
             owners: list[int] = []
             for _ in range(min(p.round_worlds, p.worlds - len(values[0]))):
-                world = drawn.pop() if drawn else sampler.sample(self.rng)
+                world = sampler.sample(self.rng)
                 deal = len(world.deal_results)  # the deal in play, in every world
                 world_draws = self.rng.random((n, DRAWS_PER_PLAYER))
                 started, counted = coupled_starts(world, [moves[i] for i in alive], world_draws)
@@ -274,18 +262,6 @@ class NetSearchBot:
                 values[i].append(value)
             alive = [0] + [i for i in alive[1:] if beats(values[i], values[0], -p.keep_se)]
         return values
-
-    def hand_model(self, num_players: int) -> HandModel | None:
-        """The model of the hidden cards the worlds are drawn with (``params.hand_model``), if any."""
-        path = self.params.hand_model
-        if self._hands[0] != path:
-            self._hands = (path, load_hand_model(path) if path else None)
-        model = self._hands[1]
-        if model is not None and model.rules.num_players != num_players:
-            raise ValueError(
-                f"the hand model {path!r} is for {model.rules.num_players} players, not {num_players}"
-            )
-        return model
 
     def choose(self, values: list[list[float]]) -> int:
         """The candidate to play: the best of those still in the race at the end that beats the

@@ -51,8 +51,14 @@ class SparseInputLinear(nn.Module):
     def forward(self, x: torch.Tensor | SparseObs) -> torch.Tensor:
         if isinstance(x, torch.Tensor) and (x.device.type != "cpu" or x.requires_grad):
             return x @ self.weight + self.bias
-        cols, values, counts = nonzero_rows(x)
-        return SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts) + self.bias
+        found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
+        cols, values = torch.from_numpy(found.cols), torch.from_numpy(found.values)
+        if torch.is_grad_enabled():
+            counts = torch.from_numpy(found.counts)
+            z = SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts)
+        else:  # acting: the same sums, without the autograd function
+            z = SparseFirstLayer.sums(self.weight, cols, values, torch.from_numpy(found.starts))
+        return z + self.bias
 
 
 class SharedTrunk(nn.Module):
@@ -157,11 +163,15 @@ class RummyPolicy(MaskableActorCriticPolicy):
         log_prob = log_probs.gather(1, legal.position(actions)).reshape(-1)
         return self.value_net(latent), log_prob, entropy
 
-    def actor_latent(self, obs: torch.Tensor) -> torch.Tensor:
-        """The trunk's output for ``obs`` (on the CPU without a gradient, through the nonzero features)."""
+    def actor_latent(self, obs: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """The trunk's output for ``obs`` (a tensor, or an array of any numeric type: on the CPU
+        without a gradient, read through the nonzero features as they are)."""
         extractor = self.features_extractor
-        if isinstance(extractor, RummyFeatures) and obs.device.type == "cpu" and not obs.requires_grad:
+        grad = isinstance(obs, torch.Tensor) and obs.requires_grad
+        if isinstance(extractor, RummyFeatures) and self.device.type == "cpu" and not grad:
             return self._trunk(extractor.nonzero(obs))
+        if isinstance(obs, np.ndarray):
+            obs = torch.from_numpy(np.asarray(obs, np.float32)).to(self.device)  # a copy: it may be read-only
         features = self.extract_features(obs)
         assert isinstance(features, torch.Tensor)  # one features extractor, shared
         return self._trunk(features)

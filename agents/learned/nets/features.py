@@ -132,7 +132,14 @@ class RummyFeatures(BaseFeaturesExtractor):
             for _, shape, d in self.layout
         ]
         self.register_buffer("divisors", torch.cat(row)[None], persistent=False)
-        self.register_buffer("sums", torch.from_numpy(self._sum_columns(size)), persistent=False)
+        sums = self._sum_columns(size)
+        self.register_buffer("sums", torch.from_numpy(sums), persistent=False)
+        # its distinct rows (every meld's place of a card adds to the same sums, ...): a matrix that
+        # stays in the cache, ~300 rows where there are 2,000 (the same rows, the same sums), and
+        # which of them each observation entry reads
+        distinct, self.sum_row = np.unique(sums, axis=0, return_inverse=True)
+        self.sum_row = self.sum_row.reshape(-1)
+        self.distinct_sums = torch.from_numpy(distinct)
         # one product for the neighbours (sums of small whole numbers: exact), not a roll per shift
         self.register_buffer("rings", torch.stack([_ring(1), _ring(2)]), persistent=False)
 
@@ -161,6 +168,19 @@ class RummyFeatures(BaseFeaturesExtractor):
         both.values /= self.divisors[0].numpy()[both.cols]  # float32, rounded as torch's division
         return both
 
+    def same_layout(self, other: Any) -> bool:
+        """Whether ``other`` is a RummyFeatures of the same table (the same features of an observation)."""
+        if not isinstance(other, RummyFeatures):
+            return False
+        return (self.features_dim, self.n, self.upcard, self.discards, self.picked, self.table) == (
+            other.features_dim,
+            other.n,
+            other.upcard,
+            other.discards,
+            other.picked,
+            other.table,
+        )
+
     def parts(self, observations: torch.Tensor) -> dict[str, torch.Tensor]:
         """The features by name, each ``[batch, ...]``, in the order :meth:`forward` concatenates them."""
         out = self(observations)
@@ -175,10 +195,14 @@ class RummyFeatures(BaseFeaturesExtractor):
     def _sums(self, found: SparseObs) -> np.ndarray:
         """``(B, S)``: the sums of :meth:`_sum_columns` of the CPU observations whose nonzero
         entries are ``found`` (a row of the sums' matrix an entry, not a product reading every one)."""
-        cols, values = torch.from_numpy(found.cols), torch.from_numpy(found.values)
+        rows, values = torch.from_numpy(self.sum_row[found.cols]), torch.from_numpy(found.values)
         with torch.no_grad():
             sums = F.embedding_bag(
-                cols, self.sums, torch.from_numpy(found.starts), mode="sum", per_sample_weights=values
+                rows,
+                self.distinct_sums,
+                torch.from_numpy(found.starts),
+                mode="sum",
+                per_sample_weights=values,
             )
         return sums.numpy()
 

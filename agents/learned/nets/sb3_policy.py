@@ -81,7 +81,14 @@ class SharedTrunk(nn.Module):
         return latent, latent
 
     def forward_actor(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
-        return self.layers(features)
+        if torch.is_grad_enabled():
+            return self.layers(features)
+        # acting: each layer's forward alone, without a module call's hooks and checks (a tenth of
+        # a small batch's time in the trunk)
+        out = features
+        for layer in self.layers:
+            out = layer.forward(out)
+        return out  # type: ignore[return-value]
 
     def forward_critic(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         return self.layers(features)
@@ -131,6 +138,9 @@ class RummyPolicy(MaskableActorCriticPolicy):
         # MaskablePPO's Adam (its eps), fused: one kernel a step for every tensor, not a few each
         kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "fused": True})
         super().__init__(*args, **kwargs)
+        # the observations a rollout step last acted on and their features' nonzero entries,
+        # which a RummyRolloutBuffer acting with this policy keeps rather than finding them again
+        self.last_acted: tuple[np.ndarray, SparseObs] | None = None
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch
@@ -145,7 +155,7 @@ class RummyPolicy(MaskableActorCriticPolicy):
         """The rollout's actions (drawn among the legal ones, or their mode), values, log-probabilities."""
         if action_masks is None:
             return super().forward(obs, deterministic)
-        latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
+        latent, legal, log_probs = self._legal_log_probs(obs, action_masks, keep=True)
         at = log_probs.argmax(1, keepdim=True) if deterministic else torch.multinomial(log_probs.exp(), 1)
         actions = legal.ids.gather(1, at).reshape(-1)
         return actions, self.value_net(latent), log_probs.gather(1, at).reshape(-1)
@@ -166,15 +176,23 @@ class RummyPolicy(MaskableActorCriticPolicy):
     def actor_latent(self, obs: torch.Tensor | np.ndarray) -> torch.Tensor:
         """The trunk's output for ``obs`` (a tensor, or an array of any numeric type: on the CPU
         without a gradient, read through the nonzero features as they are)."""
-        extractor = self.features_extractor
-        grad = isinstance(obs, torch.Tensor) and obs.requires_grad
-        if isinstance(extractor, RummyFeatures) and self.device.type == "cpu" and not grad:
-            return self._trunk(extractor.nonzero(obs))
+        found = self._nonzero_features(obs)
+        if found is not None:
+            return self._trunk(found)
         if isinstance(obs, np.ndarray):
             obs = torch.from_numpy(np.asarray(obs, np.float32)).to(self.device)  # a copy: it may be read-only
         features = self.extract_features(obs)
         assert isinstance(features, torch.Tensor)  # one features extractor, shared
         return self._trunk(features)
+
+    def _nonzero_features(self, obs: torch.Tensor | np.ndarray) -> SparseObs | None:
+        """The nonzero entries of the features of ``obs`` where the trunk reads them so (on the CPU,
+        without a gradient); None elsewhere."""
+        extractor = self.features_extractor
+        grad = isinstance(obs, torch.Tensor) and obs.requires_grad
+        if isinstance(extractor, RummyFeatures) and self.device.type == "cpu" and not grad:
+            return extractor.nonzero(obs)
+        return None
 
     def _trunk(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         trunk = self.mlp_extractor
@@ -182,13 +200,18 @@ class RummyPolicy(MaskableActorCriticPolicy):
         return trunk.forward_actor(features)
 
     def _legal_log_probs(
-        self, obs: torch.Tensor | SparseObs, action_masks: Any
+        self, obs: torch.Tensor | SparseObs, action_masks: Any, keep: bool = False
     ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
-        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities."""
+        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities;
+        ``keep``: a rollout step's, its observations' features kept in ``last_acted``."""
         if isinstance(obs, SparseObs):
             if obs.width != self.features_dim:
                 raise ValueError(f"features of width {obs.width}: this policy's are {self.features_dim}")
             latent = self._trunk(obs)
+        elif (found := self._nonzero_features(obs)) is not None:
+            if keep:
+                self.last_acted = (obs.numpy() if isinstance(obs, torch.Tensor) else obs, found)
+            latent = self._trunk(found)
         else:
             latent = self.actor_latent(obs)
         legal = LegalActions(action_masks, latent.device)
@@ -201,7 +224,8 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
     """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`: bool masks, and each
     minibatch given its rows' legal actions (a :class:`~.policy.SparseObs`) in place of the masks.
     With ``features_extractor_kwargs`` (the policy's :class:`RummyFeatures` arguments) on the CPU,
-    the features too, found once a rollout, in place of the observations.
+    the features too, found once a rollout, in place of the observations; with ``acting`` (the
+    policy that acts in the rollout) those it found while acting, for the same observations.
     """
 
     CHUNK = 1024  # rows whose features are computed together (a float32 array of ~12 MB at 4 players)
@@ -213,6 +237,7 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
         self.features: RummyFeatures | None = None
         if features_extractor_kwargs is not None and self.device.type == "cpu":
             self.features = RummyFeatures(self.observation_space, **features_extractor_kwargs)  # type: ignore[arg-type]
+        self.acting: RummyPolicy | None = None
 
     def reset(self) -> None:
         if not isinstance(self.action_space, spaces.Discrete):
@@ -222,14 +247,45 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
         self.action_masks = np.ones((self.buffer_size, self.n_envs, self.mask_dims), dtype=bool)
         self.legal: SparseObs | None = None
         self.sparse_features: SparseObs | None = None
+        self.acted: list[SparseObs | None] = [None] * self.buffer_size  # each step's, from `acting`
         RolloutBuffer.reset(self)  # not MaskableRolloutBuffer's: it would allocate float32 masks
 
     def get(self, batch_size: int | None = None) -> Generator[MaskableRolloutBufferSamples, None, None]:  # type: ignore[override]
         if self.legal is None:  # the rollout's first minibatch: rows in get()'s order
             self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
             if self.features is not None:
-                self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
+                self.sparse_features = self._acted_features()
+                if self.sparse_features is None:
+                    self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
         return super().get(batch_size)
+
+    def add(self, obs: Any, *args: Any, **kwargs: Any) -> None:
+        step = self.pos
+        super().add(obs, *args, **kwargs)
+        last = self.acting.last_acted if self.acting is not None else None
+        extractor = self.acting.features_extractor if self.acting is not None else None
+        if last is not None and self.features is not None and self.features.same_layout(extractor):
+            seen, found = last
+            # the features of these very observations (compared, not assumed: a step may not have acted)
+            if seen.shape == np.shape(obs) and np.array_equal(seen, obs):
+                self.acted[step] = found
+
+    def _acted_features(self) -> SparseObs | None:
+        """The features ``acting`` found at every step, in get()'s order (env by env); None unless
+        it found them all."""
+        found = self.acted
+        if any(f is None for f in found):
+            return None
+        steps: list[SparseObs] = found  # type: ignore[assignment]
+        width = steps[0].width
+        by_step = SparseObs(
+            np.concatenate([f.cols for f in steps]),
+            np.concatenate([f.values for f in steps]),
+            np.concatenate([f.counts for f in steps]),
+            width,
+        )
+        order = np.arange(self.buffer_size * self.n_envs).reshape(self.buffer_size, self.n_envs).T
+        return by_step.take(order.reshape(-1))
 
     def _features_of(self, observations: np.ndarray) -> SparseObs:
         """The nonzero entries of the features of ``observations`` (all rows, a chunk at a time)."""

@@ -142,6 +142,22 @@ class RummyFeatures(BaseFeaturesExtractor):
         self.distinct_sums = torch.from_numpy(distinct)
         # one product for the neighbours (sums of small whole numbers: exact), not a roll per shift
         self.register_buffer("rings", torch.stack([_ring(1), _ring(2)]), persistent=False)
+        # _extras() reads each feature as a product of two of a row's sources: the sums, the hand,
+        # the cards held, their neighbours, each card's points and a 1 (these two the same for
+        # every row); the upcard's facts as its products with six blocks of the sources
+        factors, of_upcard = self._factors(sums.shape[1])
+        self.factors: torch.Tensor
+        self.of_upcard: torch.Tensor
+        self.constants: torch.Tensor
+        self.register_buffer("factors", torch.from_numpy(factors), persistent=False)
+        self.register_buffer("of_upcard", torch.from_numpy(of_upcard), persistent=False)
+        self.register_buffer(
+            "constants", torch.cat([self.points.reshape(-1), torch.ones(1)]), persistent=False
+        )
+        # the same as numpy arrays, for _extras() on the CPU
+        self.numpy_parts = {
+            name: getattr(self, name).numpy() for name in ("factors", "of_upcard", "constants", "rings")
+        }
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         x = observations.flatten(1).float()
@@ -226,18 +242,17 @@ class RummyFeatures(BaseFeaturesExtractor):
         for suit in range(4):  # high aces (places 52..55) are aces C, D, H, S
             seen_at[suit * 13] += [m + 52 + suit for m in melds]
         seen = [column(at) for at in seen_at]
-        by_rank = [column(cards[:, r]) for r in range(13)]
         return np.stack(
             [
-                *by_rank,  # 0: the hand's ranks
+                *(column(cards[:, r]) for r in range(13)),  # 0: the hand's ranks
                 *(column(u + cards[:, r]) for r in range(13)),  # 13: the upcard's rank
                 *(column(cards[s]) for s in range(4)),  # 26: the hand's suits
                 *(column(u + cards[s]) for s in range(4)),  # 30: the upcard's suit
-                *by_rank,  # 34: twice more, then the ranks seen: one product with the cards held
-                *by_rank,
-                *(sum(seen[c] for c in cards[:, r]) for r in range(13)),  # 60: ranks seen
-                *seen,  # 73
-                *(column(p + k * 53 + cards[:, r]) for k in range(1, n) for r in range(13)),  # ranks taken
+                *(sum(seen[c] for c in cards[:, r]) for r in range(13)),  # 34: ranks seen
+                *seen,  # 47
+                *(
+                    column(p + k * 53 + cards[:, r]) for k in range(1, n) for r in range(13)
+                ),  # 99: ranks taken
                 column(range(u, u + 53)),  # -3: an upcard offered
                 column([u + 52]),  # -2: the upcard a joker
                 column([52]),  # -1: jokers held
@@ -245,52 +260,83 @@ class RummyFeatures(BaseFeaturesExtractor):
             axis=1,
         )
 
+    def _factors(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(2, E)``: the two sources (_extras()) whose product is each feature after the
+        observation, in forward()'s order (a 1 for the facts written after); ``(6 * 52,)``: the
+        sources the upcard's facts multiply, block by block."""
+        ranks, seen, taken, offered, up_joker, jokers = 0, 47, 99, width - 3, width - 2, width - 1
+        hand, held, near, points, one = width, width + 52, width + 104, width + 208, width + 260
+        rank = np.tile(np.arange(13), 4)  # each card's rank, card = suit * 13 + rank
+        card = np.arange(NUM_NATURALS)
+        pairs: list[tuple[Any, Any]] = [
+            (ranks + np.arange(13), one),  # rank_counts
+            (13 + np.arange(13), one),  # upcard_rank
+            (ranks + np.arange(13), 13 + np.arange(13)),  # upcard_rank_held
+            (26 + np.arange(4), one),  # suit_counts
+            (30 + np.arange(4), one),  # upcard_suit
+            (26 + np.arange(4), 30 + np.arange(4)),  # upcard_suit_held
+            (up_joker, one),  # upcard_joker
+            (held + card, ranks + rank),  # held_rank
+            # per card: cards held of its rank (0 if not held; repeats held_rank), of its rank seen
+            # elsewhere, its points, same-suit neighbours held one and two ranks away, the only one
+            # of its rank held (written after), seen elsewhere, cards held of its rank, seen
+            (held + card, ranks + rank),
+            (held + card, 34 + rank),
+            (held + card, points + card),
+            (held + card, near + card),
+            (held + card, near + 52 + card),
+            (one, one + 0 * card),  # (52 of them)
+            (seen + card, one),
+            (ranks + rank, one),
+            (34 + rank, one),
+            (one + np.zeros(6, np.int64), one),  # the upcard's facts, written after
+            (offered, jokers),  # jokers held while an upcard is offered
+            (offered, one),
+            (taken + np.arange(13 * (self.n - 1)), one),  # ranks each opponent took
+        ]
+        broadcast = [np.broadcast_arrays(np.atleast_1d(a), np.atleast_1d(b)) for a, b in pairs]
+        factors = np.stack(
+            [np.concatenate([a for a, _ in broadcast]), np.concatenate([b for _, b in broadcast])]
+        )
+        # cards held of the upcard's rank, of its rank seen elsewhere, its same-suit neighbours held
+        # (two reaches), its points, copies of it held
+        of_upcard = np.concatenate(
+            [ranks + rank, 34 + rank, near + card, near + 52 + card, points + card, hand + card]
+        )
+        return factors.astype(np.int64), of_upcard.astype(np.int64)
+
     def _extras(self, hand: Any, up: Any, sums: Any) -> Any:
         """The features after the observation, unscaled, ``(B, extra_size)``, from the hand's and the
         upcard's 52 naturals (float32) and :meth:`_sums`: numpy arrays (``nonzero``: a small batch
         on the CPU, where numpy's operations cost a fraction of torch's) or tensors (``forward``,
-        any device), the same operations and values. Each fact is written in place; the products
-        are of whole numbers (exact) but for the points, one value each."""
+        any device), the same operations and values: few of them, each feature the product of two
+        sources (whole numbers, or a 1 and a card's points: exact)."""
         ops = _NUMPY if isinstance(sums, np.ndarray) else _TORCH
-        b = hand.shape[0]
-        out = ops.empty_like(sums, (b, self.extra_size))
-        points, rings = ops.buffer(self.points), ops.buffer(self.rings)
-        held = ops.as_float(hand > 0).reshape(b, 1, 4, 13)
-        out[:, 0:26] = sums[:, 0:26]  # the hand's ranks, the upcard's
-        ops.mul(sums[:, 0:13], sums[:, 13:26], out=out[:, 26:39])
-        out[:, 39:47] = sums[:, 26:34]  # the hand's suits, the upcard's
-        ops.mul(sums[:, 26:30], sums[:, 30:34], out=out[:, 47:51])
-        out[:, 51] = sums[:, -2]
-        # held_rank, then the 9 per-card facts a network reads off one unit ("a high single card
-        # whose rank is mostly gone") rather than finding the products in 2,000 raw counts
-        cards = out[:, 52 : 52 + 10 * 52].reshape(b, 10, 4, 13)  # a view: written in place
-        # held_rank, cards held of its rank (0 if not held, repeats held_rank), of its rank seen elsewhere
-        ops.mul(held, sums[:, 34:73].reshape(b, 3, 1, 13), out=cards[:, 0:3])
-        ops.mul(held[:, 0], points, out=cards[:, 3])
-        near = held @ rings  # (B, 2, 4, 13): same-suit neighbours held, one and two ranks away
-        ops.mul(held, near, out=cards[:, 4:6])
-        ops.eq(cards[:, 1], 1, out=cards[:, 6])  # held, and the only card of its rank
-        cards[:, 7] = sums[:, 73:125].reshape(b, 4, 13)  # seen elsewhere
-        cards[:, 8:10] = sums[:, 47:73].reshape(b, 2, 1, 13)  # the cards of its rank held, seen
-        # the upcard's facts: the upcard's (one-hot) products with whole numbers and with one point
-        # value summed in one operation, exact in any order: cards held of its rank, of its rank
-        # seen elsewhere, same-suit neighbours held (two reaches), its points, copies of it held
-        facts = out[:, 572:580]
-        of_upcard = ops.cat(
-            [
-                cards[:, 8:10].reshape(b, 2, 52),
-                near.reshape(b, 2, 52),
-                ops.broadcast_to(points.reshape(1, 1, 52), (b, 1, 52)),
-                hand.reshape(b, 1, 52),
-            ],
-            1,
+        parts = (
+            self.numpy_parts
+            if ops is _NUMPY
+            else {
+                "factors": self.factors,
+                "of_upcard": self.of_upcard,
+                "constants": self.constants,
+                "rings": self.rings,
+            }
         )
-        facts[:, 0:6] = (of_upcard @ up[:, :, None]).reshape(b, 6)
-        ops.mul(sums[:, -3], sums[:, -1], out=facts[:, 6])  # jokers held while an upcard is offered
-        facts[:, 7] = sums[:, -3]
+        b = hand.shape[0]
+        held = ops.as_float(hand > 0)
+        near = held.reshape(b, 1, 4, 13) @ parts["rings"]  # (B, 2, 4, 13): neighbours one and two ranks away
+        constants = ops.broadcast_to(parts["constants"], (b, NUM_NATURALS + 1))
+        sources = ops.cat([sums, hand, held, near.reshape(b, 2 * NUM_NATURALS), constants], 1)
+        factors = parts["factors"]
+        out = ops.take(sources, factors[0]) * ops.take(sources, factors[1])
+        per_card = out[:, 104:572].reshape(b, self.PER_CARD, NUM_NATURALS)
+        ops.eq(per_card[:, 0], 1, out=per_card[:, 5])  # held, and the only card of its rank
+        # the upcard's facts: the upcard's (one-hot) products with whole numbers and with one point
+        # value summed in one operation, exact in any order
+        blocks = ops.take(sources, parts["of_upcard"]).reshape(b, 6, NUM_NATURALS)
+        out[:, 572:578] = (blocks @ up[:, :, None]).reshape(b, 6)
         # The layout is what the shipped model was trained on: per_card repeats held_rank and
         # rank_counts (rows 0 and 7); dropping them would need a retrained model.
-        out[:, 580:] = sums[:, 73 + 52 : 73 + 52 + 13 * (self.n - 1)]  # ranks each opponent took
         return out
 
 
@@ -298,20 +344,17 @@ class _Ops:
     """The operations :meth:`RummyFeatures._extras` names, of numpy or of torch."""
 
     def __init__(self, numpy: bool) -> None:
-        self.mul: Any = np.multiply if numpy else torch.mul
         self.eq: Any = np.equal if numpy else torch.eq
         self.cat: Any = np.concatenate if numpy else torch.cat
         self.broadcast_to: Any = np.broadcast_to if numpy else torch.broadcast_to
         self.numpy = numpy
 
-    def empty_like(self, like: Any, shape: tuple[int, int]) -> Any:
-        return np.empty(shape, like.dtype) if self.numpy else like.new_empty(shape)
-
     def as_float(self, x: Any) -> Any:
         return x.astype(np.float32) if self.numpy else x.float()
 
-    def buffer(self, x: torch.Tensor) -> Any:
-        return x.numpy() if self.numpy else x
+    def take(self, x: Any, columns: Any) -> Any:
+        """``x[:, columns]``."""
+        return np.take(x, columns, 1) if self.numpy else x.index_select(1, columns)
 
 
 _NUMPY, _TORCH = _Ops(numpy=True), _Ops(numpy=False)

@@ -259,9 +259,10 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
                     self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
         return super().get(batch_size)
 
-    def add(self, obs: Any, *args: Any, **kwargs: Any) -> None:
+    def add(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> None:
         step = self.pos
-        super().add(obs, *args, **kwargs)
+        super().add(*args, action_masks=action_masks, **kwargs)
+        obs = args[0] if args else kwargs["obs"]
         last = self.acting.last_acted if self.acting is not None else None
         extractor = self.acting.features_extractor if self.acting is not None else None
         if last is not None and self.features is not None and self.features.same_layout(extractor):

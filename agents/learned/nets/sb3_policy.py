@@ -243,8 +243,11 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
         if not isinstance(self.action_space, spaces.Discrete):
             raise ValueError(f"RummyRolloutBuffer: a Discrete action space, got {self.action_space}")
         self.mask_dims = int(self.action_space.n)
-        # every action legal until add() is given masks, as sb3-contrib's buffer starts
-        self.action_masks = np.ones((self.buffer_size, self.n_envs, self.mask_dims), dtype=bool)
+        # every action legal where add() is given no masks, as in sb3-contrib's buffer; the array
+        # is kept from one rollout to the next (add() writes each step's), not filled again
+        shape = (self.buffer_size, self.n_envs, self.mask_dims)
+        if getattr(self, "action_masks", None) is None or self.action_masks.shape != shape:
+            self.action_masks = np.ones(shape, dtype=bool)
         self.legal: SparseObs | None = None
         self.sparse_features: SparseObs | None = None
         self.acted: list[SparseObs | None] = [None] * self.buffer_size  # each step's, from `acting`
@@ -262,6 +265,8 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
     def add(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> None:
         step = self.pos
         super().add(*args, action_masks=action_masks, **kwargs)
+        if action_masks is None:
+            self.action_masks[step] = True
         obs = args[0] if args else kwargs["obs"]
         last = self.acting.last_acted if self.acting is not None else None
         extractor = self.acting.features_extractor if self.acting is not None else None

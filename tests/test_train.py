@@ -123,8 +123,8 @@ def test_the_rummy_rollout_buffer_trains_as_sb3_contrib_s_buffer(tmp_path: Path)
 
 
 def test_the_buffer_keeps_the_features_its_policy_found_acting(tmp_path: Path) -> None:
-    """shanghai-train sb3 gives the rollout buffer the policy that acts, whose features of each
-    step's observations it keeps for the update: the weights of finding them again, to the bit."""
+    """shanghai-train sb3 gives the rollout buffer the policy that acts, whose features and legal
+    actions of each step it keeps for the update: the weights of finding them again, to the bit."""
     trained = []
     for keep in (True, False):
         method = method_class("sb3")()
@@ -135,7 +135,7 @@ def test_the_buffer_keeps_the_features_its_policy_found_acting(tmp_path: Path) -
             buffer.acting = None
         for _ in range(2):
             method.step()
-            assert all(f is not None for f in buffer.acted) == keep
+            assert all(f is not None for f in buffer.acted + buffer.acted_legal) == keep
         trained.append({k: v.clone() for k, v in method.model.policy.state_dict().items()})
     assert all(torch.equal(trained[0][k], trained[1][k]) for k in trained[0])
 

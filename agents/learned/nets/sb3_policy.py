@@ -27,12 +27,6 @@ from shanghai_env.agents.learned.nets.policy import LegalDots, SparseFirstLayer,
 MASKED_LOGIT = -1e8
 
 
-def nonzero_rows(x: torch.Tensor | SparseObs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The nonzero entries of a 2-d CPU tensor or a ``SparseObs``: columns, values, each row's count."""
-    found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
-    return torch.from_numpy(found.cols), torch.from_numpy(found.values), torch.from_numpy(found.counts)
-
-
 class SparseInputLinear(nn.Module):
     """A linear layer whose weight is kept by input, ``(in_features, out_features)``, read through
     the input's nonzero entries on the CPU (or a ``SparseObs``), densely elsewhere or where the
@@ -101,11 +95,11 @@ class LegalActions:
     of a row."""
 
     def __init__(self, masks: Any, device: torch.device) -> None:
-        if isinstance(masks, SparseObs):
-            self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
-        else:
+        if not isinstance(masks, SparseObs):
             mask = torch.as_tensor(masks)
-            self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
+            masks = SparseObs.of(mask.cpu().reshape(len(mask), -1).numpy())
+        self.found = masks  # the mask's nonzero entries
+        self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
         if bool((counts == 0).any()):
             raise ValueError("every decision needs a legal action in its mask")
         width = int(counts.max())
@@ -138,9 +132,10 @@ class RummyPolicy(MaskableActorCriticPolicy):
         # MaskablePPO's Adam (its eps), fused: one kernel a step for every tensor, not a few each
         kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "fused": True})
         super().__init__(*args, **kwargs)
-        # the observations a rollout step last acted on and their features' nonzero entries,
-        # which a RummyRolloutBuffer acting with this policy keeps rather than finding them again
-        self.last_acted: tuple[np.ndarray, SparseObs] | None = None
+        # the observations and masks a rollout step last acted on, their features' and the masks'
+        # nonzero entries, which a RummyRolloutBuffer acting with this policy keeps rather than
+        # finding them again
+        self.last_acted: tuple[np.ndarray, SparseObs, Any, SparseObs] | None = None
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch
@@ -203,18 +198,20 @@ class RummyPolicy(MaskableActorCriticPolicy):
         self, obs: torch.Tensor | SparseObs, action_masks: Any, keep: bool = False
     ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
         """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities;
-        ``keep``: a rollout step's, its observations' features kept in ``last_acted``."""
+        ``keep``: a rollout step's, its features and legal actions kept in ``last_acted``."""
+        found: SparseObs | None = None
         if isinstance(obs, SparseObs):
             if obs.width != self.features_dim:
                 raise ValueError(f"features of width {obs.width}: this policy's are {self.features_dim}")
             latent = self._trunk(obs)
         elif (found := self._nonzero_features(obs)) is not None:
-            if keep:
-                self.last_acted = (obs.numpy() if isinstance(obs, torch.Tensor) else obs, found)
             latent = self._trunk(found)
         else:
             latent = self.actor_latent(obs)
         legal = LegalActions(action_masks, latent.device)
+        if keep and found is not None:
+            seen: Any = obs.numpy() if isinstance(obs, torch.Tensor) else obs
+            self.last_acted = (seen, found, action_masks, legal.found)
         head = self.action_net
         assert isinstance(head, nn.Linear)
         return latent, legal, legal.log_probs(head, latent)
@@ -250,14 +247,18 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
             self.action_masks = np.ones(shape, dtype=bool)
         self.legal: SparseObs | None = None
         self.sparse_features: SparseObs | None = None
-        self.acted: list[SparseObs | None] = [None] * self.buffer_size  # each step's, from `acting`
+        # each step's features and legal actions, from `acting`
+        self.acted: list[SparseObs | None] = [None] * self.buffer_size
+        self.acted_legal: list[SparseObs | None] = [None] * self.buffer_size
         RolloutBuffer.reset(self)  # not MaskableRolloutBuffer's: it would allocate float32 masks
 
     def get(self, batch_size: int | None = None) -> Generator[MaskableRolloutBufferSamples, None, None]:  # type: ignore[override]
         if self.legal is None:  # the rollout's first minibatch: rows in get()'s order
-            self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
+            self.legal = self._by_env(self.acted_legal)
+            if self.legal is None:
+                self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
             if self.features is not None:
-                self.sparse_features = self._acted_features()
+                self.sparse_features = self._by_env(self.acted)
                 if self.sparse_features is None:
                     self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
         return super().get(batch_size)
@@ -271,15 +272,17 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
         last = self.acting.last_acted if self.acting is not None else None
         extractor = self.acting.features_extractor if self.acting is not None else None
         if last is not None and self.features is not None and self.features.same_layout(extractor):
-            seen, found = last
-            # the features of these very observations (compared, not assumed: a step may not have acted)
+            seen, found, masks, legal = last
+            # those of these very observations and masks (compared, not assumed: a step may not have acted)
             if seen.shape == np.shape(obs) and np.array_equal(seen, obs):
                 self.acted[step] = found
+            same = action_masks is not None and np.shape(masks) == np.shape(action_masks)
+            if same and np.array_equal(masks, np.asarray(action_masks)):
+                self.acted_legal[step] = legal
 
-    def _acted_features(self) -> SparseObs | None:
-        """The features ``acting`` found at every step, in get()'s order (env by env); None unless
-        it found them all."""
-        found = self.acted
+    def _by_env(self, found: list[SparseObs | None]) -> SparseObs | None:
+        """The steps' rows ``acting`` found, in get()'s order (env by env); None unless it found
+        every step's."""
         if any(f is None for f in found):
             return None
         steps: list[SparseObs] = found  # type: ignore[assignment]

@@ -95,3 +95,54 @@ def test_card_features_size() -> None:
     extractor = CardFeatures(_space(encoder), upcard_start=encoder.slices["upcard_offered"].start)
     obs = torch.zeros((2, encoder.size), dtype=torch.int8)
     assert extractor(obs).shape == (2, encoder.size + 3 * 13 + 3 * 4 + 1 + 52)
+
+
+def _reference_features(extractor: RummyFeatures, observations: torch.Tensor) -> torch.Tensor:
+    """RummyFeatures' features written plainly, part by part from slices and sums of the observation
+    (as the shipped model's were first computed): what forward() and nonzero() must give, to the bit."""
+    from shanghai_env.agents.learned.nets.features import _count_parts, _ring
+
+    x = observations.flatten(1).float()
+    b, n, u = x.shape[0], extractor.n, extractor.upcard
+    hand = x[:, :52].reshape(b, 4, 13)
+    up = x[:, u : u + 52].reshape(b, 4, 13)
+    has_up = x[:, u : u + 53].sum(1)
+    melds = x[:, extractor.table[0] : extractor.table[1]].reshape(b, -1, 112)
+    on_table = melds[:, :, :52].sum(1)
+    on_table[:, 0::13] += melds[:, :, 52:56].sum(1)
+    picked = x[:, extractor.picked : extractor.picked + n * 53].reshape(b, n, 53)[:, 1:, :52]
+    seen = (x[:, extractor.discards : extractor.discards + 52] + on_table + picked.sum(1)).reshape(b, 4, 13)
+    counts = _count_parts(x, u)
+    held = (hand > 0).float()
+    rank_held = counts["rank_counts"][0].unsqueeze(1).expand(b, 4, 13)
+    rank_seen = seen.sum(1).unsqueeze(1).expand(b, 4, 13)
+    near1, near2 = held @ _ring(1), held @ _ring(2)
+    points = extractor.points
+    per_card = [counts["held_rank"][0], held * rank_seen, held * points, held * near1, held * near2]
+    per_card += [(held * rank_held == 1).float(), seen, rank_held, rank_seen]
+    of_upcard = torch.stack([rank_held, rank_seen, near1, near2, points.expand(b, 4, 13), hand], dim=1)
+    up_facts = [(up.unsqueeze(1) * of_upcard).sum((2, 3)), (has_up * x[:, 52]).unsqueeze(1)]
+    up_facts.append(has_up.unsqueeze(1))
+    parts = [x, *(p.flatten(1) for p, _ in counts.values()), torch.stack(per_card, 1).flatten(1)]
+    parts += [torch.cat(up_facts, 1), picked.reshape(b, n - 1, 4, 13).sum(2).flatten(1)]
+    return torch.cat(parts, 1) / extractor.divisors
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 6])
+def test_rummy_features_are_the_plain_features_to_the_bit_dense_and_sparse(num_players: int) -> None:
+    """forward() (one product for the sums, each fact written in place) and nonzero() (numpy, through
+    the observation's nonzero entries) give the plainly written features, every bit."""
+    rules = Rules(num_players=num_players, contracts=(1, 2, 3))
+    encoder = ObservationEncoder(rules)
+    extractor = RummyFeatures(_space(encoder), num_players=num_players, contracts=(1, 2, 3))
+    positions = _positions(rules, seed=10 + num_players, every=3)
+    obs = np.stack([encoder.encode(game, seat) for game, seat in positions])
+    expected = _reference_features(extractor, torch.as_tensor(obs))
+    assert torch.equal(extractor(torch.as_tensor(obs)), expected)
+    for rows in (obs, obs[:1], obs.astype(np.float32)):  # int8 or float32, any batch
+        found = extractor.nonzero(rows)
+        dense = expected[: len(rows)].numpy()
+        at = np.flatnonzero(dense != 0)
+        assert np.array_equal(found.counts, (dense != 0).sum(1))
+        assert np.array_equal(found.cols, at % dense.shape[1])
+        assert np.array_equal(found.values, dense.reshape(-1)[at])

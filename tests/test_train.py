@@ -122,6 +122,24 @@ def test_the_rummy_rollout_buffer_trains_as_sb3_contrib_s_buffer(tmp_path: Path)
     assert isinstance(load_maskable(str(tmp_path / "player.zip")).rollout_buffer, RummyRolloutBuffer)
 
 
+def test_the_buffer_keeps_the_features_its_policy_found_acting(tmp_path: Path) -> None:
+    """shanghai-train sb3 gives the rollout buffer the policy that acts, whose features and legal
+    actions of each step it keeps for the update: the weights of finding them again, to the bit."""
+    trained = []
+    for keep in (True, False):
+        method = method_class("sb3")()
+        method.setup(tiny(tmp_path / str(keep), opponents=("self",)), torch.device("cpu"))
+        buffer = method.model.rollout_buffer
+        assert buffer.acting is method.model.policy
+        if not keep:
+            buffer.acting = None
+        for _ in range(2):
+            method.step()
+            assert all(f is not None for f in buffer.acted + buffer.acted_legal) == keep
+        trained.append({k: v.clone() for k, v in method.model.policy.state_dict().items()})
+    assert all(torch.equal(trained[0][k], trained[1][k]) for k in trained[0])
+
+
 def test_a_stopped_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny(out, timesteps=128))

@@ -5,11 +5,11 @@ looks at, from the observation alone (a saved model needs nothing else to play):
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from gymnasium import spaces
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
@@ -66,18 +66,11 @@ def _count_parts(x: torch.Tensor, upcard: int) -> dict[str, tuple[torch.Tensor, 
     }
 
 
-def _neighbours(cards: torch.Tensor, reach: int) -> torch.Tensor:
-    """Per card [B, 4, 13]: cards held of the same suit within ``reach`` ranks (aces wrap)."""
-    # one product (sums of small whole numbers: exact in float32), not a torch.roll per shift
-    return cards @ _ring(reach, cards.device, cards.dtype)
-
-
-@functools.cache
-def _ring(reach: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+def _ring(reach: int) -> torch.Tensor:
     """(13, 13): 1 where two ranks are 1 to ``reach`` apart, the ace next to both the two and the king."""
     gap = (torch.arange(13)[:, None] - torch.arange(13)[None, :]) % 13
     near = ((gap >= 1) & (gap <= reach)) | (gap >= 13 - reach)
-    return near.to(device=device, dtype=dtype)
+    return near.float()
 
 
 class RummyFeatures(BaseFeaturesExtractor):
@@ -86,7 +79,7 @@ class RummyFeatures(BaseFeaturesExtractor):
     ``num_players`` and ``contracts`` fix the observation layout (ValueError if it does not fit).
     """
 
-    PER_CARD = 9  # facts per natural card kind, see _unscaled()
+    PER_CARD = 9  # facts per natural card kind, see _extras()
     # what the per-card facts and the upcard's facts are divided by, in their order
     PER_CARD_DIVISORS = torch.tensor([4.0, 8, 1, 2, 4, 1, 2, 4, 8]).reshape(9, 1, 1)
     UPCARD_DIVISORS = torch.tensor([4.0, 8, 2, 4, 1, 2, 2, 1])
@@ -105,98 +98,265 @@ class RummyFeatures(BaseFeaturesExtractor):
         self.picked = s["picked_up"].start
         table = s["table"]
         self.table = (table.start, table.stop)
-        extra = 3 * 13 + 3 * 4 + 1 + 52 + self.PER_CARD * NUM_NATURALS + 8 + 13 * (num_players - 1)
-        super().__init__(observation_space, size + extra)
+        # the features after the observation, in forward()'s order: name, shape, divisor
+        self.layout: list[tuple[str, tuple[int, ...], Any]] = [
+            ("rank_counts", (13,), 4),
+            ("upcard_rank", (13,), 1),
+            ("upcard_rank_held", (13,), 4),
+            ("suit_counts", (4,), 11),
+            ("upcard_suit", (4,), 1),
+            ("upcard_suit_held", (4,), 11),
+            ("upcard_joker", (1,), 1),
+            ("held_rank", (4, 13), 4),
+            ("per_card", (self.PER_CARD, 4, 13), self.PER_CARD_DIVISORS),
+            ("upcard_facts", (8,), self.UPCARD_DIVISORS),
+            ("opponent_ranks", (num_players - 1, 13), 2),
+        ]
+        self.extra_size = sum(int(np.prod(shape)) for _, shape, _ in self.layout)
+        super().__init__(observation_space, size + self.extra_size)
         self.scale: torch.Tensor
         self.points: torch.Tensor
         self.register_buffer("scale", _scale(observation_space))
         pts = [card_points(c) for c in range(NUM_NATURALS)]
         self.register_buffer("points", torch.as_tensor(pts, dtype=torch.float32).reshape(1, 4, 13) / 15)
-        # what each feature is divided by, in forward()'s order: one division of the whole batch,
-        # where dividing each part by its own number was a third of a small batch's operations.
-        # Not saved with the weights (files of earlier versions have none; it follows the layout).
+        # Not saved with the weights (files of earlier versions have none; they follow the layout):
+        # what each feature is divided by, in forward()'s order (one division of the whole batch,
+        # where dividing each part by its own number was a third of a small batch's operations);
+        # the sums of observation entries the features read (_sum_columns); the same-suit
+        # neighbours one and two ranks away.
         self.divisors: torch.Tensor
-        unscaled = self._unscaled(torch.zeros(1, size))
-        row = [
-            torch.broadcast_to(torch.as_tensor(d, dtype=torch.float32), p.shape[1:]).reshape(-1)
-            for p, d in unscaled.values()
+        self.sums: torch.Tensor
+        self.rings: torch.Tensor
+        row = [self.scale] + [
+            torch.broadcast_to(torch.as_tensor(d, dtype=torch.float32), shape).reshape(-1)
+            for _, shape, d in self.layout
         ]
         self.register_buffer("divisors", torch.cat(row)[None], persistent=False)
+        sums = self._sum_columns(size)
+        self.register_buffer("sums", torch.from_numpy(sums), persistent=False)
+        # its distinct rows (every meld's place of a card adds to the same sums, ...): a matrix that
+        # stays in the cache, ~300 rows where there are 2,000 (the same rows, the same sums), and
+        # which of them each observation entry reads
+        ids: dict[bytes, int] = {}  # (np.unique's sort of the rows: a tenth of a second)
+        self.sum_row = np.array([ids.setdefault(row.tobytes(), len(ids)) for row in sums], np.int64)
+        distinct = np.zeros((len(ids), sums.shape[1]), np.float32)
+        distinct[self.sum_row] = sums
+        self.distinct_sums = torch.from_numpy(distinct)
+        # one product for the neighbours (sums of small whole numbers: exact), not a roll per shift
+        self.register_buffer("rings", torch.stack([_ring(1), _ring(2)]), persistent=False)
+        # _extras() reads each feature as a product of two of a row's sources: the sums, the hand,
+        # the cards held, their neighbours, each card's points and a 1 (these two the same for
+        # every row); the upcard's facts as its products with six blocks of the sources
+        factors, of_upcard = self._factors(sums.shape[1])
+        self.factors: torch.Tensor
+        self.of_upcard: torch.Tensor
+        self.constants: torch.Tensor
+        self.register_buffer("factors", torch.from_numpy(factors), persistent=False)
+        self.register_buffer("of_upcard", torch.from_numpy(of_upcard), persistent=False)
+        self.register_buffer(
+            "constants", torch.cat([self.points.reshape(-1), torch.ones(1)]), persistent=False
+        )
+        # the same as numpy arrays, for _extras() on the CPU
+        self.numpy_parts = {
+            name: getattr(self, name).numpy() for name in ("factors", "of_upcard", "constants", "rings")
+        }
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        parts = self._unscaled(observations).values()
-        return torch.cat([part.flatten(1) for part, _ in parts], dim=1) / self.divisors
+        x = observations.flatten(1).float()
+        u = self.upcard
+        if x.device.type == "cpu":  # as nonzero() computes them
+            rows = x.detach().numpy()
+            sums = self._sums(SparseObs.of(rows))
+            extras = torch.from_numpy(self._extras(rows[:, :52], rows[:, u : u + 52], sums))
+        else:
+            extras = self._extras(x[:, :52], x[:, u : u + 52], x @ self.sums)
+        return torch.cat([x, extras], dim=1) / self.divisors
 
-    def nonzero(self, observations: torch.Tensor) -> SparseObs:
-        """:meth:`forward`'s nonzero entries, row by row (CPU tensors, no gradient): the same values."""
-        with torch.no_grad():
-            unscaled = torch.cat(
-                [part.flatten(1) for part, _ in self._unscaled(observations).values()], dim=1
-            )
-        found = SparseObs.of(unscaled.numpy())
-        found.values /= self.divisors[0].numpy()[found.cols]  # float32, rounded as torch's division
-        return found
+    def nonzero(self, observations: torch.Tensor | np.ndarray) -> SparseObs:
+        """:meth:`forward`'s nonzero entries, row by row, of a CPU tensor without a gradient or an
+        array (any numeric type, read as it is): the same values."""
+        if isinstance(observations, torch.Tensor):
+            observations = observations.numpy()
+        x = observations.reshape(len(observations), -1)
+        found = SparseObs.of(x)  # the observation's own entries, read once for both parts
+        u = self.upcard
+        sums = self._sums(found)
+        hand, up = x[:, :52].astype(np.float32), x[:, u : u + 52].astype(np.float32)
+        both = found.hstack(SparseObs.of(self._extras(hand, up, sums)))
+        both.values /= self.divisors[0].numpy()[both.cols]  # float32, rounded as torch's division
+        return both
+
+    def same_layout(self, other: Any) -> bool:
+        """Whether ``other`` is a RummyFeatures of the same table (the same features of an observation)."""
+        if not isinstance(other, RummyFeatures):
+            return False
+        return (self.features_dim, self.n, self.upcard, self.discards, self.picked, self.table) == (
+            other.features_dim,
+            other.n,
+            other.upcard,
+            other.discards,
+            other.picked,
+            other.table,
+        )
 
     def parts(self, observations: torch.Tensor) -> dict[str, torch.Tensor]:
         """The features by name, each ``[batch, ...]``, in the order :meth:`forward` concatenates them."""
-        unscaled = self._unscaled(observations).items()
-        return {name: part / torch.as_tensor(by, device=part.device) for name, (part, by) in unscaled}
+        out = self(observations)
+        b, size = out.shape[0], self.features_dim - self.extra_size
+        named = {"observation": out[:, :size]}
+        for name, shape, _ in self.layout:
+            width = int(np.prod(shape))
+            named[name] = out[:, size : size + width].reshape(b, *shape)
+            size += width
+        return named
 
-    def _unscaled(self, observations: torch.Tensor) -> dict[str, tuple[torch.Tensor, Any]]:
-        """:meth:`parts` before their last division, each with its divisor (a number or a tensor)."""
-        x = observations.flatten(1).float()
-        b, n, u = x.shape[0], self.n, self.upcard
-        hand = x[:, :52].reshape(b, 4, 13)  # card = suit * 13 + rank
-        up = x[:, u : u + 52].reshape(b, 4, 13)
-        has_up = x[:, u : u + 53].sum(1)
-        # Cards seen outside the hand: the discard pile, naturals on the table, cards others took.
-        melds = x[:, self.table[0] : self.table[1]].reshape(b, -1, 112)
-        on_table = melds[:, :, :52].sum(1)
-        on_table[:, 0::13] += melds[:, :, 52:56].sum(1)  # high aces (places 52..55) are aces C, D, H, S
-        picked = x[:, self.picked : self.picked + n * 53].reshape(b, n, 53)[:, 1:, :52]  # other seats
-        seen = (x[:, self.discards : self.discards + 52] + on_table + picked.sum(1)).reshape(b, 4, 13)
-        counts = _count_parts(x, u)
-        held = (hand > 0).float()
-        rank_held = counts["rank_counts"][0].unsqueeze(1).expand(b, 4, 13)  # the hand's sum by rank
-        rank_seen = seen.sum(1).unsqueeze(1).expand(b, 4, 13)
-        near1, near2 = _neighbours(held, 1), _neighbours(held, 2)
-        # facts a network reads off one unit ("a high single card whose rank is mostly gone") rather
-        # than finding the products in 2,000 raw counts (cloning planner agrees far more often)
-        per_card = torch.stack(
+    def _sums(self, found: SparseObs) -> np.ndarray:
+        """``(B, S)``: the sums of :meth:`_sum_columns` of the CPU observations whose nonzero
+        entries are ``found`` (a row of the sums' matrix an entry, not a product reading every one)."""
+        rows, values = torch.from_numpy(self.sum_row[found.cols]), torch.from_numpy(found.values)
+        with torch.no_grad():
+            sums = F.embedding_bag(
+                rows,
+                self.distinct_sums,
+                torch.from_numpy(found.starts),
+                mode="sum",
+                per_sample_weights=values,
+            )
+        return sums.numpy()
+
+    def _sum_columns(self, size: int) -> np.ndarray:
+        """``(L, S)``: which observation entries each linear fact of :meth:`_extras` adds up, 0 or 1
+        (sums of whole numbers: exact in float32 in any order); the order _extras() reads them."""
+        n, u, p = self.n, self.upcard, self.picked
+        cards = np.arange(NUM_NATURALS).reshape(4, 13)  # card = suit * 13 + rank
+        melds = range(self.table[0], self.table[1], 112)
+
+        def column(at: Any) -> np.ndarray:
+            out = np.zeros(size, np.float32)
+            np.add.at(out, np.asarray(list(at) if isinstance(at, range) else at).reshape(-1), 1)
+            return out
+
+        # cards seen outside the hand: the discard pile, naturals on the table, cards others took
+        seen_at = [
+            [self.discards + c, *(m + c for m in melds), *(p + k * 53 + c for k in range(1, n))]
+            for c in range(52)
+        ]
+        for suit in range(4):  # high aces (places 52..55) are aces C, D, H, S
+            seen_at[suit * 13] += [m + 52 + suit for m in melds]
+        seen = [column(at) for at in seen_at]
+        return np.stack(
             [
-                counts["held_rank"][0],  # cards held of its rank (0 if not held); repeats held_rank
-                held * rank_seen,  # cards of its rank seen elsewhere
-                held * self.points,
-                held * near1,  # same-suit neighbours held, one and two ranks away
-                held * near2,
-                (held * rank_held == 1).float(),  # held, and the only card of its rank
-                seen,
-                rank_held,
-                rank_seen,
+                *(column(cards[:, r]) for r in range(13)),  # 0: the hand's ranks
+                *(column(u + cards[:, r]) for r in range(13)),  # 13: the upcard's rank
+                *(column(cards[s]) for s in range(4)),  # 26: the hand's suits
+                *(column(u + cards[s]) for s in range(4)),  # 30: the upcard's suit
+                *(sum(seen[c] for c in cards[:, r]) for r in range(13)),  # 34: ranks seen
+                *seen,  # 47
+                *(
+                    column(p + k * 53 + cards[:, r]) for k in range(1, n) for r in range(13)
+                ),  # 99: ranks taken
+                column(range(u, u + 53)),  # -3: an upcard offered
+                column([u + 52]),  # -2: the upcard a joker
+                column([52]),  # -1: jokers held
             ],
-            dim=1,
+            axis=1,
         )
+
+    def _factors(self, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(2, E)``: the two sources (_extras()) whose product is each feature after the
+        observation, in forward()'s order (a 1 for the facts written after); ``(6 * 52,)``: the
+        sources the upcard's facts multiply, block by block."""
+        ranks, seen, taken, offered, up_joker, jokers = 0, 47, 99, width - 3, width - 2, width - 1
+        hand, held, near, points, one = width, width + 52, width + 104, width + 208, width + 260
+        rank = np.tile(np.arange(13), 4)  # each card's rank, card = suit * 13 + rank
+        card = np.arange(NUM_NATURALS)
+        pairs: list[tuple[Any, Any]] = [
+            (ranks + np.arange(13), one),  # rank_counts
+            (13 + np.arange(13), one),  # upcard_rank
+            (ranks + np.arange(13), 13 + np.arange(13)),  # upcard_rank_held
+            (26 + np.arange(4), one),  # suit_counts
+            (30 + np.arange(4), one),  # upcard_suit
+            (26 + np.arange(4), 30 + np.arange(4)),  # upcard_suit_held
+            (up_joker, one),  # upcard_joker
+            (held + card, ranks + rank),  # held_rank
+            # per card: cards held of its rank (0 if not held; repeats held_rank), of its rank seen
+            # elsewhere, its points, same-suit neighbours held one and two ranks away, the only one
+            # of its rank held (written after), seen elsewhere, cards held of its rank, seen
+            (held + card, ranks + rank),
+            (held + card, 34 + rank),
+            (held + card, points + card),
+            (held + card, near + card),
+            (held + card, near + 52 + card),
+            (one, one + 0 * card),  # (52 of them)
+            (seen + card, one),
+            (ranks + rank, one),
+            (34 + rank, one),
+            (one + np.zeros(6, np.int64), one),  # the upcard's facts, written after
+            (offered, jokers),  # jokers held while an upcard is offered
+            (offered, one),
+            (taken + np.arange(13 * (self.n - 1)), one),  # ranks each opponent took
+        ]
+        broadcast = [np.broadcast_arrays(np.atleast_1d(a), np.atleast_1d(b)) for a, b in pairs]
+        factors = np.stack(
+            [np.concatenate([a for a, _ in broadcast]), np.concatenate([b for _, b in broadcast])]
+        )
+        # cards held of the upcard's rank, of its rank seen elsewhere, its same-suit neighbours held
+        # (two reaches), its points, copies of it held
+        of_upcard = np.concatenate(
+            [ranks + rank, 34 + rank, near + card, near + 52 + card, points + card, hand + card]
+        )
+        return factors.astype(np.int64), of_upcard.astype(np.int64)
+
+    def _extras(self, hand: Any, up: Any, sums: Any) -> Any:
+        """The features after the observation, unscaled, ``(B, extra_size)``, from the hand's and the
+        upcard's 52 naturals (float32) and :meth:`_sums`: numpy arrays (``nonzero``: a small batch
+        on the CPU, where numpy's operations cost a fraction of torch's) or tensors (``forward``,
+        any device), the same operations and values: few of them, each feature the product of two
+        sources (whole numbers, or a 1 and a card's points: exact)."""
+        ops = _NUMPY if isinstance(sums, np.ndarray) else _TORCH
+        parts = (
+            self.numpy_parts
+            if ops is _NUMPY
+            else {
+                "factors": self.factors,
+                "of_upcard": self.of_upcard,
+                "constants": self.constants,
+                "rings": self.rings,
+            }
+        )
+        b = hand.shape[0]
+        held = ops.as_float(hand > 0)
+        near = held.reshape(b, 1, 4, 13) @ parts["rings"]  # (B, 2, 4, 13): neighbours one and two ranks away
+        constants = ops.broadcast_to(parts["constants"], (b, NUM_NATURALS + 1))
+        sources = ops.cat([sums, hand, held, near.reshape(b, 2 * NUM_NATURALS), constants], 1)
+        factors = parts["factors"]
+        out = ops.take(sources, factors[0]) * ops.take(sources, factors[1])
+        per_card = out[:, 104:572].reshape(b, self.PER_CARD, NUM_NATURALS)
+        ops.eq(per_card[:, 0], 1, out=per_card[:, 5])  # held, and the only card of its rank
         # the upcard's facts: the upcard's (one-hot) products with whole numbers and with one point
         # value summed in one operation, exact in any order
-        of_upcard = torch.stack(
-            [rank_held, rank_seen, near1, near2, self.points.expand(b, 4, 13), hand], dim=1
-        )
-        up_facts = torch.cat(
-            [
-                # cards held of the upcard's rank, of its rank seen elsewhere, same-suit neighbours
-                # held (two reaches), its points, copies of the upcard itself held
-                (up.unsqueeze(1) * of_upcard).sum((2, 3)),
-                (has_up * x[:, 52]).unsqueeze(1),  # jokers held while an upcard is offered
-                has_up.unsqueeze(1),
-            ],
-            dim=1,
-        )
+        blocks = ops.take(sources, parts["of_upcard"]).reshape(b, 6, NUM_NATURALS)
+        out[:, 572:578] = (blocks @ up[:, :, None]).reshape(b, 6)
         # The layout is what the shipped model was trained on: per_card repeats held_rank and
         # rank_counts (rows 0 and 7); dropping them would need a retrained model.
-        return {
-            "observation": (x, self.scale),
-            **counts,
-            "per_card": (per_card, self.PER_CARD_DIVISORS),
-            "upcard_facts": (up_facts, self.UPCARD_DIVISORS),
-            "opponent_ranks": (picked.reshape(b, n - 1, 4, 13).sum(2), 2),  # ranks each opponent took
-        }
+        return out
+
+
+class _Ops:
+    """The operations :meth:`RummyFeatures._extras` names, of numpy or of torch."""
+
+    def __init__(self, numpy: bool) -> None:
+        self.eq: Any = np.equal if numpy else torch.eq
+        self.cat: Any = np.concatenate if numpy else torch.cat
+        self.broadcast_to: Any = np.broadcast_to if numpy else torch.broadcast_to
+        self.numpy = numpy
+
+    def as_float(self, x: Any) -> Any:
+        return x.astype(np.float32) if self.numpy else x.float()
+
+    def take(self, x: Any, columns: Any) -> Any:
+        """``x[:, columns]``."""
+        return np.take(x, columns, 1) if self.numpy else x.index_select(1, columns)
+
+
+_NUMPY, _TORCH = _Ops(numpy=True), _Ops(numpy=False)

@@ -76,6 +76,17 @@ class SparseObs:
         at = np.repeat(self.starts[rows] - begins, counts) + np.arange(int(counts.sum()))
         return SparseObs(self.cols[at], self.values[at], counts, self.width)
 
+    def hstack(self, other: SparseObs) -> SparseObs:
+        """Each row's entries, then the same row's of ``other`` (columns after this batch's)."""
+        # an entry's place: its own in its batch, shifted by the other batch's entries before its row
+        mine = np.arange(len(self.cols)) + np.repeat(other.starts, self.counts)
+        theirs = np.arange(len(other.cols)) + np.repeat(self.starts + self.counts, other.counts)
+        cols = np.empty(len(mine) + len(theirs), np.int64)
+        values = np.empty(len(cols), np.float32)
+        cols[mine], cols[theirs] = self.cols, other.cols + self.width
+        values[mine], values[theirs] = self.values, other.values
+        return SparseObs(cols, values, self.counts + other.counts, self.width + other.width)
+
 
 class SparseFirstLayer(torch.autograd.Function):
     """``x @ weight.T`` for the observations ``x`` given by their nonzero entries, as a sum of the
@@ -90,9 +101,16 @@ class SparseFirstLayer(torch.autograd.Function):
         values: torch.Tensor,
         counts: torch.Tensor,
     ) -> torch.Tensor:
-        offsets = torch.cumsum(counts, 0) - counts
         ctx.save_for_backward(cols, values, counts)
         ctx.width = weight.shape[1]
+        return SparseFirstLayer.sums(by_input, cols, values, torch.cumsum(counts, 0) - counts)
+
+    @staticmethod
+    def sums(
+        by_input: torch.Tensor, cols: torch.Tensor, values: torch.Tensor, offsets: torch.Tensor
+    ) -> torch.Tensor:
+        """The forward pass's output alone, each row's entries from ``offsets`` on (no gradient:
+        without the autograd function's bookkeeping, a fair share of a small batch's time)."""
         return F.embedding_bag(cols, by_input, offsets, mode="sum", per_sample_weights=values)
 
     @staticmethod
@@ -131,6 +149,13 @@ class LegalDots(torch.autograd.Function):
         counts: torch.Tensor,
     ) -> torch.Tensor:
         ctx.save_for_backward(source, h, actions, rows, counts)
+        return LegalDots.dots(source, h, actions, rows)
+
+    @staticmethod
+    def dots(
+        source: torch.Tensor, h: torch.Tensor, actions: torch.Tensor, rows: torch.Tensor
+    ) -> torch.Tensor:
+        """The forward pass's output alone (no gradient)."""
         return source.index_select(0, actions).mul_(h.index_select(0, rows)).sum(1)
 
     @staticmethod

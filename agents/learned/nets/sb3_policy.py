@@ -27,12 +27,6 @@ from shanghai_env.agents.learned.nets.policy import LegalDots, SparseFirstLayer,
 MASKED_LOGIT = -1e8
 
 
-def nonzero_rows(x: torch.Tensor | SparseObs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The nonzero entries of a 2-d CPU tensor or a ``SparseObs``: columns, values, each row's count."""
-    found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
-    return torch.from_numpy(found.cols), torch.from_numpy(found.values), torch.from_numpy(found.counts)
-
-
 class SparseInputLinear(nn.Module):
     """A linear layer whose weight is kept by input, ``(in_features, out_features)``, read through
     the input's nonzero entries on the CPU (or a ``SparseObs``), densely elsewhere or where the
@@ -51,8 +45,14 @@ class SparseInputLinear(nn.Module):
     def forward(self, x: torch.Tensor | SparseObs) -> torch.Tensor:
         if isinstance(x, torch.Tensor) and (x.device.type != "cpu" or x.requires_grad):
             return x @ self.weight + self.bias
-        cols, values, counts = nonzero_rows(x)
-        return SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts) + self.bias
+        found = x if isinstance(x, SparseObs) else SparseObs.of(x.detach().numpy())
+        cols, values = torch.from_numpy(found.cols), torch.from_numpy(found.values)
+        if torch.is_grad_enabled():
+            counts = torch.from_numpy(found.counts)
+            z = SparseFirstLayer.apply(self.weight.t(), self.weight.detach(), cols, values, counts)
+        else:  # acting: the same sums, without the autograd function
+            z = SparseFirstLayer.sums(self.weight, cols, values, torch.from_numpy(found.starts))
+        return z + self.bias
 
 
 class SharedTrunk(nn.Module):
@@ -75,7 +75,14 @@ class SharedTrunk(nn.Module):
         return latent, latent
 
     def forward_actor(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
-        return self.layers(features)
+        if torch.is_grad_enabled():
+            return self.layers(features)
+        # acting: each layer's forward alone, without a module call's hooks and checks (a tenth of
+        # a small batch's time in the trunk)
+        out = features
+        for layer in self.layers:
+            out = layer.forward(out)
+        return out  # type: ignore[return-value]
 
     def forward_critic(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         return self.layers(features)
@@ -88,11 +95,11 @@ class LegalActions:
     of a row."""
 
     def __init__(self, masks: Any, device: torch.device) -> None:
-        if isinstance(masks, SparseObs):
-            self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
-        else:
+        if not isinstance(masks, SparseObs):
             mask = torch.as_tensor(masks)
-            self.actions, _, counts = nonzero_rows(mask.cpu().reshape(len(mask), -1))
+            masks = SparseObs.of(mask.cpu().reshape(len(mask), -1).numpy())
+        self.found = masks  # the mask's nonzero entries
+        self.actions, counts = torch.from_numpy(masks.cols), torch.from_numpy(masks.counts)
         if bool((counts == 0).any()):
             raise ValueError("every decision needs a legal action in its mask")
         width = int(counts.max())
@@ -125,6 +132,10 @@ class RummyPolicy(MaskableActorCriticPolicy):
         # MaskablePPO's Adam (its eps), fused: one kernel a step for every tensor, not a few each
         kwargs.setdefault("optimizer_kwargs", {"eps": 1e-5, "fused": True})
         super().__init__(*args, **kwargs)
+        # the observations and masks a rollout step last acted on, their features' and the masks'
+        # nonzero entries, which a RummyRolloutBuffer acting with this policy keeps rather than
+        # finding them again
+        self.last_acted: tuple[np.ndarray, SparseObs, Any, SparseObs] | None = None
 
     def _build_mlp_extractor(self) -> None:
         arch = self.net_arch
@@ -139,7 +150,7 @@ class RummyPolicy(MaskableActorCriticPolicy):
         """The rollout's actions (drawn among the legal ones, or their mode), values, log-probabilities."""
         if action_masks is None:
             return super().forward(obs, deterministic)
-        latent, legal, log_probs = self._legal_log_probs(obs, action_masks)
+        latent, legal, log_probs = self._legal_log_probs(obs, action_masks, keep=True)
         at = log_probs.argmax(1, keepdim=True) if deterministic else torch.multinomial(log_probs.exp(), 1)
         actions = legal.ids.gather(1, at).reshape(-1)
         return actions, self.value_net(latent), log_probs.gather(1, at).reshape(-1)
@@ -157,14 +168,26 @@ class RummyPolicy(MaskableActorCriticPolicy):
         log_prob = log_probs.gather(1, legal.position(actions)).reshape(-1)
         return self.value_net(latent), log_prob, entropy
 
-    def actor_latent(self, obs: torch.Tensor) -> torch.Tensor:
-        """The trunk's output for ``obs`` (on the CPU without a gradient, through the nonzero features)."""
-        extractor = self.features_extractor
-        if isinstance(extractor, RummyFeatures) and obs.device.type == "cpu" and not obs.requires_grad:
-            return self._trunk(extractor.nonzero(obs))
+    def actor_latent(self, obs: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """The trunk's output for ``obs`` (a tensor, or an array of any numeric type: on the CPU
+        without a gradient, read through the nonzero features as they are)."""
+        found = self._nonzero_features(obs)
+        if found is not None:
+            return self._trunk(found)
+        if isinstance(obs, np.ndarray):
+            obs = torch.from_numpy(np.asarray(obs, np.float32)).to(self.device)  # a copy: it may be read-only
         features = self.extract_features(obs)
         assert isinstance(features, torch.Tensor)  # one features extractor, shared
         return self._trunk(features)
+
+    def _nonzero_features(self, obs: torch.Tensor | np.ndarray) -> SparseObs | None:
+        """The nonzero entries of the features of ``obs`` where the trunk reads them so (on the CPU,
+        without a gradient); None elsewhere."""
+        extractor = self.features_extractor
+        grad = isinstance(obs, torch.Tensor) and obs.requires_grad
+        if isinstance(extractor, RummyFeatures) and self.device.type == "cpu" and not grad:
+            return extractor.nonzero(obs)
+        return None
 
     def _trunk(self, features: torch.Tensor | SparseObs) -> torch.Tensor:
         trunk = self.mlp_extractor
@@ -172,16 +195,23 @@ class RummyPolicy(MaskableActorCriticPolicy):
         return trunk.forward_actor(features)
 
     def _legal_log_probs(
-        self, obs: torch.Tensor | SparseObs, action_masks: Any
+        self, obs: torch.Tensor | SparseObs, action_masks: Any, keep: bool = False
     ) -> tuple[torch.Tensor, LegalActions, torch.Tensor]:
-        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities."""
+        """The trunk's output, the legal actions of ``action_masks`` and their log-probabilities;
+        ``keep``: a rollout step's, its features and legal actions kept in ``last_acted``."""
+        found: SparseObs | None = None
         if isinstance(obs, SparseObs):
             if obs.width != self.features_dim:
                 raise ValueError(f"features of width {obs.width}: this policy's are {self.features_dim}")
             latent = self._trunk(obs)
+        elif (found := self._nonzero_features(obs)) is not None:
+            latent = self._trunk(found)
         else:
             latent = self.actor_latent(obs)
         legal = LegalActions(action_masks, latent.device)
+        if keep and found is not None:
+            seen: Any = obs.numpy() if isinstance(obs, torch.Tensor) else obs
+            self.last_acted = (seen, found, action_masks, legal.found)
         head = self.action_net
         assert isinstance(head, nn.Linear)
         return latent, legal, legal.log_probs(head, latent)
@@ -191,7 +221,8 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
     """sb3-contrib's ``MaskableRolloutBuffer`` for a :class:`RummyPolicy`: bool masks, and each
     minibatch given its rows' legal actions (a :class:`~.policy.SparseObs`) in place of the masks.
     With ``features_extractor_kwargs`` (the policy's :class:`RummyFeatures` arguments) on the CPU,
-    the features too, found once a rollout, in place of the observations.
+    the features too, found once a rollout, in place of the observations; with ``acting`` (the
+    policy that acts in the rollout) those it found while acting, for the same observations.
     """
 
     CHUNK = 1024  # rows whose features are computed together (a float32 array of ~12 MB at 4 players)
@@ -203,23 +234,67 @@ class RummyRolloutBuffer(MaskableRolloutBuffer):
         self.features: RummyFeatures | None = None
         if features_extractor_kwargs is not None and self.device.type == "cpu":
             self.features = RummyFeatures(self.observation_space, **features_extractor_kwargs)  # type: ignore[arg-type]
+        self.acting: RummyPolicy | None = None
 
     def reset(self) -> None:
         if not isinstance(self.action_space, spaces.Discrete):
             raise ValueError(f"RummyRolloutBuffer: a Discrete action space, got {self.action_space}")
         self.mask_dims = int(self.action_space.n)
-        # every action legal until add() is given masks, as sb3-contrib's buffer starts
-        self.action_masks = np.ones((self.buffer_size, self.n_envs, self.mask_dims), dtype=bool)
+        # every action legal where add() is given no masks, as in sb3-contrib's buffer; the array
+        # is kept from one rollout to the next (add() writes each step's), not filled again
+        shape = (self.buffer_size, self.n_envs, self.mask_dims)
+        if getattr(self, "action_masks", None) is None or self.action_masks.shape != shape:
+            self.action_masks = np.ones(shape, dtype=bool)
         self.legal: SparseObs | None = None
         self.sparse_features: SparseObs | None = None
+        # each step's features and legal actions, from `acting`
+        self.acted: list[SparseObs | None] = [None] * self.buffer_size
+        self.acted_legal: list[SparseObs | None] = [None] * self.buffer_size
         RolloutBuffer.reset(self)  # not MaskableRolloutBuffer's: it would allocate float32 masks
 
     def get(self, batch_size: int | None = None) -> Generator[MaskableRolloutBufferSamples, None, None]:  # type: ignore[override]
         if self.legal is None:  # the rollout's first minibatch: rows in get()'s order
-            self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
+            self.legal = self._by_env(self.acted_legal)
+            if self.legal is None:
+                self.legal = SparseObs.of(self.action_masks.swapaxes(0, 1).reshape(-1, self.mask_dims))
             if self.features is not None:
-                self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
+                self.sparse_features = self._by_env(self.acted)
+                if self.sparse_features is None:
+                    self.sparse_features = self._features_of(self.observations.swapaxes(0, 1))
         return super().get(batch_size)
+
+    def add(self, *args: Any, action_masks: np.ndarray | None = None, **kwargs: Any) -> None:
+        step = self.pos
+        super().add(*args, action_masks=action_masks, **kwargs)
+        if action_masks is None:
+            self.action_masks[step] = True
+        obs = args[0] if args else kwargs["obs"]
+        last = self.acting.last_acted if self.acting is not None else None
+        extractor = self.acting.features_extractor if self.acting is not None else None
+        if last is not None and self.features is not None and self.features.same_layout(extractor):
+            seen, found, masks, legal = last
+            # those of these very observations and masks (compared, not assumed: a step may not have acted)
+            if seen.shape == np.shape(obs) and np.array_equal(seen, obs):
+                self.acted[step] = found
+            same = action_masks is not None and np.shape(masks) == np.shape(action_masks)
+            if same and np.array_equal(masks, np.asarray(action_masks)):
+                self.acted_legal[step] = legal
+
+    def _by_env(self, found: list[SparseObs | None]) -> SparseObs | None:
+        """The steps' rows ``acting`` found, in get()'s order (env by env); None unless it found
+        every step's."""
+        if any(f is None for f in found):
+            return None
+        steps: list[SparseObs] = found  # type: ignore[assignment]
+        width = steps[0].width
+        by_step = SparseObs(
+            np.concatenate([f.cols for f in steps]),
+            np.concatenate([f.values for f in steps]),
+            np.concatenate([f.counts for f in steps]),
+            width,
+        )
+        order = np.arange(self.buffer_size * self.n_envs).reshape(self.buffer_size, self.n_envs).T
+        return by_step.take(order.reshape(-1))
 
     def _features_of(self, observations: np.ndarray) -> SparseObs:
         """The nonzero entries of the features of ``observations`` (all rows, a chunk at a time)."""

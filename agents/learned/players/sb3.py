@@ -15,6 +15,7 @@ observation (``venv.obs`` of a vector env with the table of :func:`saved_table`)
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import os
 import sys
@@ -162,21 +163,23 @@ def legal_modes(policy: Any, observations: np.ndarray, legal: list[list[int]]) -
     # the same dot products RummyPolicy samples the learner's moves from (LegalDots)
     import torch
 
-    from shanghai_env.agents.learned.nets.policy import LegalDots, padded
+    from shanghai_env.agents.learned.nets.policy import LegalDots
 
-    idx, valid = padded(legal)
+    counts = np.fromiter(map(len, legal), np.int64, len(legal))
+    flat = np.fromiter(itertools.chain.from_iterable(legal), np.int64, int(counts.sum()))
+    rows = np.repeat(np.arange(len(legal)), counts)
     with torch.inference_mode():
         latent = _actor_latent(policy, observations)
         head = policy.action_net
-        counts = torch.from_numpy(valid.sum(1))
-        actions = torch.from_numpy(idx[valid]).to(latent.device)
-        rows = torch.repeat_interleave(torch.arange(len(legal)), counts).to(latent.device)
-        dots = LegalDots.apply(head.weight, latent, actions, rows, counts)
-        scores = dots + head.bias.index_select(0, actions)
-        in_row = torch.from_numpy(valid).to(latent.device)
-        logits = torch.full(valid.shape, -torch.inf, device=latent.device).masked_scatter_(in_row, scores)
-        best = logits.argmax(dim=1).cpu().numpy()
-    return idx[np.arange(len(legal)), best].tolist()
+        actions = torch.from_numpy(flat).to(latent.device)
+        dots = LegalDots.dots(head.weight, latent, actions, torch.from_numpy(rows).to(latent.device))
+        scores = (dots + head.bias.index_select(0, actions)).cpu().numpy()
+    # each row's first best (argmax over the rows padded with -inf), in numpy: a small batch's
+    # few operations cost less there
+    starts = np.cumsum(counts) - counts
+    logits = np.full((len(legal), int(counts.max(initial=1))), -np.inf, np.float32)
+    logits[rows, np.arange(len(flat)) - starts[rows]] = scores
+    return flat[starts + logits.argmax(1)].tolist()
 
 
 def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
@@ -186,11 +189,11 @@ def _actor_latent(policy: Any, observations: np.ndarray) -> Any:
 
     if policy.training:  # set once: predict() would switch every module on every call
         policy.set_training_mode(False)
-    # float32 through numpy: a copy either way, and the batched games' arrays are read-only
-    obs = torch.from_numpy(np.asarray(observations, np.float32).reshape(len(observations), -1))
-    obs = obs.to(policy.device)
+    rows = np.asarray(observations).reshape(len(observations), -1)
     if hasattr(policy, "actor_latent"):  # RummyPolicy's: through the features' nonzero entries
-        return policy.actor_latent(obs)
+        return policy.actor_latent(rows)
+    # float32 through numpy: a copy either way, and the batched games' arrays are read-only
+    obs = torch.from_numpy(np.asarray(rows, np.float32)).to(policy.device)
     features = BaseModel.extract_features(policy, obs, policy.pi_features_extractor)
     return policy.mlp_extractor.forward_actor(features)
 

@@ -127,6 +127,8 @@ class SB3:
         else:
             self.model = build_model(config.rules, self.opt, self.venv, seed32(config.seed), device)
         self.model.set_logger(Logger(folder=None, output_formats=[]))  # the loop keeps the logs
+        if isinstance(self.model.rollout_buffer, RummyRolloutBuffer):  # it keeps the features found acting
+            self.model.rollout_buffer.acting = self.model.policy
         self.updates, self.new_games = 0, True
 
     def _opponents(self) -> list[Any]:

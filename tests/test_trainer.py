@@ -124,20 +124,54 @@ def test_exit_searches_the_kinds_of_decision_it_is_told(tmp_path, monkeypatch):
     from shanghai_env.agents.learned.players.net_search import NetSearchBot, _kind
 
     seen: dict[str, set[str]] = {}
-    real = NetSearchBot.candidates
+    real = NetSearchBot.scored_candidates
 
     def spy(self, decision):
         found = real(self, decision)
-        if len(found) > 1:
+        if len(found[0]) > 1:
             seen.setdefault(",".join(sorted(self.params.decisions)), set()).add(_kind(decision))
         return found
 
-    monkeypatch.setattr(NetSearchBot, "candidates", spy)
+    monkeypatch.setattr(NetSearchBot, "scored_candidates", spy)
     plays = tiny("exit", str(tmp_path / "plays"), timesteps=128)
     plays.method_options["decisions"] = "play"
     train(plays)
     train(tiny("exit", str(tmp_path / "default"), timesteps=128))
     assert seen == {"play": {"play"}, "buy,draw": {"buy", "draw"}}
+
+
+def test_paired_labels_keep_the_network_s_mean_and_set_the_measured_difference():
+    """--labels paired: the candidates' targets average the network's scores, and the alternative's
+    difference to the first is its paired difference in the worlds both were played in (points
+    converted to the network's values), not the difference of their means over unequal worlds."""
+    from shanghai_env.agents.learned.train.methods.exit import paired_targets
+
+    # the alternative left the race after 2 worlds, 10 points better (lower) in both; the first
+    # candidate's mean over all four worlds is 30 points worse than over those two
+    values = [[20.0, 40.0, 80.0, 100.0], [10.0, 30.0]]
+    to_value = -150.0  # 3 players: points = -150 * the network's value
+    got = paired_targets([0.5, 0.3], values, to_value)
+    assert got[1] - got[0] == pytest.approx(-10.0 / to_value)
+    assert (got[0] + got[1]) / 2 == pytest.approx(0.4)
+    means = [float(np.mean(v)) / to_value for v in values]
+    assert means[1] - means[0] == pytest.approx(-40.0 / to_value)  # what --labels values would teach
+
+
+def test_exit_trains_on_paired_labels(tmp_path):
+    """An exit run with --labels paired searches, labels and saves a player like the default."""
+    import csv
+
+    out = str(tmp_path / "paired")
+    config = tiny("exit", out, timesteps=128)
+    config.method_options["labels"] = "paired"
+    train(config)
+    with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+        assert sum(float(r["searched"]) for r in csv.DictReader(f)) > 0
+    check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
+    default = str(tmp_path / "values")
+    train(tiny("exit", default, timesteps=128))
+    a, b = weights(os.path.join(out, "model.pt")), weights(os.path.join(default, "model.pt"))
+    assert any(not torch.equal(a[k], b[k]) for k in a)  # the labels reached the weights
 
 
 def test_exit_measures_its_searches_in_worker_processes_with_the_same_result(tmp_path):

@@ -193,6 +193,10 @@ class NetSearchBot:
 
     def candidates(self, decision: Decision) -> list[int]:
         """Action ids to search, the network's best first (alone where the decision is not searched)."""
+        return self.scored_candidates(decision)[0]
+
+    def scored_candidates(self, decision: Decision) -> tuple[list[int], list[float]]:
+        """:meth:`candidates` and the network's score of each."""
         ids, scores = self.agent.move_scores(decision)
         order = np.argsort(-scores, kind="stable")
         if (
@@ -200,8 +204,10 @@ class NetSearchBot:
             or _kind(decision) not in self.params.decisions
             or scores[order[0]] - scores[order[1]] > self.params.gate
         ):
-            return [ids[int(order[0])]]
-        return [ids[int(k)] for k in order[: 1 + self.params.alternatives]]
+            order = order[:1]
+        else:
+            order = order[: 1 + self.params.alternatives]
+        return [ids[int(k)] for k in order], [float(scores[k]) for k in order]
 
     def act(self, decision: Decision) -> int:
         self.stats.decisions += 1

@@ -20,6 +20,8 @@ from shanghai_env.cli import int_in, number_in
 from shanghai_env.decision import decision_for
 from shanghai_env.rules import Rules
 
+LABELS = ("values", "paired")
+
 
 def decision_kinds(text: str) -> str:
     """``--decisions``: comma-separated kinds, checked as the search's parameters check them."""
@@ -51,6 +53,11 @@ class ExItOptions(DMCOptions):
         4.0,
         "a searched value's weight in the loss, against a dmc target's 1 (default 4)",
         type=number_in(0.0),
+    )
+    labels: str = option(
+        "values",
+        "searched targets: measured means, or paired differences about the net's mean (default values)",
+        choices=LABELS,
     )
 
 
@@ -108,7 +115,7 @@ class ExIt(DMC):
         venv = self.venv
         games = venv.games
         kinds = self.searcher.params.decisions
-        found: list[tuple[int, list[int], Any]] = []  # (row, candidates, the native -> run's ids)
+        found: list[tuple[int, list[int], list[float], Any]] = []  # (row, candidates, scores, native -> run ids)
         tasks: list[Task] = []
         for row in self.np_rng.permutation(venv.num_envs):
             if len(found) == self.quota:
@@ -118,10 +125,11 @@ class ExIt(DMC):
                 continue
             table, encoder, maps = self._tables_of(game.rules)
             decision = decision_for(game, game.to_act, table, encoder)
-            candidates = self.searcher.candidates(decision)  # the network's two best, if close
+            candidates, scores = self.searcher.scored_candidates(decision)  # the two best, if close
             if len(candidates) < 2:
                 continue
-            found.append((int(row), candidates, maps.to_any if maps is not None else np.arange(table.size)))
+            to_run = maps.to_any if maps is not None else np.arange(table.size)
+            found.append((int(row), candidates, scores, to_run))
             # each search its own generator: the same values however many processes measure them
             seed = (self.config.seed, self.searched + len(tasks))
             tasks.append((decision.view, game.rules, candidates, seed))
@@ -130,12 +138,16 @@ class ExIt(DMC):
         self.quota -= len(found)
         self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
         actions = actions.copy()
-        for (row, candidates, to_run), values in zip(found, self.pool.measure(tasks)):
+        for (row, candidates, scores, to_run), values in zip(found, self.pool.measure(tasks)):
             best = self.searcher.choose(values)
             seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
             to_value = self.searcher.rollouts_for(games[row].rules).to_points  # points -> the net's values
-            for a, got in zip(candidates, values):
-                self.labels.append((seen, int(to_run[a]), float(np.mean(got)) / to_value))
+            if self.opt.labels == "paired":
+                targets = paired_targets(scores, values, to_value)
+            else:
+                targets = [float(np.mean(got)) / to_value for got in values]
+            for a, target in zip(candidates, targets):
+                self.labels.append((seen, int(to_run[a]), target))
             actions[row] = int(to_run[candidates[best]])
             self.searched += 1
             self.switched += int(best != 0)
@@ -163,3 +175,15 @@ class ExIt(DMC):
     def export(self, path: str, meta: dict[str, Any]) -> None:
         # the saved player plays as a dmc player: its highest-valued move
         super().export(path, meta | {"method": "dmc", "trained_by": "exit"})
+
+
+def paired_targets(scores: list[float], values: list[list[float]], to_value: float) -> list[float]:
+    """Targets that keep the network's mean of the candidates' scores and set each alternative's
+    difference to the first candidate to the one measured in the worlds both were played in.
+
+    Both moves of a world share its cards and stock draws, so their paired difference is far less
+    noisy than either mean; and an alternative that left the race early was measured in fewer,
+    unluckier worlds than the first, which its mean alone would keep."""
+    diffs = [0.0] + [float(np.mean(np.subtract(got, values[0][: len(got)]))) / to_value for got in values[1:]]
+    shift = float(np.mean(scores)) - float(np.mean(diffs))
+    return [shift + d for d in diffs]

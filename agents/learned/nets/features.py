@@ -113,6 +113,10 @@ class RummyFeatures(BaseFeaturesExtractor):
             ("opponent_ranks", (num_players - 1, 13), 2),
         ]
         self.extra_size = sum(int(np.prod(shape)) for _, shape, _ in self.layout)
+        # where each feature starts after the observation (what _extras() writes in place)
+        widths = [int(np.prod(shape)) for _, shape, _ in self.layout]
+        starts = np.cumsum([0, *widths[:-1]]).tolist()
+        self.extra_start = {name: start for (name, _, _), start in zip(self.layout, starts)}
         super().__init__(observation_space, size + self.extra_size)
         self.scale: torch.Tensor
         self.points: torch.Tensor
@@ -331,12 +335,14 @@ class RummyFeatures(BaseFeaturesExtractor):
         sources = ops.cat([sums, hand, held, near.reshape(b, 2 * NUM_NATURALS), constants], 1)
         factors = parts["factors"]
         out = ops.take(sources, factors[0]) * ops.take(sources, factors[1])
-        per_card = out[:, 104:572].reshape(b, self.PER_CARD, NUM_NATURALS)
+        card_at, up_at = self.extra_start["per_card"], self.extra_start["upcard_facts"]
+        per_card = out[:, card_at : card_at + self.PER_CARD * NUM_NATURALS]
+        per_card = per_card.reshape(b, self.PER_CARD, NUM_NATURALS)
         ops.eq(per_card[:, 0], 1, out=per_card[:, 5])  # held, and the only card of its rank
         # the upcard's facts: the upcard's (one-hot) products with whole numbers and with one point
         # value summed in one operation, exact in any order
         blocks = ops.take(sources, parts["of_upcard"]).reshape(b, 6, NUM_NATURALS)
-        out[:, 572:578] = (blocks @ up[:, :, None]).reshape(b, 6)
+        out[:, up_at : up_at + 6] = (blocks @ up[:, :, None]).reshape(b, 6)
         # The layout is what the shipped model was trained on: per_card repeats held_rank and
         # rank_counts (rows 0 and 7); dropping them would need a retrained model.
         return out

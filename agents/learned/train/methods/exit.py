@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from shanghai_env.agents.bots.search import paired_difference
 from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
@@ -115,7 +116,7 @@ class ExIt(DMC):
         venv = self.venv
         games = venv.games
         kinds = self.searcher.params.decisions
-        found: list[tuple[int, list[int], list[float], Any]] = []  # (row, candidates, scores, native -> run ids)
+        found: list[tuple[int, list[int], list[float], Any]] = []  # row, candidates, scores, ids map
         tasks: list[Task] = []
         for row in self.np_rng.permutation(venv.num_envs):
             if len(found) == self.quota:
@@ -184,6 +185,6 @@ def paired_targets(scores: list[float], values: list[list[float]], to_value: flo
     Both moves of a world share its cards and stock draws, so their paired difference is far less
     noisy than either mean; and an alternative that left the race early was measured in fewer,
     unluckier worlds than the first, which its mean alone would keep."""
-    diffs = [0.0] + [float(np.mean(np.subtract(got, values[0][: len(got)]))) / to_value for got in values[1:]]
+    diffs = [0.0] + [paired_difference(got, values[0][: len(got)])[0] / to_value for got in values[1:]]
     shift = float(np.mean(scores)) - float(np.mean(diffs))
     return [shift + d for d in diffs]

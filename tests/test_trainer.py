@@ -174,6 +174,25 @@ def test_exit_trains_on_paired_labels(tmp_path):
     assert any(not torch.equal(a[k], b[k]) for k in a)  # the labels reached the weights
 
 
+def test_exit_deal_targets_start_holds_the_unlabelled_moves_at_the_starting_values(tmp_path):
+    """--deal-targets start: the moves the search did not label are fitted to the starting
+    network's own values, so with no search the first update's loss is its rounding alone, where
+    the deals' returns give a real error on the same games."""
+    import csv
+
+    def first_loss(deal_targets: str) -> float:
+        out = str(tmp_path / deal_targets)
+        config = tiny("exit", out, timesteps=2048)
+        config.method_options.update(searches=0, deal_targets=deal_targets)
+        train(config)
+        with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if float(r["trained_decisions"]) > 0]
+        return float(rows[0]["value_loss"])
+
+    assert first_loss("start") < 1e-6
+    assert first_loss("returns") > 1e-3
+
+
 def test_exit_measures_its_searches_in_worker_processes_with_the_same_result(tmp_path):
     """--env-workers 2 spreads exit's searches over two processes: the same run, weight for weight."""
     here, there = str(tmp_path / "here"), str(tmp_path / "there")

@@ -5,10 +5,12 @@ each candidate's measured value a target too. See docs/training.md, "exit".
 from __future__ import annotations
 
 import argparse
+import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import torch
 
 from shanghai_env.agents.bots.search import paired_difference
 from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
@@ -22,6 +24,7 @@ from shanghai_env.decision import decision_for
 from shanghai_env.rules import Rules
 
 LABELS = ("values", "paired")
+DEAL_TARGETS = ("returns", "start")
 
 
 def decision_kinds(text: str) -> str:
@@ -60,6 +63,12 @@ class ExItOptions(DMCOptions):
         "searched targets: measured means, or paired differences about the net's mean (default values)",
         choices=LABELS,
     )
+    deal_targets: str = option(
+        "returns",
+        "the other moves' targets: the deals' returns (dmc's), or the starting network's own values, "
+        "so that only the searched labels move it (default returns)",
+        choices=DEAL_TARGETS,
+    )
 
 
 class ExIt(DMC):
@@ -89,6 +98,34 @@ class ExIt(DMC):
         self._native: dict[Rules, tuple[Any, Any, AnyTable | None]] = {}
         self.quota = 0  # searches left in this update
         self.pool = SearchPool(self.searcher, self.config.env_workers)
+        # --deal-targets start: a frozen copy of the weights the run started from (--init, or the
+        # seeded fresh network), made again the same way on resume, before the saved weights load
+        self.start_net = None
+        if self.opt.deal_targets == "start":
+            self.start_net = copy.deepcopy(self.net).requires_grad_(False)
+
+    def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
+        obs, actions, targets, finished = super()._collect()
+        if self.start_net is not None and actions:
+            targets = self.start_values(obs, actions)
+        return obs, actions, targets, finished
+
+    def start_values(self, obs: list[bytes], actions: list[int]) -> list[float]:
+        """The starting network's value of each move played (``obs`` as collected: observation
+        bytes, then the facts'), the anchor that holds every move the search did not label."""
+        net, size = self.start_net, len(actions)
+        assert net is not None
+        seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
+        length = self.venv.observation_length
+        obs_np = seen[:, :length].view(np.int8)
+        extra = self.extra_inputs(seen[:, length:].copy().view(np.float32))
+        with torch.no_grad():
+            dense = torch.from_numpy(obs_np.copy()).to(self.device)
+            h = net.features(self.inputs(obs_np), extra)
+            chosen = torch.tensor(actions, dtype=torch.int64, device=self.device)[:, None]
+            ok = torch.ones(size, 1, dtype=torch.bool, device=self.device)
+            q = net.logits(h, chosen, ok, extra, dense, lengths=np.ones(size, np.int64))
+        return q.squeeze(1).cpu().tolist()
 
     def close(self) -> None:
         pool = getattr(self, "pool", None)  # none if the setup stopped before it

@@ -189,7 +189,7 @@ def timed(owner: Any, name: str, parts: dict[str, float], part: str) -> Callable
 
 def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[Callable[[], None]]:
     """Time the games' steps (the vector env, in this process or in workers, the other seats' play
-    inside), collecting a rollout (a method's ``_collect``, MaskablePPO's ``collect_rollouts``) and
+    inside), collecting a rollout (a method's ``collect``, MaskablePPO's ``collect_rollouts``) and
     asking a teacher."""
     from shanghai_env.agents.learned.train.methods import method_class
     from shanghai_env.agents.learned.train.methods.teachers import Teachers
@@ -198,7 +198,7 @@ def timed_parts(method: str, env_workers: int, parts: dict[str, float]) -> list[
 
     games: Any = BlockVectorEnv if env_workers > 1 else VectorEnv  # make_games' choice
     collector: Any = method_class(method)
-    collect = "_collect"
+    collect = "collect"
     if method == "sb3":
         from sb3_contrib import MaskablePPO
 

@@ -14,14 +14,14 @@ from typing import Any
 
 from shanghai_env.actions import ActionTable, action_table
 from shanghai_env.agents.base import Agent, Encoder
-from shanghai_env.decision import play_turn
+from shanghai_env.decision import Decision, apply_action, decision_for
 from shanghai_env.engine import Game
 from shanghai_env.record import MoveLog, make_record
 from shanghai_env.rules import DEFAULT_MAX_MOVES_PER_DEAL
 
 # DEFAULT_MAX_MOVES_PER_DEAL is the default of the rule max_moves_per_deal (re-exported here for
 # the tournament's configuration).
-__all__ = ["DEFAULT_MAX_MOVES_PER_DEAL", "GameRecord", "play_game"]
+__all__ = ["DEFAULT_MAX_MOVES_PER_DEAL", "GameRecord", "play_game", "play_games"]
 
 
 @dataclass
@@ -53,17 +53,76 @@ def play_game(
     ValueError naming the agent. Agents are not reset here (the caller seeds them).
     With ``record`` the moves are logged by name and the result carries the game's record.
     """
-    n = game.num_players
-    if len(agents) != n:
-        raise ValueError(f"need one agent per seat: {n} seats, got {len(agents)} agents")
-    table = table if table is not None else action_table(game.rules)
-    game.reset(seed)
-    log = MoveLog() if record else None
-    first_dealer = game.dealer
-    while not game.game_over:
-        move = play_turn(game, agents[game.to_act], table, encoder)
-        if log is not None:
-            log.add(move.name, len(game.deal_results))
+    return play_games([game], [agents], [seed], encoder=encoder, table=table, record=[record])[0]
+
+
+def play_games(
+    games: Sequence[Game],
+    agents: Sequence[Sequence[Agent]],
+    seeds: Sequence[int | None],
+    *,
+    encoder: Encoder | None = None,
+    table: ActionTable | None = None,
+    record: Sequence[bool] | None = None,
+) -> list[GameRecord]:
+    """:func:`play_game` for several games at once, stepped together: at each step every game's
+    player to act decides, and an agent seated in several games answers all of them in one
+    ``act_batch`` call (a network: one forward pass). Each game is the one :func:`play_game` plays
+    with the same agents and seed, since a :class:`~shanghai_env.decision.BatchAgent`'s answer
+    depends on its decision alone; an agent without ``act_batch`` may sit in one game only."""
+    if not len(games) == len(agents) == len(seeds):
+        raise ValueError(
+            f"one list of agents and one seed per game: {len(games)} games, got "
+            f"{len(agents)} and {len(seeds)}"
+        )
+    record = [False] * len(games) if record is None else record
+    shared: dict[int, set[int]] = {}  # id(agent): the games it sits in
+    for g, (game, seated) in enumerate(zip(games, agents)):
+        if len(seated) != game.num_players:
+            raise ValueError(f"need one agent per seat: {game.num_players} seats, got {len(seated)} agents")
+        for agent in seated:
+            shared.setdefault(id(agent), set()).add(g)
+    for seated in agents:
+        for agent in seated:
+            if len(shared[id(agent)]) > 1 and not hasattr(agent, "act_batch"):
+                raise ValueError(
+                    f"agent {agent.name!r} sits in several games and has no act_batch: its answers "
+                    "could depend on the other games; give each game its own"
+                )
+    tables = [table if table is not None else action_table(game.rules) for game in games]
+    logs: list[MoveLog | None] = []
+    dealers = []
+    for game, seed, rec in zip(games, seeds, record):
+        game.reset(seed)
+        logs.append(MoveLog() if rec else None)
+        dealers.append(game.dealer)
+    live = [g for g, game in enumerate(games) if not game.game_over]
+    while live:
+        asked: dict[int, tuple[Agent, list[tuple[int, Decision]]]] = {}  # id(agent): its decisions
+        for g in live:
+            game = games[g]
+            agent = agents[g][game.to_act]
+            decision = decision_for(game, game.to_act, tables[g], encoder)
+            asked.setdefault(id(agent), (agent, []))[1].append((g, decision))
+        for agent, pending in asked.values():
+            if len(pending) == 1:
+                answers = [agent.act(pending[0][1])]
+            else:
+                answers = agent.act_batch([d for _, d in pending])  # type: ignore[attr-defined]
+            for (g, decision), action in zip(pending, answers):
+                game = games[g]
+                move = apply_action(game, decision, action, f"agent {agent.name!r} in seat {game.to_act}")
+                log = logs[g]
+                if log is not None:
+                    log.add(move.name, len(game.deal_results))
+        live = [g for g in live if not games[g].game_over]
+    return [
+        _game_record(game, log, dealer, seated)
+        for game, log, dealer, seated in zip(games, logs, dealers, agents)
+    ]
+
+
+def _game_record(game: Game, log: MoveLog | None, first_dealer: int, agents: Sequence[Agent]) -> GameRecord:
     results = game.deal_results
     return GameRecord(
         scores=list(game.scores),

@@ -43,7 +43,7 @@ import numpy as np
 
 from shanghai_env.actions import action_table
 from shanghai_env.agents.arena.ray_address import ray_address_problem as ray_address_problem
-from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, play_game
+from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL, GameRecord, play_games
 from shanghai_env.agents.arena.seating import DESIGN_NAME, SeatDesign, seat_design
 from shanghai_env.agents.arena.workers import one_thread_per_worker as one_thread_per_worker
 from shanghai_env.agents.arena.workers import run_in_workers
@@ -262,27 +262,50 @@ def forget_agents(players: tuple[str, ...]) -> None:
 
 def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
     """Play one scheduled game; the same task always gives the same result."""
-    agents = _agents_for(config.players)
-    for agent, seed in zip(agents, task.agent_seeds):
-        agent.reset(seed)
+    return play_tasks(config, [task])[0]
+
+
+def batchable(agent: Agent) -> bool:
+    """Whether one ``agent`` can sit in many games played together: it has ``act_batch`` and
+    chooses deterministically (a greedy network), so its answer depends on the decision alone."""
+    return hasattr(agent, "act_batch") and getattr(agent, "greedy", True)
+
+
+def play_tasks(config: TournamentConfig, tasks: Sequence[GameTask]) -> list[GameResult]:
+    """Play scheduled games together (:func:`.play_games`): each batchable player answers all its
+    games' decisions in one call, every other player has its own agent in each game. Every game
+    is the one it is when played alone (its seed, its agents' seeds)."""
+    shared = _agents_for(config.players)
     rules = config.rules
     encoder = None
-    if any(getattr(a, "needs_observation", False) for a in agents):
+    if any(getattr(a, "needs_observation", False) for a in shared):
         encoder = _ENCODERS.get(rules)
         if encoder is None:
             from shanghai_env.agents.learned.players.sb3 import observation_encoder
 
             encoder = _ENCODERS[rules] = observation_encoder(rules)
-    game = Game(rules)
+    seated: list[list[Agent]] = []
+    for k, task in enumerate(tasks):
+        # a player that cannot be shared gets its own agent in every game but the first
+        own = [a if k == 0 or batchable(a) else make_agent(p) for a, p in zip(shared, config.players)]
+        for agent, seed in zip(own, task.agent_seeds):
+            agent.reset(seed)
+        seated.append([own[i] for i in task.seats])
     start = time.perf_counter()
-    record = play_game(
-        game,
-        [agents[i] for i in task.seats],
-        task.game_seed,
+    played = play_games(
+        [Game(rules) for _ in tasks],
+        seated,
+        [task.game_seed for task in tasks],
         encoder=encoder,
         table=action_table(rules),
-        record=config.record_games < 0 or task.index < config.record_games,
+        record=[config.record_games < 0 or task.index < config.record_games for task in tasks],
     )
+    seconds = (time.perf_counter() - start) / max(1, len(tasks))  # the games' mean: they shared it
+    return [_result(config, task, record, seconds) for task, record in zip(tasks, played)]
+
+
+def _result(config: TournamentConfig, task: GameTask, record: GameRecord, seconds: float) -> GameResult:
+    """A game's result by player, from its record by seat."""
     if record.record is not None:
         labels = config.labels
         record.record["players"] = [labels[i] for i in task.seats]
@@ -318,12 +341,14 @@ def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
         blind=record.blind,
         capped=record.capped,
         moves=record.moves,
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
         record=record.record,
     )
 
 
 def _play_chunk(config: TournamentConfig, tasks: list[GameTask]) -> list[GameResult]:
+    if any(batchable(a) for a in _agents_for(config.players)):
+        return play_tasks(config, tasks)
     return [play_task(config, t) for t in tasks]
 
 
@@ -356,7 +381,7 @@ def run_tournament(
         raise ValueError("ray_address is for backend='ray'")
     tasks = schedule(config)
     workers = (os.cpu_count() or 1) if workers is None else workers
-    chunks = _chunks(config, tasks)
+    chunks = _chunks(config, tasks, workers)
     results: list[GameResult] = []
 
     def take(_: int, chunk_results: list[GameResult]) -> None:
@@ -374,8 +399,16 @@ def run_tournament(
     return results
 
 
-def _chunks(config: TournamentConfig, tasks: list[GameTask]) -> list[list[GameTask]]:
+BATCH_GAMES = 64  # games a worker plays together when a network sits at the table
+
+
+def _chunks(config: TournamentConfig, tasks: list[GameTask], workers: int = 0) -> list[list[GameTask]]:
+    """Whole blocks: one a chunk, or with ``workers`` and a player that answers many games at
+    once, as many as share the games evenly among the workers, up to about BATCH_GAMES games."""
     per_chunk = config.num_players  # one block per task in duplicate mode
+    if workers and any(batchable(a) for a in _agents_for(config.players)):
+        blocks = math.ceil(len(tasks) / per_chunk)
+        per_chunk *= max(1, min(BATCH_GAMES // per_chunk, math.ceil(blocks / workers)))
     return [tasks[i : i + per_chunk] for i in range(0, len(tasks), per_chunk)]
 
 

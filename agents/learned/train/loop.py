@@ -248,7 +248,7 @@ class Training:
         start = time.perf_counter()
         row: dict[str, Any] = {"env_steps": self.env_steps, "wall_seconds": round(folder.wall(), 1)}
         row["train_seconds"] = round(self.train_seconds, 1)
-        row.update(evaluate_all(path, config))
+        row.update(evaluate_all(path, config, workers=config.env_workers))  # the games' cores wait meanwhile
         folder.log("eval.csv", row)
         plot_curve([folder.path("eval.csv")], folder.path("curve.png"), f"{config.method}: {config.out}")
         _say(

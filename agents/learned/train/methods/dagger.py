@@ -85,7 +85,7 @@ class Dagger(NetMethod):
 
     # --- collecting ------------------------------------------------------------------------
 
-    def _collect(self) -> dict[str, Any]:
+    def collect(self) -> dict[str, Any]:
         venv, net, opt = self.venv, self.net, self.opt
         n, steps = venv.num_envs, opt.n_steps
         size = n * steps
@@ -141,7 +141,7 @@ class Dagger(NetMethod):
 
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
-        data = self._collect()
+        data = self.collect()
         net, opt, dev = self.net, self.opt, self.device
         size = len(data["target"])
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("imitation_loss", "agreement", "value_loss")}

@@ -93,7 +93,9 @@ class DMC(NetMethod):
             later[seat] = (out[t], value)
         return out
 
-    def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
+    def collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
+        """An update's decisions whose deals ended: observation bytes (then the facts'), moves, targets,
+        and the learner's score against the table in each game that ended."""
         venv, net = self.venv, self.net
         n = venv.num_envs
         rows = np.arange(n)
@@ -149,7 +151,7 @@ class DMC(NetMethod):
 
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
-        obs, actions, targets, finished = self._collect()
+        obs, actions, targets, finished = self.collect()
         more_obs, more_actions, more_targets, weight = self.extra_batch()
         labelled = len(more_actions)
         obs, actions, targets = obs + more_obs, actions + more_actions, targets + more_targets

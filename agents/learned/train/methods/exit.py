@@ -104,8 +104,8 @@ class ExIt(DMC):
         if self.opt.deal_targets == "start":
             self.start_net = copy.deepcopy(self.net).requires_grad_(False)
 
-    def _collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
-        obs, actions, targets, finished = super()._collect()
+    def collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
+        obs, actions, targets, finished = super().collect()
         if self.start_net is not None and actions:
             targets = self.start_values(obs, actions)
         return obs, actions, targets, finished

@@ -43,7 +43,7 @@ class PPO(NetMethod):
 
     # --- collecting ------------------------------------------------------------------------
 
-    def _collect(self) -> dict[str, Any]:
+    def collect(self) -> dict[str, Any]:
         venv, net, opt = self.venv, self.net, self.opt
         n, steps = venv.num_envs, opt.n_steps
         size = n * steps
@@ -101,7 +101,7 @@ class PPO(NetMethod):
 
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
-        data = self._collect()
+        data = self.collect()
         net, opt, dev = self.net, self.opt, self.device
         size = len(data["chosen"])
         # the whole batch goes to the device once; minibatches are indexed there, and their

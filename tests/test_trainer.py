@@ -436,6 +436,10 @@ def test_the_facts_are_exact_facts_of_the_own_hand():
     assert {str_to_card("9H"), str_to_card("9S")} <= outs and str_to_card("KS") not in outs
     assert f[54 + str_to_card("KS")] == 0  # the king is spare
     assert f[54 + str_to_card("7C")] == 1  # letting a 7 go costs a card
+    again = hand_facts(counts, 1, 1)  # remembered: the same facts, in an array of its own
+    assert np.array_equal(again, f) and again is not f
+    again[:] = 9.0
+    assert np.array_equal(hand_facts(counts, 1, 1), f)
     assert not hand_facts(counts, 1, 1, down=True).any()  # version 1: nothing once down
     once_down = hand_facts(counts, 1, 1, down=True, accepted=(1 << str_to_card("KS")) | (1 << 52))
     assert {c for c in range(53) if once_down[1 + c]} == {str_to_card("KS"), 52}

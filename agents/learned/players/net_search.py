@@ -85,6 +85,11 @@ class BatchRollouts:
         # searcher's own deal score minus the others' mean (what the search compares)
         n = rules.num_players
         self.to_points = -100.0 * n / (n - 1)
+        self.rows: torch.Tensor | None = None  # every action's row, made at the first play
+
+    def weights_changed(self) -> None:
+        """Drop what was made from the weights (a trainer changes them in place)."""
+        self.rows = None
 
     def scores(
         self, games: Sequence[Game], rows: torch.Tensor | None
@@ -126,7 +131,9 @@ class BatchRollouts:
         turns = [0] * len(games)
         played = [0] * len(games)
         moves = 0
-        rows = self.net.acting_table()  # every action's row, for this call (a trainer's net changes)
+        if self.rows is None:
+            self.rows = self.net.acting_table()
+        rows = self.rows
         while active:
             logits, idx, h = self.scores([games[i] for i in active], rows)
             best = logits.argmax(1).numpy()
@@ -224,6 +231,12 @@ class NetSearchBot:
             counts[1] += 1
             self.stats.changed += 1
         return chosen
+
+    def weights_changed(self) -> None:
+        """Call after the network's weights change in place (a trainer's): the rollouts remake
+        what they keep from them."""
+        for rollouts in self._rollouts.values():
+            rollouts.weights_changed()
 
     def rollouts_for(self, rules: Rules) -> BatchRollouts:
         """The batched rollouts of a table (made once per table)."""

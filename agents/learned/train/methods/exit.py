@@ -206,6 +206,7 @@ class ExIt(DMC):
     def step(self) -> dict[str, float]:
         searched, switched = self.searched, self.switched
         out = super().step()
+        self.searcher.weights_changed()  # the update changed the network the search plays in place
         out["searched"] = float(self.searched - searched)
         out["switched"] = float(self.switched - switched)
         return out

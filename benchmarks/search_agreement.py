@@ -56,7 +56,7 @@ def labelled_calls(args: argparse.Namespace, rules: Rules) -> list[tuple[Decisio
     calls = []
     for g in range(args.games):
         game = Game(rules)
-        game.reset(args.seed * 100_003 + g)
+        game.reset(args.seed * 1000 + g)
         while not game.game_over:
             decision = decision_for(game, game.to_act, table, encoder)
             candidates, _ = search.scored_candidates(decision)

@@ -13,7 +13,9 @@ where the network now ranks the search's choice above the prior ("follows"); at 
 the search kept the prior, the share where it still ranks the prior above every alternative
 ("keeps"). The searched network itself follows 0 and keeps 1. A network distilled from the search
 should follow more than a network trained as long without it, and keep as much. 95% intervals
-are Wilson's. Not a strength figure: a decision the search gets wrong counts as one to follow.
+are Wilson's. ``--repeat N`` measures the labels' own noise: N switched and N kept calls
+searched again with another seed. Not a strength figure: a decision the search gets wrong
+counts as one to follow.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def main() -> None:
     parser.add_argument("--share", type=float, default=0.25, help="share of the close calls searched")
     parser.add_argument("--network", default="scratch", help="the network searched over (default scratch)")
     parser.add_argument("--networks", required=True, help="comma-separated networks to score the calls")
+    parser.add_argument(
+        "--repeat", type=int, default=0, help="search N switched and N kept calls again with another seed"
+    )
     args = parser.parse_args()
     if not 0 < args.share <= 1:
         parser.error(f"--share must be in (0, 1], got {args.share}")
@@ -89,6 +94,19 @@ def main() -> None:
     switched = [(d, c, b) for d, c, b in calls if b != 0]
     kept = [(d, c) for d, c, b in calls if b == 0]
     print(f"{len(calls)} close calls searched, {len(switched)} switched by the search")
+    if args.repeat:
+        again = NetSearchBot(PolicyAgent(args.network), seed=args.seed + 1, round_worlds=16)
+        pick = np.random.default_rng(args.seed + 1)
+        chosen = [
+            switched[i] for i in pick.choice(len(switched), min(args.repeat, len(switched)), replace=False)
+        ]
+        same = sum(again.choose(again.measure(d, c)) == b for d, c, b in chosen)
+        held = [kept[i] for i in pick.choice(len(kept), min(args.repeat, len(kept)), replace=False)]
+        stays = sum(again.choose(again.measure(d, c)) == 0 for d, c in held)
+        print(
+            f"the search again, another seed: repeats {same} of {len(chosen)} switches, "
+            f"{stays} of {len(held)} keeps"
+        )
     for path in args.networks.split(","):
         agent = PolicyAgent(path)
         follows = sum(prefers(agent, d, c[b], c[0]) for d, c, b in switched)

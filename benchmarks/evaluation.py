@@ -15,6 +15,8 @@ import argparse
 import time
 
 from shanghai_env.agents.arena import tournament
+from shanghai_env.agents.registry import contracts_arg
+from shanghai_env.rules import ALL_CONTRACTS
 
 
 def main() -> None:
@@ -23,9 +25,10 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=48, help="games (rounded up to whole rounds)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=2, help="times each way plays the games")
+    parser.add_argument("--contracts", type=contracts_arg, default=ALL_CONTRACTS, help="e.g. 1 or 1,2,3")
     args = parser.parse_args()
     config = tournament.TournamentConfig(
-        players=tuple(args.players.split(",")), games=args.games, seed=args.seed
+        players=tuple(args.players.split(",")), games=args.games, seed=args.seed, contracts=args.contracts
     )
     tasks = tournament.schedule(config)
     spent = {"together": 0.0, "one by one": 0.0}

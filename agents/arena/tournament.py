@@ -245,19 +245,27 @@ def _task(
 # --- playing (also in worker processes) --------------------------------------------------------
 
 _AGENTS: dict[tuple[str, ...], list[Agent]] = {}  # per worker process: built once, reset per game
+_COPIES: dict[tuple[str, ...], list[list[Agent]]] = {}  # more agents, for games played together
 _ENCODERS: dict[Rules, Any] = {}
 
 
-def _agents_for(players: tuple[str, ...]) -> list[Agent]:
+def _agents_for(players: tuple[str, ...], copy: int = 0) -> list[Agent]:
+    """This process's agents for ``players``; ``copy`` k > 0: a k-th set of its own (built once)."""
     agents = _AGENTS.get(players)
     if agents is None:
         agents = _AGENTS[players] = [make_agent(p) for p in players]
-    return agents
+    if copy == 0:
+        return agents
+    copies = _COPIES.setdefault(players, [])
+    while len(copies) < copy:
+        copies.append([make_agent(p) for p in players])
+    return copies[copy - 1]
 
 
 def forget_agents(players: tuple[str, ...]) -> None:
     """Drop this process's cached agents for ``players`` (e.g. a model evaluated only once)."""
     _AGENTS.pop(players, None)
+    _COPIES.pop(players, None)
 
 
 def play_task(config: TournamentConfig, task: GameTask) -> GameResult:
@@ -286,8 +294,9 @@ def play_tasks(config: TournamentConfig, tasks: Sequence[GameTask]) -> list[Game
             encoder = _ENCODERS[rules] = observation_encoder(rules)
     seated: list[list[Agent]] = []
     for k, task in enumerate(tasks):
-        # a player that cannot be shared gets its own agent in every game but the first
-        own = [a if k == 0 or batchable(a) else make_agent(p) for a, p in zip(shared, config.players)]
+        # a player that cannot be shared has its own agent in each game (the k-th copy)
+        copies = _agents_for(config.players, k) if k and not all(map(batchable, shared)) else shared
+        own = [a if batchable(a) else mine for a, mine in zip(shared, copies)]
         for agent, seed in zip(own, task.agent_seeds):
             agent.reset(seed)
         seated.append([own[i] for i in task.seats])
@@ -422,6 +431,7 @@ def _play_chunk_of_run(run: str, config: TournamentConfig, tasks: list[GameTask]
     for an earlier run (a model file since rewritten, say) are dropped when a new run starts."""
     if _RUN[0] != run:
         _AGENTS.clear()
+        _COPIES.clear()
         _RUN[0] = run
     return _play_chunk(config, tasks)
 

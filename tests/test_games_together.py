@@ -76,6 +76,19 @@ def test_an_agent_without_act_batch_is_refused_in_two_games():
         play_games(games, [[bot, GreedyBot(), GreedyBot()], [bot, GreedyBot(), GreedyBot()]], [0, 1])
     with pytest.raises(ValueError, match="one list of agents and one seed per game"):
         play_games(games, [[GreedyBot()] * 3], [0, 1])
+    with pytest.raises(ValueError, match="one flag per game"):
+        play_games(games, [[GreedyBot()] * 3, [GreedyBot()] * 3], [0, 1], record=[True])
+
+
+def test_an_act_batch_that_answers_too_few_decisions_is_refused():
+    class Short(GreedyBot):
+        def act_batch(self, decisions):
+            return [self.act(d) for d in decisions[1:]]
+
+    short = Short()
+    games = [Game(num_players=3, contracts=(1,)) for _ in range(2)]
+    with pytest.raises(ValueError, match="answered 1 of 2 decisions"):
+        play_games(games, [[short, GreedyBot(), GreedyBot()], [short, GreedyBot(), GreedyBot()]], [0, 1])
 
 
 def test_a_tournament_with_a_network_plays_the_same_games_in_any_number_of_workers():

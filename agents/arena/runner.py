@@ -76,6 +76,8 @@ def play_games(
             f"{len(agents)} and {len(seeds)}"
         )
     record = [False] * len(games) if record is None else record
+    if len(record) != len(games):
+        raise ValueError(f"record: one flag per game: {len(games)} games, got {len(record)}")
     shared: dict[int, set[int]] = {}  # id(agent): the games it sits in
     for g, (game, seated) in enumerate(zip(games, agents)):
         if len(seated) != game.num_players:
@@ -109,6 +111,10 @@ def play_games(
                 answers = [agent.act(pending[0][1])]
             else:
                 answers = agent.act_batch([d for _, d in pending])  # type: ignore[attr-defined]
+                if len(answers) != len(pending):
+                    raise ValueError(
+                        f"agent {agent.name!r} answered {len(answers)} of {len(pending)} decisions"
+                    )
             for (g, decision), action in zip(pending, answers):
                 game = games[g]
                 move = apply_action(game, decision, action, f"agent {agent.name!r} in seat {game.to_act}")

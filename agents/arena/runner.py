@@ -1,7 +1,8 @@
-"""Play one game with one agent per seat, checking every action.
+"""Play games with one agent per seat, checking every action.
 
-:func:`play_game` is the loop the tournament director runs in its worker processes; it is also
-the simplest way to watch agents play (``play_game(Game(num_players=4), agents, seed=0)``).
+:func:`play_games` is the loop the tournament director runs in its worker processes (several
+games stepped together); :func:`play_game`, the same loop for one game, is the simplest way to
+watch agents play (``play_game(Game(num_players=4), agents, seed=0)``).
 A deal ends by the game's rules alone, its move cap included (the rule option
 ``max_moves_per_deal`` of ``game.rules``, docs/rules.md 5.5).
 """
@@ -78,19 +79,18 @@ def play_games(
     record = [False] * len(games) if record is None else record
     if len(record) != len(games):
         raise ValueError(f"record: one flag per game: {len(games)} games, got {len(record)}")
-    shared: dict[int, set[int]] = {}  # id(agent): the games it sits in
+    sits: dict[int, tuple[Agent, set[int]]] = {}  # id(agent): the agent and the games it sits in
     for g, (game, seated) in enumerate(zip(games, agents)):
         if len(seated) != game.num_players:
             raise ValueError(f"need one agent per seat: {game.num_players} seats, got {len(seated)} agents")
         for agent in seated:
-            shared.setdefault(id(agent), set()).add(g)
-    for seated in agents:
-        for agent in seated:
-            if len(shared[id(agent)]) > 1 and not hasattr(agent, "act_batch"):
-                raise ValueError(
-                    f"agent {agent.name!r} sits in several games and has no act_batch: its answers "
-                    "could depend on the other games; give each game its own"
-                )
+            sits.setdefault(id(agent), (agent, set()))[1].add(g)
+    for agent, where in sits.values():
+        if len(where) > 1 and not hasattr(agent, "act_batch"):
+            raise ValueError(
+                f"agent {agent.name!r} sits in several games and has no act_batch: its answers "
+                "could depend on the other games; give each game its own"
+            )
     tables = [table if table is not None else action_table(game.rules) for game in games]
     logs: list[MoveLog | None] = []
     dealers = []

@@ -292,11 +292,12 @@ def play_tasks(config: TournamentConfig, tasks: Sequence[GameTask]) -> list[Game
             from shanghai_env.agents.learned.players.sb3 import observation_encoder
 
             encoder = _ENCODERS[rules] = observation_encoder(rules)
+    can_share = [batchable(a) for a in shared]
     seated: list[list[Agent]] = []
     for k, task in enumerate(tasks):
         # a player that cannot be shared has its own agent in each game (the k-th copy)
-        copies = _agents_for(config.players, k) if k and not all(map(batchable, shared)) else shared
-        own = [a if batchable(a) else mine for a, mine in zip(shared, copies)]
+        copies = _agents_for(config.players, k) if k and not all(can_share) else shared
+        own = [a if ok else mine for a, ok, mine in zip(shared, can_share, copies)]
         for agent, seed in zip(own, task.agent_seeds):
             agent.reset(seed)
         seated.append([own[i] for i in task.seats])

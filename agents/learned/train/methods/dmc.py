@@ -149,6 +149,13 @@ class DMC(NetMethod):
         their weight in the loss against a deal target's 1."""
         return [], [], [], 1.0
 
+    def unpack(self, seen: list[bytes]) -> tuple[np.ndarray, torch.Tensor | None]:
+        """Collected decisions' bytes as observations (a view: copied only where dense rows are
+        read) and the facts on the device (None without them)."""
+        rows = np.frombuffer(b"".join(seen), np.uint8).reshape(len(seen), -1)
+        length = self.venv.observation_length
+        return rows[:, :length].view(np.int8), self.extra_inputs(rows[:, length:].copy().view(np.float32))
+
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
         obs, actions, targets, finished = self.collect()
@@ -161,11 +168,8 @@ class DMC(NetMethod):
             # the whole batch goes to the device once; minibatches are indexed there, and their
             # losses stay there until the update ends (one synchronisation, not one a minibatch)
             net, dev = self.net, self.device
-            length = self.venv.observation_length
-            seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-            obs_np = seen[:, :length].view(np.int8)  # a view: copied only where the dense rows are read
+            obs_np, extra_all = self.unpack(obs)
             sparse_all = self.batch_inputs(obs_np)
-            extra_all = self.extra_inputs(seen[:, length:].copy().view(np.float32))
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
             tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
             weights = None  # the extra targets' rows weigh ``weight``, the deals' 1

@@ -115,13 +115,17 @@ class ExIt(DMC):
         bytes, then the facts'), the anchor that holds every move the search did not label."""
         net, size = self.start_net, len(actions)
         assert net is not None
-        seen = np.frombuffer(b"".join(obs), np.uint8).reshape(size, -1)
-        length = self.venv.observation_length
-        obs_np = seen[:, :length].view(np.int8)
-        extra = self.extra_inputs(seen[:, length:].copy().view(np.float32))
+        obs_np, extra = self.unpack(obs)
         with torch.no_grad():
-            dense = torch.from_numpy(obs_np.copy()).to(self.device)
-            h = net.features(self.inputs(obs_np), extra)
+            # the dense rows (a copy) for a trunk that reads no SparseObs or a network that reads
+            # the upcard on offer from them, as in the update
+            sparse = self.batch_inputs(obs_np)
+            dense = None
+            if sparse is None or net.upcard is not None:
+                dense = torch.from_numpy(obs_np.copy()).to(self.device)
+            trunk_input = sparse if sparse is not None else dense
+            assert trunk_input is not None
+            h = net.features(trunk_input, extra)
             chosen = torch.tensor(actions, dtype=torch.int64, device=self.device)[:, None]
             ok = torch.ones(size, 1, dtype=torch.bool, device=self.device)
             q = net.logits(h, chosen, ok, extra, dense, lengths=np.ones(size, np.int64))

@@ -16,7 +16,9 @@ what the searcher is worth against its own network per game, where the network p
 the switch; a 95% interval comes from the switches' spread. Far cheaper than duplicate games,
 and blind to what a switch does to the opponents' play: a tuning aid, not a result. ``--versus``
 asks each searcher again with some parameters changed, on the same decisions, and gives the
-paired difference of the two's points a game.
+paired difference of the two's points a game. A searcher may also be any other player (a network
+saved by training, for instance): its departures from the network are valued the same way, which
+tells what a distilled network's changes are worth.
 """
 
 from __future__ import annotations
@@ -129,23 +131,25 @@ def oracle(
     rng = np.random.default_rng(args.seed + 7)
     gains: list[float] = []
     game_gains: list[float] = []
-    searched = decisions = 0
+    searched, is_search = 0, False
     spent = 0.0
     for g in range(args.games):
         searcher = make_agent(spec, seed=args.seed + g)
-        if not isinstance(searcher, NetSearchBot):
-            raise SystemExit(f"{spec}: not a search over a network")
+        is_search = isinstance(searcher, NetSearchBot)
+        if options and not is_search:
+            raise SystemExit(f"{spec}: --options and --versus need a search over a network")
         for key, value in options.items():
             kind = type(getattr(searcher.params, key))
             searcher.params = replace(searcher.params, **{key: kind(value)})
         game = Game(rules)
         game.reset(args.seed + g)
-        before = len(gains)
+        before, asked = len(gains), 0
         while not game.game_over:
             seat = game.to_act
             decision = decision_for(game, seat, table, encoder)
             own = network.act(decision)
             if seat == 0:
+                asked += 1
                 start = time.process_time()
                 chosen = searcher.act(decision)
                 spent += time.process_time() - start
@@ -153,17 +157,19 @@ def oracle(
                     gains.append(true_gain(game, own, chosen, table, rollouts, args.truth, rng))
             apply_action(game, decision, own, network.name)
         game_gains.append(float(sum(gains[before:])))
-        searched += searcher.stats.searched
-        decisions += searcher.stats.decisions
+        if is_search:
+            searched += searcher.stats.searched
+        else:
+            searched += asked
     k = len(gains)
     mean = float(np.mean(gains)) if k else 0.0
     se = float(np.std(gains, ddof=1) / math.sqrt(k)) if k > 1 else math.inf
     print(
-        f"{label}: {searched / args.games:.1f} searched and "
+        f"{label}: {searched / args.games:.1f} {'searched' if is_search else 'asked'} and "
         f"{k / args.games:.1f} switched a game; "
         f"a switch gains {mean:+.2f} points [{mean - 1.96 * se:+.2f}, {mean + 1.96 * se:+.2f}]; "
         f"{sum(gains) / args.games:+.1f} points a game; "
-        f"{spent / max(1, searched):.3f} CPU s a searched decision",
+        f"{spent / max(1, searched):.3f} CPU s a decision",
         flush=True,
     )
     print("points a game:", " ".join(f"{x:+.1f}" for x in game_gains), flush=True)

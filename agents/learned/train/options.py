@@ -69,6 +69,37 @@ def _by_default(name: str, default: Any) -> dict[str, Any]:
     return {"type": number_in(low, high, low_open=low_open), "help": f"(default {default})"}
 
 
+@dataclasses.dataclass
+class LearnerOptions:
+    """The options every gradient method shares; a method's ``Options`` derives from it and may
+    set other defaults (a field declared again keeps its place)."""
+
+    lr: float = 3e-4
+    epochs: int = 2
+    batch_size: int = 1024
+    net_arch: tuple[int, ...] = (128, 128)
+    n_steps: int = 64  # decisions of every game per update
+    max_grad_norm: float = 0.5
+
+
+@dataclasses.dataclass
+class NetOptions(LearnerOptions):
+    """The options of the methods on the project's own network (``policy.py``)."""
+
+    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP; none: the rows alone
+
+
+@dataclasses.dataclass
+class AdvantageOptions:
+    """The returns and losses of the policy-gradient methods (ppo, sb3)."""
+
+    gamma: float = 0.999
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+
+
 # --- argparse types of players and saved networks ----------------------------------------------
 
 

@@ -15,24 +15,18 @@ from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
 from shanghai_env.agents.learned.train.methods.teachers import Teachers
 from shanghai_env.agents.learned.train.opponents import check_encoding
+from shanghai_env.agents.learned.train.options import NetOptions
 from shanghai_env.agents.learned.train.run import RunConfig
 from shanghai_env.agents.registry import make_agent
 from shanghai_env.engine import Game, Phase
 
 
 @dataclass
-class DaggerOptions:
+class DaggerOptions(NetOptions):
     teacher: str = ""  # the player imitated: a bot, a shipped model or a saved player (required)
     beta: float = 0.5  # the share of games the teacher plays; 1: behaviour cloning alone
-    lr: float = 3e-4
-    epochs: int = 2
-    batch_size: int = 1024
-    net_arch: tuple[int, ...] = (128, 128)
-    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
-    n_steps: int = 64
     gamma: float = 0.999
     vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
 
 
 class Dagger(NetMethod):

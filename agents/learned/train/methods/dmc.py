@@ -15,19 +15,15 @@ from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.nets.sampling import greedy_legal
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.opponents import make_games
+from shanghai_env.agents.learned.train.options import NetOptions
 from shanghai_env.batched import BatchedEnv
 
 
 @dataclass
-class DMCOptions:
-    lr: float = 3e-4
+class DMCOptions(NetOptions):
     epochs: int = 1
-    batch_size: int = 1024
-    net_arch: tuple[int, ...] = (128, 128)
-    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
-    n_steps: int = 64
-    epsilon: float = 0.05
     max_grad_norm: float = 1.0
+    epsilon: float = 0.05
     td_lambda: float = 1.0  # 1: the deal's result (Monte Carlo); below 1: the lambda-return
     tables: tuple[int, ...] = ()  # train at these table sizes (any_table); none: at --players
 

@@ -14,22 +14,11 @@ from shanghai_env.agents.learned.nets.policy import padded
 from shanghai_env.agents.learned.nets.sampling import gumbel_argmax, legal_log_probs
 from shanghai_env.agents.learned.train.methods.base import NetMethod, deal_stats, training_games
 from shanghai_env.agents.learned.train.methods.chains import SeatChains
+from shanghai_env.agents.learned.train.options import AdvantageOptions, NetOptions
 
 
 @dataclass
-class PPOOptions:
-    lr: float = 3e-4
-    epochs: int = 2
-    batch_size: int = 1024
-    net_arch: tuple[int, ...] = (128, 128)
-    move_net: tuple[int, ...] = ()  # hidden sizes of the move MLP (policy.py); none: the rows alone
-    n_steps: int = 64
-    gamma: float = 0.999
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
+class PPOOptions(AdvantageOptions, NetOptions):
     # Normalising advantages per minibatch (CleanRL's and SB3's default) blows the noise of a
     # sparse, deal-end reward up to unit size: in full-game self-play the entropy fell from 1.4 to
     # 0.1 within 250,000 steps and nobody went out any more; raw advantages kept it near 1.3 and

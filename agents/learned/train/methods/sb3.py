@@ -23,6 +23,7 @@ from shanghai_env.agents.learned.nets.sb3_policy import RummyPolicy, RummyRollou
 from shanghai_env.agents.learned.players.sb3 import legal_modes, load_maskable, save_maskable, saved_table
 from shanghai_env.agents.learned.train.methods.base import training_games
 from shanghai_env.agents.learned.train.opponents import players_for
+from shanghai_env.agents.learned.train.options import AdvantageOptions, LearnerOptions
 from shanghai_env.agents.learned.train.run import SELF, RunConfig, seed32
 from shanghai_env.decision import Decision
 from shanghai_env.engine import Game
@@ -31,18 +32,9 @@ from shanghai_env.sb3_vec_env import LEARNER, SB3VectorEnv
 
 
 @dataclass
-class SB3Options:
-    lr: float = 3e-4
+class SB3Options(AdvantageOptions, LearnerOptions):
     epochs: int = 4
     batch_size: int = 512
-    net_arch: tuple[int, ...] = (128, 128)
-    n_steps: int = 64  # decisions of every env per iteration
-    gamma: float = 0.999
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
     norm_adv: bool = True  # Stable-Baselines3's default
     shaping: float = 0.0  # potential -shaping * distance of the hand to the contract (0: none)
 

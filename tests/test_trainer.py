@@ -844,3 +844,50 @@ def test_the_commands_help_reads_as_plain_text(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "``" not in out and ":mod:" not in out and "shanghai-train demo" in out
+
+
+def generations(out: str, timesteps: int = 1, **kw) -> RunConfig:
+    """exit by generations: each update two whole games searched at every close call, then a fit."""
+    config = tiny("exit", out, timesteps=timesteps, **kw)
+    config.method_options.update(generation_games=2, epochs=2, batch_size=32)
+    return config
+
+
+def test_exit_generations_fit_the_labels_of_whole_games(tmp_path):
+    """--generation-games: a generation searches every close call of its games, fits on the first
+    game's calls and chooses the epoch on the held-out game's; the row says which epoch it kept."""
+    import csv
+
+    out = str(tmp_path / "run")
+    train(generations(out))
+    with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    searched, trained = float(row["searched"]), float(row["trained_decisions"])
+    assert 0 < trained < searched  # the held-out game's calls are searched, not trained on
+    assert float(row["fit_epoch"]) in (0.0, 1.0, 2.0)
+    assert float(row["held_out_gain"]) <= 0.0  # epoch 0, the network as it was, gains 0
+    check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
+
+
+def test_exit_generations_resume_and_spread_over_processes_as_one_run(tmp_path):
+    """Three generations in one go, in three sessions, and with the searches in two processes:
+    the same weights (and a fit kept at least once, so that the weights did move)."""
+    import csv
+
+    def rows(out: str) -> list[dict[str, str]]:
+        with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+    whole, parts, spread = (str(tmp_path / x) for x in ("whole", "parts", "spread"))
+    train(generations(parts))  # each generation's moves tell how many steps make the next
+    train(generations(parts, int(rows(parts)[-1]["env_steps"]) + 1))
+    three = int(rows(parts)[-1]["env_steps"]) + 1
+    train(generations(parts, three))
+    train(generations(whole, three))
+    train(generations(spread, three, env_workers=2))
+    assert len(rows(whole)) == 3 and any(float(r["fit_epoch"]) > 0 for r in rows(whole))
+    a = weights(os.path.join(whole, "model.pt"))
+    for other in (parts, spread):
+        b = weights(os.path.join(other, "model.pt"))
+        for k in a:
+            assert torch.equal(a[k], b[k]), (other, k)

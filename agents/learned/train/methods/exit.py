@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import argparse
 import copy
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import torch
 
 from shanghai_env.agents.bots.search import paired_difference
+from shanghai_env.agents.learned.nets.facts import view_facts
 from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
@@ -20,7 +22,8 @@ from shanghai_env.agents.learned.train.options import option
 from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
 from shanghai_env.any_table import AnyTable, encoding_tables
 from shanghai_env.cli import int_in, number_in
-from shanghai_env.decision import decision_for
+from shanghai_env.decision import Decision, apply_action, decision_for
+from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 
 LABELS = ("values", "paired")
@@ -69,6 +72,34 @@ class ExItOptions(DMCOptions):
         "so that only the searched labels move it (default returns)",
         choices=DEAL_TARGETS,
     )
+    generation_games: int = option(
+        0,
+        "N: an update plays N games, searches every close call, then fits (default 0: online)",
+        type=int_in(0),
+    )
+    holdout: float = option(
+        0.25,
+        "share of a generation's games that choose the fit's epoch (default 0.25)",
+        type=number_in(0.0, 1.0, low_open=True),
+    )
+    anchor: float = option(
+        0.1, "a fit's weight on every legal move's score staying put (default 0.1)", type=number_in(0.0)
+    )
+
+
+@dataclass
+class Call:
+    """A close call of a generation: its inputs in the run's encoding, the candidates' places in
+    ``legal`` (the prior first), and once searched each alternative's measured difference to the
+    prior, in points (``points``, lower is better) and in the network's units (``targets``)."""
+
+    rules: Rules
+    obs: np.ndarray
+    legal: list[int]
+    facts: np.ndarray | None
+    positions: list[int]
+    points: list[float] = field(default_factory=list)
+    targets: list[float] = field(default_factory=list)
 
 
 class ExIt(DMC):
@@ -209,11 +240,134 @@ class ExIt(DMC):
 
     def step(self) -> dict[str, float]:
         searched, switched = self.searched, self.switched
-        out = super().step()
+        out = self.generation() if self.opt.generation_games else super().step()
         self.searcher.weights_changed()  # the update changed the network the search plays in place
         out["searched"] = float(self.searched - searched)
         out["switched"] = float(self.switched - switched)
         return out
+
+    # --- generations (--generation-games N): label whole games, then fit ----------------------
+
+    def generation(self) -> dict[str, float]:
+        """Play ``generation_games`` games of the network in every seat (greedy); search every close
+        call; fit the network to the labels, keeping the epoch whose held-out labels gain most."""
+        start = time.perf_counter()
+        calls, tasks, games_of, played = self.generation_calls()
+        self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
+        labels = []
+        for call, values in zip(calls, self.pool.measure(tasks)):
+            to_value = self.searcher.rollouts_for(call.rules).to_points
+            diffs = [paired_difference(v, values[0][: len(v)])[0] for v in values[1:]]
+            labels.append(replace(call, points=diffs, targets=[d / to_value for d in diffs]))
+            self.searched += 1
+            self.switched += int(self.searcher.choose(values) != 0)
+        n = self.opt.generation_games
+        held = games_of >= n - (max(1, round(self.opt.holdout * n)) if n > 1 else 0)
+        train = [c for c, h in zip(labels, held) if not h]
+        valid = [c for c, h in zip(labels, held) if h]
+        searched_seconds = time.perf_counter() - start
+        epoch, gain, loss = self.fit(train, valid)
+        self.updates += 1
+        return {
+            "env_steps": float(played),
+            "trained_decisions": float(len(train)),
+            "fit_epoch": float(epoch),
+            "fit_loss": round(loss, 6),
+            "held_out_gain": round(gain, 4),
+            "label_seconds": round(searched_seconds, 1),
+        }
+
+    def generation_calls(self) -> tuple[list[Call], list[Task], np.ndarray, int]:
+        """The close calls of this generation's games, each with its search task; the game each
+        came from; the moves played."""
+        agent = self.searcher.agent
+        sizes = self.opt.tables or (self.config.rules.num_players,)
+        calls: list[Call] = []
+        tasks: list[Task] = []
+        games_of: list[int] = []
+        played = 0
+        for g in range(self.opt.generation_games):
+            rules = replace(self.config.rules, num_players=sizes[g % len(sizes)])
+            table, encoder, maps = self._tables_of(rules)
+            game = Game(rules)
+            game.reset(int(np.random.SeedSequence([self.config.seed, self.updates, g]).generate_state(1)[0]))
+            while not game.game_over:
+                decision = decision_for(game, game.to_act, table, encoder)
+                candidates, _ = self.searcher.scored_candidates(decision)
+                if len(candidates) > 1:
+                    calls.append(self.call(decision, candidates, maps))
+                    seed = (self.config.seed, self.searched + len(tasks))  # as the online searches'
+                    tasks.append((decision.view, rules, candidates, seed))
+                    games_of.append(g)
+                apply_action(game, decision, agent.act(decision), "the learner")
+                played += 1
+        return calls, tasks, np.asarray(games_of, np.int64), played
+
+    def call(self, decision: Decision, candidates: list[int], maps: AnyTable | None) -> Call:
+        """A close call's inputs in the run's encoding."""
+        ids = list(decision.legal_actions)
+        obs, legal = decision.observation, ids
+        if maps is not None:
+            obs = maps.obs_to_any(obs[None, :])[0]
+            legal = maps.to_any[np.asarray(ids, np.int64)].tolist()
+        facts = None
+        if self.net.extra_size:
+            facts = view_facts(decision.view, decision.rules.same_suit_run_gap, self.net.facts_version)
+        return Call(decision.rules, obs, legal, facts, [ids.index(a) for a in candidates])
+
+    def fit(self, train: list[Call], valid: list[Call]) -> tuple[int, float, float]:
+        """Fit the alternatives' score differences to the measured ones (every legal move's score
+        held to its score before by ``anchor``), ``epochs`` passes; keep the epoch (0: none) whose
+        choices on ``valid`` gain most by the search's own measure. Its number, gain, loss."""
+        before = [row for i in range(0, len(train), 512) for row in self.scores(train[i : i + 512])]
+        held = [row[: len(c.legal)] for row, c in zip(before, train)]
+        best = (0, self.held_out_gain(valid), 0.0)
+        kept = copy.deepcopy(self.net.state_dict())
+        size = self.opt.batch_size
+        for epoch in range(1, self.opt.epochs + 1):
+            total = 0.0
+            order = self.np_rng.permutation(len(train))
+            for start in range(0, len(train), size):
+                mb = order[start : start + size]
+                scores = self.scores([train[k] for k in mb], grad=True)
+                label_loss, anchor_loss = [], []
+                for j, k in enumerate(mb):
+                    c = train[k]
+                    pos = torch.tensor(c.positions)
+                    diff = scores[j, pos[1:]] - scores[j, pos[0]]
+                    label_loss.append((diff - torch.tensor(c.targets)).pow(2).sum())
+                    anchor_loss.append((scores[j, : len(c.legal)] - held[k]).pow(2).mean())
+                loss = torch.stack(label_loss).mean() + self.opt.anchor * torch.stack(anchor_loss).mean()
+                self.optim.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.opt.max_grad_norm)
+                self.optim.step()
+                total += float(loss.detach()) * len(mb)
+            gain = self.held_out_gain(valid)
+            if gain < best[1] or not valid:  # no held-out games (one game a generation): the last
+                best = (epoch, gain, total / max(1, len(train)))
+                kept = copy.deepcopy(self.net.state_dict())
+        self.net.load_state_dict(kept)
+        return best
+
+    def scores(self, calls: list[Call], grad: bool = False) -> torch.Tensor:
+        """``(B, K)`` scores of each call's legal moves (-inf in the padding)."""
+        obs = np.stack([c.obs for c in calls])
+        facts = np.stack([c.facts for c in calls]) if calls[0].facts is not None else None
+        with torch.set_grad_enabled(grad):
+            return self.searcher.agent.logits_of(obs, [c.legal for c in calls], facts)
+
+    def held_out_gain(self, calls: list[Call]) -> float:
+        """Points a call the network's choice among each call's candidates gains on its prior by the
+        search's measure (negative: better)."""
+        gain = 0.0
+        for i in range(0, len(calls), 512):
+            block = calls[i : i + 512]
+            scores = self.scores(block)
+            for row, c in zip(scores, block):
+                top = int(torch.argmax(row[c.positions]))
+                gain += c.points[top - 1] if top else 0.0
+        return gain / max(1, len(calls))
 
     def export(self, path: str, meta: dict[str, Any]) -> None:
         # the saved player plays as a dmc player: its highest-valued move

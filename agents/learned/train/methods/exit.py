@@ -353,7 +353,7 @@ class ExIt(DMC):
     def scores(self, calls: list[Call], grad: bool = False) -> torch.Tensor:
         """``(B, K)`` scores of each call's legal moves (-inf in the padding)."""
         obs = np.stack([c.obs for c in calls])
-        facts = np.stack([c.facts for c in calls]) if calls[0].facts is not None else None
+        facts = None if calls[0].facts is None else np.stack([c.facts for c in calls if c.facts is not None])
         with torch.set_grad_enabled(grad):
             return self.searcher.agent.logits_of(obs, [c.legal for c in calls], facts)
 

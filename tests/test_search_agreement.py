@@ -55,3 +55,26 @@ def test_the_evaluation_benchmark_plays_the_same_games_both_ways() -> None:
         "1",
     )
     assert "the same games: True" in out
+
+
+def test_the_oracle_values_a_players_departures_and_a_network_departs_nowhere_from_itself() -> None:
+    """benchmarks/search_oracle.py takes any player as the one asked: the network itself never
+    departs from its own moves, so nothing is valued; parameters are a search's only."""
+    out = run("search_oracle.py", "--players", "3", "--games", "1", "--truth", "2", "--searchers", "scratch")
+    line = next(x for x in out.splitlines() if x.startswith("scratch:"))
+    assert "asked and 0.0 switched a game" in line and "+0.0 points a game" in line
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "search_oracle.py"),
+            "--searchers",
+            "greedy",
+            "--options",
+            "worlds=8",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode != 0 and "need a search over a network" in done.stderr

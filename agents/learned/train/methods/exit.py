@@ -1,5 +1,7 @@
-"""Expert iteration over the learner's own search: dmc self-play where some decisions are searched,
-each candidate's measured value a target too. See docs/training.md, "exit".
+"""Expert iteration over the learner's own search, online (dmc self-play where some decisions are
+searched, each candidate's measured value a target too) or by generations (``--generation-games``:
+whole games' close calls searched, then a fit to the measured differences). See docs/training.md,
+"exit".
 """
 
 from __future__ import annotations

@@ -199,6 +199,23 @@ def step_rewards(game: Game, new_results: Sequence[DealResult], mode: str) -> li
     return out
 
 
+def play(game: Game, move: Move, deals_seen: int, mode: str, legal: bool = False) -> list[float] | None:
+    """The one step of every env and view: play ``move`` in ``game`` and return every seat's
+    reward (:func:`step_rewards`) if the move ended a deal past the first ``deals_seen``, else None.
+
+    The engine checks the move (ValueError if illegal, the game unchanged) unless ``legal`` says it
+    was read from the game's own legal moves. The AEC env plays every move through it, and so does
+    the batched env (:mod:`shanghai_env.vector`) in each of its rows."""
+    if legal:
+        game.play_legal(move)
+    else:
+        game.apply(move)  # it also ends a deal at the rule max_moves_per_deal
+    results = game.deal_results
+    if len(results) == deals_seen:
+        return None
+    return step_rewards(game, results[deals_seen:], mode)
+
+
 def env(**options: Any) -> AECEnv:
     """The env with PettingZoo's classic wrappers: an illegal action loses (-1) and ends the game."""
     # PettingZoo's three wrappers, subclassed only to read hot attributes directly (fast_wrappers).
@@ -550,9 +567,7 @@ class raw_env(AECEnv):
         move with a ValueError, nothing changed."""
         agent = self.agent_selection
         game = self.game
-        # the table's moves are plain: the engine checks legality only (ValueError if illegal,
-        # the game unchanged); it also ends a deal at the rule max_moves_per_deal
-        game.apply(move)
+        ended = play(game, move, self._deals_seen, self.reward_mode)  # ValueError: nothing changed
         self.num_steps += 1
         self._obs_cache.clear()
         if move.kind in _TABLE_MOVES:
@@ -563,9 +578,8 @@ class raw_env(AECEnv):
                 rewards[a] = 0.0
             self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
-        if len(game.deal_results) != self._deals_seen:
-            new = game.deal_results[self._deals_seen :]
-            for a, r in zip(self.possible_agents, step_rewards(game, new, self.reward_mode)):
+        if ended is not None:
+            for a, r in zip(self.possible_agents, ended):
                 rewards[a] += r
             self._rewarded = True
             self._deals_ended()

@@ -101,12 +101,13 @@ from typing import Any
 
 import numpy as np
 
-from .aec import REWARD_MODES, step_rewards
+from .aec import REWARD_MODES, play
 from .any_table import ENCODINGS, encoding_tables
 from .checks import action_id, choice_arg, int_arg, is_int
-from .decision import Agent, BatchAgent, apply_action, decision_for
+from .decision import Agent, BatchAgent, chosen_move, decision_for
 from .engine import Game
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
+from .moves import Move
 from .observation import INT8
 from .rules import Rules
 
@@ -361,6 +362,11 @@ class VectorEnv:
     # --- public ----------------------------------------------------------------------------
 
     @property
+    def _deal_mode(self) -> str:
+        """The AEC env's reward mode the rows' steps take ("relative" is "deal" less the mean)."""
+        return "deal" if self.reward_mode == "relative" else self.reward_mode
+
+    @property
     def games(self) -> list[Game]:
         """The engine's games, one per row (omniscient: for tests and tools, not for players)."""
         return self._games
@@ -406,14 +412,14 @@ class VectorEnv:
         done = np.zeros(num, bool)
         self.deal_ended = np.zeros(num, bool)
         moves, games, seen, played = self.table.moves, self._games, self._deals_seen, self._moves
+        mode = self._deal_mode
         try:
             for i, a in enumerate(acts):
-                game = games[i]
                 # every id is one of the row's legal ids, read from its game: checked once
-                game.play_legal(moves[a])
+                ended = play(games[i], moves[a], seen[i], mode, legal=True)
                 played[i].append(a)
-                if len(game.deal_results) != seen[i]:
-                    self._settle(i, done)
+                if ended is not None:
+                    self._settle(i, done, ended)
             if self._any_inside:
                 self._advance(range(num), done)
             else:
@@ -680,28 +686,34 @@ class VectorEnv:
         Does nothing here: a hook for subclasses (the SB3 view keeps its learner's terminal
         observation)."""
 
-    def _settle(self, i: int, done: np.ndarray) -> None:
-        """After a move in game ``i``: collect its rewards; a finished game restarts."""
+    def _play(self, i: int, move: Move, done: np.ndarray) -> None:
+        """Play ``move`` (checked by the engine) in row ``i``'s game, as :meth:`step` plays a row's."""
+        ended = play(self._games[i], move, self._deals_seen[i], self._deal_mode)
+        self._moves[i].append(self.table.action_of[move])
+        if ended is not None:
+            self._settle(i, done, ended)
+
+    def _settle(self, i: int, done: np.ndarray, rewards: list[float]) -> None:
+        """After a move in game ``i`` that ended a deal: collect its rewards; a finished game
+        restarts."""
         game = self._games[i]
-        if len(game.deal_results) != self._deals_seen[i]:
-            new = game.deal_results[self._deals_seen[i] :]
-            self._deals_seen[i] = len(game.deal_results)
-            counts = self.deal_counts
-            counts["deals"] += len(new)
-            counts["went_out"] += sum(r.out_player >= 0 for r in new)
-            counts["moves"] += game.move_count - self._deal_start[i]
-            self._deal_start[i] = game.move_count
-            self.deal_ended[i] = True
-            mode = "deal" if self.reward_mode == "relative" else self.reward_mode
-            self._acc[i] += step_rewards(game, new, mode)
-            if game.game_over:
-                self.final_scores[i] = game.scores
-                done[i] = True
-                # a second game ending in one step (inside seats only) adds to the first's
-                self._ended[i] = self._ended.get(i, 0.0) + self._acc[i]
-                self._acc[i] = 0.0
-                self.game_ended(i)
-                self._new_game(i)
+        new = game.deal_results[self._deals_seen[i] :]
+        self._deals_seen[i] = len(game.deal_results)
+        counts = self.deal_counts
+        counts["deals"] += len(new)
+        counts["went_out"] += sum(r.out_player >= 0 for r in new)
+        counts["moves"] += game.move_count - self._deal_start[i]
+        self._deal_start[i] = game.move_count
+        self.deal_ended[i] = True
+        self._acc[i] += rewards
+        if game.game_over:
+            self.final_scores[i] = game.scores
+            done[i] = True
+            # a second game ending in one step (inside seats only) adds to the first's
+            self._ended[i] = self._ended.get(i, 0.0) + self._acc[i]
+            self._acc[i] = 0.0
+            self.game_ended(i)
+            self._new_game(i)
 
     def _advance(self, rows: Sequence[int], done: np.ndarray) -> None:
         """Play the inside seats of ``rows`` (every row) until each awaits a caller's seat; then
@@ -719,9 +731,7 @@ class VectorEnv:
                     batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
                     decision = decision_for(game, s, table, self._encoders[i])
-                    move = apply_action(game, decision, agent.act(decision), _who(agent, s, i))
-                    self._moves[i].append(table.action_of[move])
-                    self._settle(i, done)
+                    self._play(i, chosen_move(decision, agent.act(decision), _who(agent, s, i)), done)
             for group in batched.values():
                 shared = self._shared[group[0][1]]
                 assert shared is not None
@@ -731,9 +741,7 @@ class VectorEnv:
                 decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
                 chosen = _answers(shared, "act_batch", shared.act_batch(decisions), group)
                 for (i, s), d, a in zip(group, decisions, chosen):
-                    move = apply_action(self._games[i], d, a, _who(shared, s, i))
-                    self._moves[i].append(table.action_of[move])
-                    self._settle(i, done)
+                    self._play(i, chosen_move(d, a, _who(shared, s, i)), done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         self._write_rows()
 
@@ -780,9 +788,7 @@ class VectorEnv:
                 name = self.table.name(a) if 0 <= a < size else "no action id"
                 raise ValueError(f"{_who(agent, s, i)} chose illegal action {a} ({name}); legal: {ids[:12]}")
         for (i, _), a in zip(group, chosen):
-            self._games[i].apply(moves[a])
-            self._moves[i].append(a)
-            self._settle(i, done)
+            self._play(i, moves[a], done)
 
     def _features_of(self, game: Game, seat: int) -> Any:
         assert self.features is not None

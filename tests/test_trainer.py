@@ -157,6 +157,41 @@ def test_paired_labels_keep_the_network_s_mean_and_set_the_measured_difference()
     assert means[1] - means[0] == pytest.approx(-40.0 / to_value)  # what --labels values would teach
 
 
+def test_generation_loss_on_padded_calls_equals_the_loss_call_by_call():
+    """exit's generation loss on a padded minibatch: per call, the alternatives' differences to
+    the prior against their targets, plus the anchor on every legal move; padding counts nowhere."""
+    import torch
+
+    from shanghai_env.agents.learned.train.methods.exit import fit_loss
+
+    gen = torch.Generator().manual_seed(5)
+    # three calls: 4 legal moves with 3 candidates, 2 with 2, 5 with 2 (the prior at place 3)
+    legal_sizes, places = [4, 2, 5], [[2, 0, 3], [1, 0], [3, 4]]
+    targets = [[0.1, -0.2], [0.3], [-0.05]]
+    scores = torch.randn(3, 5, generator=gen).requires_grad_(True)
+    held = torch.randn(3, 5, generator=gen)
+    pos = torch.zeros(3, 3, dtype=torch.int64)
+    tgt, lab = torch.zeros(3, 2), torch.zeros(3, 2, dtype=torch.bool)
+    legal = torch.zeros(3, 5, dtype=torch.bool)
+    for k in range(3):
+        pos[k, : len(places[k])] = torch.tensor(places[k])
+        tgt[k, : len(targets[k])] = torch.tensor(targets[k])
+        lab[k, : len(targets[k])] = True
+        legal[k, : legal_sizes[k]] = True
+    padded = torch.where(legal, scores, float("-inf"))  # as the network's scores come
+    got = fit_loss(padded, pos, tgt, lab, held, legal, 0.1)
+    label, moved = [], []
+    for k in range(3):
+        p = places[k]
+        label.append(sum((scores[k, a] - scores[k, p[0]] - t) ** 2 for a, t in zip(p[1:], targets[k])))
+        n = legal_sizes[k]
+        moved.append(((scores[k, :n] - held[k, :n]) ** 2).mean())
+    want = torch.stack(label).mean() + 0.1 * torch.stack(moved).mean()
+    assert float(got) == pytest.approx(float(want), rel=1e-6)
+    got.backward()
+    assert torch.isfinite(scores.grad).all() and scores.grad[1, 2:].abs().sum() == 0  # padding
+
+
 def test_exit_trains_on_paired_labels(tmp_path):
     """An exit run with --labels paired searches, labels and saves a player like the default."""
     import csv

@@ -307,20 +307,27 @@ class PolicyAgent:
     def move_scores(self, decision: Decision) -> tuple[list[int], np.ndarray]:
         """The decision's legal action ids (ascending) and the network's score of each (dmc: the
         move's value; a policy: its logit); it plays the highest."""
-        ids = decision.legal_actions
-        obs = decision.observation[None, :]
-        legal = [ids]
-        maps = self._any.get(obs.shape[1])
+        obs, legal, facts = self.inputs(decision)
+        extra = None if facts is None else facts[None, :]
+        scores = self.logits_of(obs[None, :], [legal], extra)[0]
+        return list(decision.legal_actions), scores.numpy().astype(np.float64)
+
+    def inputs(self, decision: Decision) -> tuple[np.ndarray, list[int], np.ndarray | None]:
+        """What the network reads at ``decision``: the observation and the legal ids in its own
+        encoding (the 8-seat layout for an ``any_table`` network; ids in the decision's order), and
+        the facts of the own hand (None if it reads none)."""
+        ids = list(decision.legal_actions)
+        obs, legal = decision.observation, ids
+        maps = self._any.get(obs.shape[0])
         if maps is not None:
-            obs = maps.obs_to_any(obs)
-            legal = [maps.to_any[np.asarray(ids, np.int64)].tolist()]
-        extra = None
+            obs = maps.obs_to_any(obs[None, :])[0]
+            legal = maps.to_any[np.asarray(ids, np.int64)].tolist()
+        facts = None
         if self.needs_view:
             from shanghai_env.agents.learned.nets.facts import view_facts
 
-            version = self.net.facts_version
-            extra = view_facts(decision.view, decision.rules.same_suit_run_gap, version)[None, :]
-        return list(ids), self.logits_of(obs, legal, extra)[0].numpy().astype(np.float64)
+            facts = view_facts(decision.view, decision.rules.same_suit_run_gap, self.net.facts_version)
+        return obs, legal, facts
 
 
 # --- a saved player as a torch module, for one's own code on a vector batch -----------------------

@@ -16,7 +16,6 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.bots.search import paired_difference
-from shanghai_env.agents.learned.nets.facts import view_facts
 from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
 from shanghai_env.agents.learned.players.policy import PolicyAgent
 from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
@@ -24,7 +23,7 @@ from shanghai_env.agents.learned.train.options import option
 from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
 from shanghai_env.any_table import AnyTable, encoding_tables
 from shanghai_env.cli import int_in, number_in
-from shanghai_env.decision import Decision, apply_action, decision_for
+from shanghai_env.decision import apply_action, decision_for
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
 
@@ -290,14 +289,16 @@ class ExIt(DMC):
         played = 0
         for g in range(self.opt.generation_games):
             rules = replace(self.config.rules, num_players=sizes[g % len(sizes)])
-            table, encoder, maps = self._tables_of(rules)
+            table, encoder, _ = self._tables_of(rules)
             game = Game(rules)
             game.reset(int(np.random.SeedSequence([self.config.seed, self.updates, g]).generate_state(1)[0]))
             while not game.game_over:
                 decision = decision_for(game, game.to_act, table, encoder)
                 candidates, _ = self.searcher.scored_candidates(decision)
                 if len(candidates) > 1:
-                    calls.append(self.call(decision, candidates, maps))
+                    obs, legal, facts = agent.inputs(decision)
+                    places = [decision.legal_actions.index(a) for a in candidates]
+                    calls.append(Call(rules, obs, legal, facts, places))
                     seed = (self.config.seed, self.searched + len(tasks))  # as the online searches'
                     tasks.append((decision.view, rules, candidates, seed))
                     games_of.append(g)
@@ -305,41 +306,39 @@ class ExIt(DMC):
                 played += 1
         return calls, tasks, np.asarray(games_of, np.int64), played
 
-    def call(self, decision: Decision, candidates: list[int], maps: AnyTable | None) -> Call:
-        """A close call's inputs in the run's encoding."""
-        ids = list(decision.legal_actions)
-        obs, legal = decision.observation, ids
-        if maps is not None:
-            obs = maps.obs_to_any(obs[None, :])[0]
-            legal = maps.to_any[np.asarray(ids, np.int64)].tolist()
-        facts = None
-        if self.net.extra_size:
-            facts = view_facts(decision.view, decision.rules.same_suit_run_gap, self.net.facts_version)
-        return Call(decision.rules, obs, legal, facts, [ids.index(a) for a in candidates])
-
     def fit(self, train: list[Call], valid: list[Call]) -> tuple[int, float, float]:
         """Fit the alternatives' score differences to the measured ones (every legal move's score
         held to its score before by ``anchor``), ``epochs`` passes; keep the epoch (0: none) whose
         choices on ``valid`` gain most by the search's own measure. Its number, gain, loss."""
-        before = [row for i in range(0, len(train), 512) for row in self.scores(train[i : i + 512])]
-        held = [row[: len(c.legal)] for row, c in zip(before, train)]
+        # padded once: each call's candidates (the prior first) and targets, its legal moves' scores
+        # before the fit (the anchor), and which entries are real
+        n, width = len(train), max((len(c.legal) for c in train), default=1)
+        most = max((len(c.positions) for c in train), default=2)
+        positions = torch.zeros(n, most, dtype=torch.int64)
+        targets = torch.zeros(n, most - 1)
+        labelled = torch.zeros(n, most - 1, dtype=torch.bool)
+        held = torch.zeros(n, width)
+        legal = torch.zeros(n, width, dtype=torch.bool)
+        for k, c in enumerate(train):
+            positions[k, : len(c.positions)] = torch.tensor(c.positions)
+            targets[k, : len(c.targets)] = torch.tensor(c.targets)
+            labelled[k, : len(c.targets)] = True
+            legal[k, : len(c.legal)] = True
+        for i in range(0, n, 512):
+            block = self.scores(train[i : i + 512])
+            held[i : i + 512, : block.shape[1]] = torch.where(torch.isfinite(block), block, 0.0)
         best = (0, self.held_out_gain(valid), 0.0)
         kept = copy.deepcopy(self.net.state_dict())
         size = self.opt.batch_size
         for epoch in range(1, self.opt.epochs + 1):
             total = 0.0
-            order = self.np_rng.permutation(len(train))
-            for start in range(0, len(train), size):
-                mb = order[start : start + size]
-                scores = self.scores([train[k] for k in mb], grad=True)
-                label_loss, anchor_loss = [], []
-                for j, k in enumerate(mb):
-                    c = train[k]
-                    pos = torch.tensor(c.positions)
-                    diff = scores[j, pos[1:]] - scores[j, pos[0]]
-                    label_loss.append((diff - torch.tensor(c.targets)).pow(2).sum())
-                    anchor_loss.append((scores[j, : len(c.legal)] - held[k]).pow(2).mean())
-                loss = torch.stack(label_loss).mean() + self.opt.anchor * torch.stack(anchor_loss).mean()
+            order = self.np_rng.permutation(n)
+            for start in range(0, n, size):
+                mb = torch.from_numpy(order[start : start + size])
+                scores = self.scores([train[k] for k in mb.tolist()], grad=True)
+                k = scores.shape[1]
+                pads = (positions[mb], targets[mb], labelled[mb], held[mb, :k], legal[mb, :k])
+                loss = fit_loss(scores, *pads, self.opt.anchor)
                 self.optim.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.opt.max_grad_norm)
@@ -347,7 +346,7 @@ class ExIt(DMC):
                 total += float(loss.detach()) * len(mb)
             gain = self.held_out_gain(valid)
             if gain < best[1] or not valid:  # no held-out games (one game a generation): the last
-                best = (epoch, gain, total / max(1, len(train)))
+                best = (epoch, gain, total / max(1, n))
                 kept = copy.deepcopy(self.net.state_dict())
         self.net.load_state_dict(kept)
         return best
@@ -374,6 +373,25 @@ class ExIt(DMC):
     def export(self, path: str, meta: dict[str, Any]) -> None:
         # the saved player plays as a dmc player: its highest-valued move
         super().export(path, meta | {"method": "dmc", "trained_by": "exit"})
+
+
+def fit_loss(
+    scores: torch.Tensor,
+    positions: torch.Tensor,
+    targets: torch.Tensor,
+    labelled: torch.Tensor,
+    held: torch.Tensor,
+    legal: torch.Tensor,
+    anchor: float,
+) -> torch.Tensor:
+    """A generation's loss on a minibatch of calls, padded: per call, the squared errors of its
+    alternatives' score differences to the prior (``positions[:, 0]``) against ``targets``, summed;
+    plus ``anchor`` times the mean squared move of its legal moves' scores from ``held``. Both
+    averaged over the calls; the padding (``labelled``, ``legal`` False) counts nowhere."""
+    diff = scores.gather(1, positions[:, 1:]) - scores.gather(1, positions[:, :1])
+    label = torch.where(labelled, diff - targets, 0.0).pow(2).sum(1)
+    moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
+    return label.mean() + anchor * moved.mean()
 
 
 def paired_targets(scores: list[float], values: list[list[float]], to_value: float) -> list[float]:

@@ -11,8 +11,8 @@ Methods on the one loop (``train/loop.py``; batched games through :mod:`shanghai
 - ``scorer``: expert iteration with rollout-valued decisions (the shipped ``shanghai`` players), a
   round a step; ``shanghai-train scorer gen|fit`` run its stages one at a time;
 - ``rllib``: Ray RLlib multi-agent PPO (a PPO iteration a step), the route to a cluster;
-- ``exit``: expert iteration over the learner's own search: ``dmc`` self-play where the search over
-  the current network decides some draws and buys and its measured values are targets too.
+- ``exit``: expert iteration over the learner's own search, by generations: games of the network
+  in every seat, every close call measured by the search over it, the network fitted to that.
 
 ``shanghai-train plot RUN... --out curves.png`` draws several runs' learning curves in one picture.
 
@@ -84,6 +84,8 @@ def main_loop(method: str, argv: Sequence[str]) -> int:
     pool = method == "rllib"  # its --opponents: what each other seat may be, drawn per seat and game
     if "snapshot" in args.opponents and not pool:
         parser.error("argument --opponents: 'snapshot' (a frozen copy of the learner) plays in rllib only")
+    if method == "exit" and args.opponents != ("self",):
+        parser.error("argument --opponents: exit plays its network in every seat (self, the default)")
     if not pool and "self" in args.opponents and len(args.opponents) > 1:
         parser.error("argument --opponents: 'self' stands alone (every seat the learner)")
     if not pool and args.opponents != ("self",) and len(args.opponents) not in (1, args.players - 1):

@@ -20,7 +20,7 @@ METHODS = {
         "Scorer",
     ),  # expert iteration, a round a step
     "rllib": (".rllib", "RLlib"),  # Ray RLlib's PPO, an iteration a step
-    "exit": (".exit", "ExIt"),  # dmc with the learner's own search deciding and labelling some moves
+    "exit": (".exit", "ExIt"),  # expert iteration over the learner's own search, by generations
 }
 
 

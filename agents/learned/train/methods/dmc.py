@@ -101,7 +101,7 @@ class DMC(NetMethod):
         finished: list[float] = []
         table = self.acting_table()  # the weights do not change while collecting
         first = net.acting_first_layer()
-        for t in range(self.opt.n_steps):
+        for _ in range(self.opt.n_steps):
             idx, valid = padded(venv.legal_actions)
             with torch.no_grad():
                 extra = self.extra_inputs(venv.extra)
@@ -115,7 +115,7 @@ class DMC(NetMethod):
             explore = self.np_rng.random(n) < self.opt.epsilon
             uniform = (self.np_rng.random(n) * valid.sum(1)).astype(np.int64)  # a legal move at random
             k = np.where(explore, uniform, k)
-            actions = self.choose_actions(t, idx[rows, k])
+            actions = idx[rows, k]
             # each row's observation bytes, then its facts' (none without --facts), side by side
             # once for all rows; the decisions' fields as Python numbers in one conversion each
             seen = np.concatenate([venv.obs.view(np.uint8), venv.extra.view(np.uint8)], 1)
@@ -136,15 +136,6 @@ class DMC(NetMethod):
                     )
         return obs_out, act_out, tgt_out, finished
 
-    def choose_actions(self, step: int, actions: np.ndarray) -> np.ndarray:
-        """The actions played at collecting step ``step`` (dmc's own; a method may change some)."""
-        return actions
-
-    def extra_batch(self) -> tuple[list[bytes], list[int], list[float], float]:
-        """Targets of a method's own to fit with the deals' (rows as the collected ones), and
-        their weight in the loss against a deal target's 1."""
-        return [], [], [], 1.0
-
     def unpack(self, seen: list[bytes]) -> tuple[np.ndarray, torch.Tensor | None]:
         """Collected decisions' bytes as observations (a view: copied only where dense rows are
         read) and the facts on the device (None without them)."""
@@ -155,9 +146,6 @@ class DMC(NetMethod):
     def step(self) -> dict[str, float]:
         before = dict(self.venv.deal_counts)
         obs, actions, targets, finished = self.collect()
-        more_obs, more_actions, more_targets, weight = self.extra_batch()
-        labelled = len(more_actions)
-        obs, actions, targets = obs + more_obs, actions + more_actions, targets + more_targets
         losses: list[torch.Tensor] = []
         size = len(actions)
         if size:
@@ -168,10 +156,6 @@ class DMC(NetMethod):
             sparse_all = self.batch_inputs(obs_np)
             act_all = torch.tensor(actions, dtype=torch.int64, device=dev)
             tgt_all = torch.tensor(targets, dtype=torch.float32, device=dev)
-            weights = None  # the extra targets' rows weigh ``weight``, the deals' 1
-            if labelled:
-                weights = torch.ones(size, dtype=torch.float32, device=dev)
-                weights[size - labelled :] = weight
             valid = torch.ones(1, 1, dtype=torch.bool, device=dev)
             one_move = np.ones(self.opt.batch_size, np.int64)  # each decision's one move: the one played
             # the observations' dense rows, for the trunk when it reads no SparseObs and for a
@@ -190,10 +174,7 @@ class DMC(NetMethod):
                     chosen = act_all[mb][:, None]
                     ok = valid.expand(len(mb), 1)
                     q = net.logits(h, chosen, ok, extra, obs_mb, lengths=one_move[: len(mb)]).squeeze(1)
-                    error = (q - tgt_all[mb]).pow(2)
-                    loss = (
-                        error.mean() if weights is None else (weights[mb] * error).sum() / weights[mb].sum()
-                    )
+                    loss = (q - tgt_all[mb]).pow(2).mean()
                     self.optim.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(net.parameters(), self.opt.max_grad_norm)

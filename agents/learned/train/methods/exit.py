@@ -1,7 +1,6 @@
-"""Expert iteration over the learner's own search, online (dmc self-play where some decisions are
-searched, each candidate's measured value a target too) or by generations (``--generation-games``:
-whole games' close calls searched, then a fit to the measured differences). See docs/training.md,
-"exit".
+"""Expert iteration over the learner's own search, by generations: an update plays whole games of
+the network in every seat, the search over it measures every close call, and the network is
+fitted to the measured differences between each call's moves. See docs/training.md, "exit".
 """
 
 from __future__ import annotations
@@ -16,19 +15,17 @@ import numpy as np
 import torch
 
 from shanghai_env.agents.bots.search import paired_difference
-from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams, decision_kind
+from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams
 from shanghai_env.agents.learned.players.policy import PolicyAgent
-from shanghai_env.agents.learned.train.methods.dmc import DMC, DMCOptions
-from shanghai_env.agents.learned.train.options import option
+from shanghai_env.agents.learned.train.methods.base import NetMethod
+from shanghai_env.agents.learned.train.options import NetOptions, option
 from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
-from shanghai_env.any_table import AnyTable, encoding_tables
+from shanghai_env.any_table import encoding_tables
+from shanghai_env.batched import BatchedEnv
 from shanghai_env.cli import int_in, number_in
 from shanghai_env.decision import apply_action, decision_for
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
-
-LABELS = ("values", "paired")
-DEAL_TARGETS = ("returns", "start")
 
 
 def decision_kinds(text: str) -> str:
@@ -41,50 +38,39 @@ def decision_kinds(text: str) -> str:
 
 
 @dataclass
-class ExItOptions(DMCOptions):
-    searches: int = option(16, "searched decisions an update (default 16)", type=int_in(0))
+class ExItOptions(NetOptions):
+    lr: float = 1e-4
+    epochs: int = 10  # the fit's passes over a generation's calls (the best one on the held-out kept)
+    batch_size: int = 256
+    max_grad_norm: float = 1.0
+    n_steps: int = option(64, argparse.SUPPRESS, type=int_in(1))  # not read: a generation is whole games
+    tables: tuple[int, ...] = ()  # the generation's games cycle through these sizes (any_table)
+    generation_games: int = option(
+        40,
+        "games a generation: the network in every seat, every close call searched (default 40)",
+        type=int_in(1),
+    )
+    holdout: float = option(
+        0.5,
+        "share of a generation's games whose calls choose the fit's epoch (default 0.5)",
+        type=number_in(0.0, 1.0, low_open=True),
+    )
+    anchor: float = option(
+        0.1, "a fit's weight on every legal move's score staying put (default 0.1)", type=number_in(0.0)
+    )
     worlds: int = option(32, "worlds a searched decision (default 32)", type=int_in(1))
     horizon: int = option(
-        2,
-        "the search's rollouts stop at the searcher's H-th turn, 0: at the deal's end (default 2)",
+        1,
+        "the search's rollouts stop at the searcher's H-th turn, 0: at the deal's end (default 1)",
         type=int_in(0),
     )
     gate: float = option(
         0.02, "search where the two best moves' values differ by less (default 0.02)", type=number_in(0.0)
     )
     decisions: str = option(
-        "draw,buy",
-        "decisions searched: draw, buy, play, down_play (default draw,buy)",
+        "draw,buy,play,down_play",
+        "decisions searched: draw, buy, play, down_play (default all four)",
         type=decision_kinds,
-    )
-    label_weight: float = option(
-        4.0,
-        "a searched value's weight in the loss, against a dmc target's 1 (default 4)",
-        type=number_in(0.0),
-    )
-    labels: str = option(
-        "values",
-        "searched targets: measured means, or paired differences about the net's mean (default values)",
-        choices=LABELS,
-    )
-    deal_targets: str = option(
-        "returns",
-        "the other moves' targets: the deals' returns (dmc's), or the starting network's own values, "
-        "so that only the searched labels move it (default returns)",
-        choices=DEAL_TARGETS,
-    )
-    generation_games: int = option(
-        0,
-        "N: an update plays N games, searches every close call, then fits (default 0: online)",
-        type=int_in(0),
-    )
-    holdout: float = option(
-        0.25,
-        "share of a generation's games that choose the fit's epoch (default 0.25)",
-        type=number_in(0.0, 1.0, low_open=True),
-    )
-    anchor: float = option(
-        0.1, "a fit's weight on every legal move's score staying put (default 0.1)", type=number_in(0.0)
     )
 
 
@@ -103,16 +89,16 @@ class Call:
     targets: list[float] = field(default_factory=list)
 
 
-class ExIt(DMC):
+class ExIt(NetMethod):
     name = "exit"
     Options = ExItOptions
 
-    def make_venv(self, config: Any) -> Any:
-        # the games stay here, where the search reads them; --env-workers measures the searches
-        return super().make_venv(replace(config, env_workers=1))
+    def make_venv(self, config: Any) -> BatchedEnv:
+        # the generations play their own games (Game, here, where the search reads them); the
+        # loop's batched games are one, never stepped
+        return super().make_venv(replace(config, num_envs=1, env_workers=1))
 
     def reset_extra(self) -> None:
-        super().reset_extra()
         meta = {"method": "dmc"}  # the network's scores are move values, as dmc's
         agent = PolicyAgent("", loaded=(self.net, self.config.rules, meta), name="learner")
         self.searcher = NetSearchBot(
@@ -124,44 +110,16 @@ class ExIt(DMC):
             decisions=frozenset(self.opt.decisions.split(",")),
             seed=self.config.seed,
         )
-        self.labels: list[tuple[bytes, int, float]] = []  # (seen, action, target) since the update
         self.searched = 0
         self.switched = 0
-        self._native: dict[Rules, tuple[Any, Any, AnyTable | None]] = {}
-        self.quota = 0  # searches left in this update
         self.pool = SearchPool(self.searcher, self.config.env_workers)
-        # --deal-targets start: a frozen copy of the weights the run started from (--init, or the
-        # seeded fresh network), made again the same way on resume, before the saved weights load
-        self.start_net = None
-        if self.opt.deal_targets == "start":
-            self.start_net = copy.deepcopy(self.net).requires_grad_(False)
 
-    def collect(self) -> tuple[list[bytes], list[int], list[float], list[float]]:
-        obs, actions, targets, finished = super().collect()
-        if self.start_net is not None and actions:
-            targets = self.start_values(obs, actions)
-        return obs, actions, targets, finished
+    def extra_state(self) -> dict[str, Any]:
+        # each search's generator comes from the run's seed and the search's number
+        return {"search_counts": [self.searched, self.switched]}
 
-    def start_values(self, obs: list[bytes], actions: list[int]) -> list[float]:
-        """The starting network's value of each move played (``obs`` as collected: observation
-        bytes, then the facts'), the anchor that holds every move the search did not label."""
-        net, size = self.start_net, len(actions)
-        assert net is not None
-        obs_np, extra = self.unpack(obs)
-        with torch.no_grad():
-            # the dense rows (a copy) for a trunk that reads no SparseObs or a network that reads
-            # the upcard on offer from them, as in the update
-            sparse = self.batch_inputs(obs_np)
-            dense = None
-            if sparse is None or net.upcard is not None:
-                dense = torch.from_numpy(obs_np.copy()).to(self.device)
-            trunk_input = sparse if sparse is not None else dense
-            assert trunk_input is not None
-            h = net.features(trunk_input, extra)
-            chosen = torch.tensor(actions, dtype=torch.int64, device=self.device)[:, None]
-            ok = torch.ones(size, 1, dtype=torch.bool, device=self.device)
-            q = net.logits(h, chosen, ok, extra, dense, lengths=np.ones(size, np.int64))
-        return q.squeeze(1).cpu().tolist()
+    def load_extra(self, state: dict[str, Any]) -> None:
+        self.searched, self.switched = (int(x) for x in state["search_counts"])
 
     def close(self) -> None:
         pool = getattr(self, "pool", None)  # none if the setup stopped before it
@@ -169,85 +127,13 @@ class ExIt(DMC):
             pool.close()
         super().close()
 
-    def _tables_of(self, rules: Rules) -> tuple[Any, Any, AnyTable | None]:
-        """The native action table and encoder of a table size, and its map to the run's ids."""
-        if rules not in self._native:
-            table, encoder = encoding_tables(rules, "table")
-            maps = AnyTable(rules) if self.config.encoding == "any_table" else None
-            self._native[rules] = (table, encoder, maps)
-        return self._native[rules]
-
-    def choose_actions(self, step: int, actions: np.ndarray) -> np.ndarray:
-        """dmc's actions, with those of the searched rows replaced by their search's choice: from
-        the update's first step on, the rows at a close call of the searched kinds (in a random
-        order) until the update has had ``searches``; the searches of a step are measured
-        together (over ``--env-workers`` processes)."""
-        if step == 0:
-            self.quota = self.opt.searches
-        if self.quota <= 0:
-            return actions
-        venv = self.venv
-        games = venv.games
-        kinds = self.searcher.params.decisions
-        found: list[tuple[int, list[int], list[float], Any]] = []  # row, candidates, scores, ids map
-        tasks: list[Task] = []
-        for row in self.np_rng.permutation(venv.num_envs):
-            if len(found) == self.quota:
-                break
-            game = games[row]
-            if decision_kind(game.phase, game.down[game.to_act]) not in kinds:
-                continue
-            table, encoder, maps = self._tables_of(game.rules)
-            decision = decision_for(game, game.to_act, table, encoder)
-            candidates, scores = self.searcher.scored_candidates(decision)  # the two best, if close
-            if len(candidates) < 2:
-                continue
-            to_run = maps.to_any if maps is not None else np.arange(table.size)
-            found.append((int(row), candidates, scores, to_run))
-            # each search its own generator: the same values however many processes measure them
-            seed = (self.config.seed, self.searched + len(tasks))
-            tasks.append((decision.view, game.rules, candidates, seed))
-        if not found:
-            return actions
-        self.quota -= len(found)
-        self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
-        actions = actions.copy()
-        for (row, candidates, scores, to_run), values in zip(found, self.pool.measure(tasks)):
-            best = self.searcher.choose(values)
-            seen = venv.obs[row].tobytes() + venv.extra[row].tobytes()
-            to_value = self.searcher.rollouts_for(games[row].rules).to_points  # points -> the net's values
-            if self.opt.labels == "paired":
-                targets = paired_targets(scores, values, to_value)
-            else:
-                targets = [float(np.mean(got)) / to_value for got in values]
-            for a, target in zip(candidates, targets):
-                self.labels.append((seen, int(to_run[a]), target))
-            actions[row] = int(to_run[candidates[best]])
-            self.searched += 1
-            self.switched += int(best != 0)
-        return actions
-
-    def extra_batch(self) -> tuple[list[bytes], list[int], list[float], float]:
-        labels, self.labels = self.labels, []
-        return [x[0] for x in labels], [x[1] for x in labels], [x[2] for x in labels], self.opt.label_weight
-
-    def extra_state(self) -> dict[str, Any]:
-        # each search's generator comes from the run's seed and the search's number
-        return super().extra_state() | {"search_counts": [self.searched, self.switched]}
-
-    def load_extra(self, state: dict[str, Any]) -> None:
-        super().load_extra(state)
-        self.searched, self.switched = (int(x) for x in state["search_counts"])
-
     def step(self) -> dict[str, float]:
         searched, switched = self.searched, self.switched
-        out = self.generation() if self.opt.generation_games else super().step()
-        self.searcher.weights_changed()  # the update changed the network the search plays in place
+        out = self.generation()
+        self.searcher.weights_changed()  # the fit changed the network the search plays in place
         out["searched"] = float(self.searched - searched)
         out["switched"] = float(self.switched - switched)
         return out
-
-    # --- generations (--generation-games N): label whole games, then fit ----------------------
 
     def generation(self) -> dict[str, float]:
         """Play ``generation_games`` games of the network in every seat (greedy); search every close
@@ -289,7 +175,7 @@ class ExIt(DMC):
         played = 0
         for g in range(self.opt.generation_games):
             rules = replace(self.config.rules, num_players=sizes[g % len(sizes)])
-            table, encoder, _ = self._tables_of(rules)
+            table, encoder = encoding_tables(rules, "table")
             game = Game(rules)
             game.reset(int(np.random.SeedSequence([self.config.seed, self.updates, g]).generate_state(1)[0]))
             while not game.game_over:
@@ -392,15 +278,3 @@ def fit_loss(
     label = torch.where(labelled, diff - targets, 0.0).pow(2).sum(1)
     moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
     return label.mean() + anchor * moved.mean()
-
-
-def paired_targets(scores: list[float], values: list[list[float]], to_value: float) -> list[float]:
-    """Targets that keep the network's mean of the candidates' scores and set each alternative's
-    difference to the first candidate to the one measured in the worlds both were played in.
-
-    Both moves of a world share its cards and stock draws, so their paired difference is far less
-    noisy than either mean; and an alternative that left the race early was measured in fewer,
-    unluckier worlds than the first, which its mean alone would keep."""
-    diffs = [0.0] + [paired_difference(got, values[0][: len(got)])[0] / to_value for got in values[1:]]
-    shift = float(np.mean(scores)) - float(np.mean(diffs))
-    return [shift + d for d in diffs]

@@ -88,28 +88,41 @@ def test_scratch_plays_every_table_size_from_one_network() -> None:
 
 
 def test_the_scratch_card_says_where_it_is_ahead_and_where_not() -> None:
-    """Its card: no teacher, made from ``scratch_4p`` by the one trainer, and its claim as measured:
-    every planner seat separated at 4 to 8 players on 400 games or more (1,000 or more at 4), and
-    3 players listed as not yet ahead."""
+    """Its card: no teacher, made from ``scratch_4p`` by the one trainer (dmc at every table size,
+    then expert iteration over its own search), and its claims as measured on 400 games or more:
+    every planner seat separated at 4 to 8 players, and at 3 listed as level; against the previous
+    ``scratch`` (before its expert iteration), ahead of every seat at 3 to 6 players and behind
+    none, separated, at any size."""
     path = MODELS / "scratch.pt"
     card = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-    assert card["player"] == "scratch" and card["teacher"] is None and card["method"] == "dmc"
+    assert card["player"] == "scratch" and card["teacher"] is None and card["method"] == "exit"
     assert card["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert all(c.startswith(("shanghai-train dmc ", "cp ")) for c in card["commands"])
-    first = card["commands"][0]
-    assert "--init models/scratch_4p.pt" in first and "--tables 3,4,5,6,7,8" in first
-    by_size: dict[int, list[dict]] = {}
-    for ev in card["evaluations"].values():
-        by_size.setdefault(ev["table"], []).append(ev)
-    assert sorted(by_size) == [3, 4, 5, 6, 7, 8]
-    assert max(ev["games"] for ev in by_size[4]) >= 1000
+    commands = card["commands"]
+    assert all(c.startswith(("shanghai-train dmc ", "shanghai-train exit ", "cp ")) for c in commands)
+    assert "--init models/scratch_4p.pt" in commands[0] and "--tables 3,4,5,6,7,8" in commands[0]
+    (exit_command,) = [c for c in commands if c.startswith("shanghai-train exit ")]
+    assert "--init models/scratch.pt" in exit_command  # the first stage's player, copied there
+    assert [stage["config"]["method"] for stage in card["stages"]] == ["dmc", "exit"]
+    planners: dict[int, list[dict]] = {}
+    previous: dict[int, list[dict]] = {}
+    for key, ev in card["evaluations"].items():
+        assert ev["games"] >= 400, key
+        if key.startswith("planner_"):
+            planners.setdefault(ev["table"], []).append(ev)
+        elif key.startswith("previous_scratch_"):
+            previous.setdefault(ev["table"], []).append(ev)
+    assert sorted(planners) == sorted(previous) == [3, 4, 5, 6, 7, 8]
     for n in range(4, 9):
-        assert any(
-            ev["games"] >= 400 and all(seat["ci95"][1] < 0 for seat in ev["player_minus_each_seat"])
-            for ev in by_size[n]
-        ), n
-    assert all(seat["mean"] > 0 for ev in by_size[3] for seat in ev["player_minus_each_seat"])
-    assert "Not yet at 3 players" in card["summary"]
+        assert any(all(seat["ci95"][1] < 0 for seat in ev["player_minus_each_seat"]) for ev in planners[n]), n
+    assert not any(seat["ci95"][1] < 0 for ev in planners[3] for seat in ev["player_minus_each_seat"])
+    assert "Against the planners: level with them at 3 players" in card["summary"]
+    for n, evs in previous.items():
+        seats = [seat for ev in evs for seat in ev["player_minus_each_seat"]]
+        assert not any(seat["ci95"][0] > 0 for seat in seats), n  # behind no seat, separated
+        if n <= 6:
+            assert all(seat["mean"] < 0 for seat in seats) and any(seat["ci95"][1] < 0 for seat in seats), n
+    assert len(previous[3]) >= 2  # at 3 players, where its labels came from: two seeds
+    assert "level at 7 and 8" in card["summary"]
 
 
 @pytest.mark.parametrize("name", ["scratch", "scratch_4p", "shanghai"])

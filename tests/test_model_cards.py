@@ -38,6 +38,9 @@ TINY = {
     "--epochs": "1",
     "--value-discards": "2",
     "--seconds": None,
+    "--generation-games": "1",  # exit: one game a generation, searched in two worlds, here
+    "--worlds": "2",
+    "--env-workers": "1",
 }
 
 

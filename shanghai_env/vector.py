@@ -107,7 +107,6 @@ from .checks import action_id, choice_arg, int_arg, is_int
 from .decision import Agent, BatchAgent, chosen_move, decision_for
 from .engine import Game
 from .legal import BUY_PHASE_MOVES, DRAW_PHASE_MOVES
-from .moves import Move
 from .observation import INT8
 from .rules import Rules
 
@@ -686,10 +685,10 @@ class VectorEnv:
         Does nothing here: a hook for subclasses (the SB3 view keeps its learner's terminal
         observation)."""
 
-    def _play(self, i: int, move: Move, done: np.ndarray) -> None:
-        """Play ``move`` (checked by the engine) in row ``i``'s game, as :meth:`step` plays a row's."""
-        ended = play(self._games[i], move, self._deals_seen[i], self._deal_mode)
-        self._moves[i].append(self.table.action_of[move])
+    def _play(self, i: int, a: int, done: np.ndarray) -> None:
+        """Play action ``a`` (checked by the engine) in row ``i``'s game, as :meth:`step` plays a row's."""
+        ended = play(self._games[i], self.table.moves[a], self._deals_seen[i], self._deal_mode)
+        self._moves[i].append(a)
         if ended is not None:
             self._settle(i, done, ended)
 
@@ -731,7 +730,8 @@ class VectorEnv:
                     batched.setdefault(id(self._shared[s]), []).append((i, s))
                 else:
                     decision = decision_for(game, s, table, self._encoders[i])
-                    self._play(i, chosen_move(decision, agent.act(decision), _who(agent, s, i)), done)
+                    move = chosen_move(decision, agent.act(decision), _who(agent, s, i))
+                    self._play(i, table.action_of[move], done)
             for group in batched.values():
                 shared = self._shared[group[0][1]]
                 assert shared is not None
@@ -741,7 +741,7 @@ class VectorEnv:
                 decisions = [decision_for(self._games[i], s, table, encoder) for i, s in group]
                 chosen = _answers(shared, "act_batch", shared.act_batch(decisions), group)
                 for (i, s), d, a in zip(group, decisions, chosen):
-                    self._play(i, chosen_move(d, a, _who(shared, s, i)), done)
+                    self._play(i, table.action_of[chosen_move(d, a, _who(shared, s, i))], done)
             pending = [i for i in pending if self._inside[self._games[i].to_act]]
         self._write_rows()
 
@@ -767,7 +767,7 @@ class VectorEnv:
     def _act_arrays(self, agent: Any, group: list[tuple[int, int]], done: np.ndarray) -> None:
         """A network that reads only the observation and the legal ids (``act_arrays(obs, legal)``,
         e.g. a ``shanghai-train`` player) decides from arrays, without building a view per game."""
-        moves, games, encoders = self.table.moves, self._games, self._encoders
+        games, encoders = self._games, self._encoders
         legal = [list(self._ids(games[i])) for i, _ in group]
         obs = np.frombuffer(
             b"".join(
@@ -788,7 +788,7 @@ class VectorEnv:
                 name = self.table.name(a) if 0 <= a < size else "no action id"
                 raise ValueError(f"{_who(agent, s, i)} chose illegal action {a} ({name}); legal: {ids[:12]}")
         for (i, _), a in zip(group, chosen):
-            self._play(i, moves[a], done)
+            self._play(i, a, done)
 
     def _features_of(self, game: Game, seat: int) -> Any:
         assert self.features is not None

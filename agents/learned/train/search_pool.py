@@ -74,12 +74,21 @@ class SearchPool:
         save_policy(os.path.join(self.folder, "net.pt"), net, rules, meta)
 
     def measure(self, tasks: list[Task]) -> list[Values]:
-        if self.pool is None or len(tasks) < 2:
+        return self.gather(self.submit(tasks))
+
+    def submit(self, tasks: list[Task]) -> list[Any]:
+        """Start measuring ``tasks`` (in the workers: the caller goes on while they search); what
+        :meth:`gather` turns into their values, in order. Here (one worker) they are measured now."""
+        if self.pool is None:
             return [measure(self.searcher, task) for task in tasks]
         path = os.path.join(self.folder, "net.pt")
         params = self.searcher.params
-        futures = [self.pool.submit(_measure_in_worker, path, self.version, params, t) for t in tasks]
-        return [f.result() for f in futures]
+        return [self.pool.submit(_measure_in_worker, path, self.version, params, t) for t in tasks]
+
+    def gather(self, handles: list[Any]) -> list[Values]:
+        if self.pool is None:
+            return handles
+        return [h.result() for h in handles]
 
     def close(self) -> None:
         if self.pool is not None:

@@ -139,15 +139,15 @@ class ExIt(NetMethod):
         """Play ``generation_games`` games of the network in every seat (greedy); search every close
         call; fit the network to the labels, keeping the epoch whose held-out labels gain most."""
         start = time.perf_counter()
-        calls, tasks, games_of, played = self.generation_calls()
         self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
+        calls, values, games_of, played = self.generation_calls()
         labels = []
-        for call, values in zip(calls, self.pool.measure(tasks)):
+        for call, measured in zip(calls, values):
             to_value = self.searcher.rollouts_for(call.rules).to_points
-            diffs = [paired_difference(v, values[0][: len(v)])[0] for v in values[1:]]
+            diffs = [paired_difference(v, measured[0][: len(v)])[0] for v in measured[1:]]
             labels.append(replace(call, points=diffs, targets=[d / to_value for d in diffs]))
             self.searched += 1
-            self.switched += int(self.searcher.choose(values) != 0)
+            self.switched += int(self.searcher.choose(measured) != 0)
         n = self.opt.generation_games
         held = games_of >= n - (max(1, round(self.opt.holdout * n)) if n > 1 else 0)
         train = [c for c, h in zip(labels, held) if not h]
@@ -164,13 +164,14 @@ class ExIt(NetMethod):
             "label_seconds": round(searched_seconds, 1),
         }
 
-    def generation_calls(self) -> tuple[list[Call], list[Task], np.ndarray, int]:
-        """The close calls of this generation's games, each with its search task; the game each
-        came from; the moves played."""
+    def generation_calls(self) -> tuple[list[Call], list[Any], np.ndarray, int]:
+        """The close calls of this generation's games and their search's values (each game's calls
+        go to the search pool as the game ends, so the workers search while the next is played);
+        the game each came from; the moves played."""
         agent = self.searcher.agent
         sizes = self.opt.tables or (self.config.rules.num_players,)
         calls: list[Call] = []
-        tasks: list[Task] = []
+        handles: list[Any] = []
         games_of: list[int] = []
         played = 0
         for g in range(self.opt.generation_games):
@@ -178,6 +179,7 @@ class ExIt(NetMethod):
             table, encoder = encoding_tables(rules, "table")
             game = Game(rules)
             game.reset(int(np.random.SeedSequence([self.config.seed, self.updates, g]).generate_state(1)[0]))
+            tasks: list[Task] = []
             while not game.game_over:
                 decision = decision_for(game, game.to_act, table, encoder)
                 candidates, _ = self.searcher.scored_candidates(decision)
@@ -185,12 +187,13 @@ class ExIt(NetMethod):
                     obs, legal, facts = agent.inputs(decision)
                     places = [decision.legal_actions.index(a) for a in candidates]
                     calls.append(Call(rules, obs, legal, facts, places))
-                    seed = (self.config.seed, self.searched + len(tasks))  # as the online searches'
+                    seed = (self.config.seed, self.searched + len(handles) + len(tasks))
                     tasks.append((decision.view, rules, candidates, seed))
                     games_of.append(g)
                 apply_action(game, decision, agent.act(decision), "the learner")
                 played += 1
-        return calls, tasks, np.asarray(games_of, np.int64), played
+            handles += self.pool.submit(tasks)
+        return calls, self.pool.gather(handles), np.asarray(games_of, np.int64), played
 
     def fit(self, train: list[Call], valid: list[Call]) -> tuple[int, float, float]:
         """Fit the alternatives' score differences to the measured ones (every legal move's score

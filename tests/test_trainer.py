@@ -849,3 +849,47 @@ def test_exit_generations_resume_and_spread_over_processes_as_one_run(tmp_path):
         b = weights(os.path.join(other, "model.pt"))
         for k in a:
             assert torch.equal(a[k], b[k]), (other, k)
+
+
+def test_exit_check_games_keep_a_fit_only_when_it_is_ahead_in_games(tmp_path, monkeypatch):
+    """--check-games: after a fit, the fitted network plays the network before it; a fit that is
+    not ahead (mean difference over the seats at or above zero) is undone, weights and all, and the
+    row says what the games found."""
+    import csv
+
+    from shanghai_env.agents.learned.train.methods import exit as exit_method
+
+    def row(out: str) -> dict[str, str]:
+        with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+            return list(csv.DictReader(f))[-1]
+
+    found: list[float] = []
+    real = exit_method.evaluate
+
+    def spy(*args, **kw):
+        r = real(*args, **kw)
+        found.append(sum(s["diff"] for s in r["seats"]) / len(r["seats"]))
+        return r
+
+    # the real games: the row reports them and keeps the fit by their sign
+    monkeypatch.setattr(exit_method, "evaluate", spy)
+    start = str(tmp_path / "start")
+    config = generations(start)
+    config.method_options["check_games"] = 6
+    train(config)
+    assert float(row(start)["fit_epoch"]) > 0 and len(found) == 1  # a fit to check, checked once
+    assert float(row(start)["check_diff"]) == pytest.approx(found[0], abs=0.01)
+    assert float(row(start)["kept"]) == float(found[0] < 0)
+
+    # from a saved start, games said behind then ahead: undone to the start's weights, then kept
+    for diff, out in ((+5.0, "behind"), (-5.0, "ahead")):
+        seats = [{"diff": diff}] * 3
+        monkeypatch.setattr(exit_method, "evaluate", lambda *a, seats=seats, **k: {"seats": seats})
+        config = generations(str(tmp_path / out), init=os.path.join(start, "model.pt"))
+        config.method_options["check_games"] = 6
+        train(config)
+        assert float(row(str(tmp_path / out))["kept"]) == float(diff < 0)
+    a = weights(os.path.join(start, "model.pt"))
+    behind, ahead = (weights(str(tmp_path / x / "model.pt")) for x in ("behind", "ahead"))
+    assert all(torch.equal(a[k], behind[k]) for k in a)
+    assert not all(torch.equal(a[k], ahead[k]) for k in a)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,7 +18,8 @@ import torch
 
 from shanghai_env.agents.bots.search import paired_difference
 from shanghai_env.agents.learned.players.net_search import NetSearchBot, NetSearchParams
-from shanghai_env.agents.learned.players.policy import PolicyAgent
+from shanghai_env.agents.learned.players.policy import PolicyAgent, save_policy
+from shanghai_env.agents.learned.train.evaluation import evaluate
 from shanghai_env.agents.learned.train.methods.base import NetMethod
 from shanghai_env.agents.learned.train.options import NetOptions, option
 from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
@@ -66,6 +69,11 @@ class ExItOptions(NetOptions):
     )
     gate: float = option(
         0.02, "search where the two best moves' values differ by less (default 0.02)", type=number_in(0.0)
+    )
+    check_games: int = option(
+        0,
+        "games of a fit's network against the network before it; kept only when ahead (default 0: no check)",
+        type=int_in(0),
     )
     decisions: str = option(
         "draw,buy,play,down_play",
@@ -153,9 +161,9 @@ class ExIt(NetMethod):
         train = [c for c, h in zip(labels, held) if not h]
         valid = [c for c, h in zip(labels, held) if h]
         searched_seconds = time.perf_counter() - start
+        before = copy.deepcopy(self.net.state_dict())
         epoch, gain, loss = self.fit(train, valid)
-        self.updates += 1
-        return {
+        out = {
             "env_steps": float(played),
             "trained_decisions": float(len(train)),
             "fit_epoch": float(epoch),
@@ -163,6 +171,39 @@ class ExIt(NetMethod):
             "held_out_gain": round(gain, 4),
             "label_seconds": round(searched_seconds, 1),
         }
+        if self.opt.check_games:
+            # the held-out gain foretold the first generation's strength and none after it
+            # (docs/benchmark.md): games decide whether a fit stays
+            diff = self.check(before) if epoch else 0.0
+            kept = diff < 0.0
+            if not kept:
+                self.net.load_state_dict(before)
+            out |= {"check_diff": round(diff, 2), "kept": float(kept)}
+        self.updates += 1
+        return out
+
+    def check(self, before: dict[str, Any]) -> float:
+        """The fitted network's mean paired difference over the seats of the network as it was
+        (``before``), in ``check_games`` games at the run's table (below zero: ahead)."""
+        rules = self.config.rules
+        fitted = copy.deepcopy(self.net).cpu()
+        prior = copy.deepcopy(fitted)
+        prior.load_state_dict(before)
+        with tempfile.TemporaryDirectory(prefix="shanghai-check-") as folder:
+            paths = [os.path.join(folder, name) for name in ("fitted.pt", "before.pt")]
+            for path, net in zip(paths, (fitted, prior)):
+                save_policy(path, net, rules, {"method": "dmc"})
+            seed = int(np.random.SeedSequence([self.config.seed, self.updates, 1]).generate_state(1)[0])
+            result = evaluate(
+                paths[0],
+                paths[1],
+                players=rules.num_players,
+                contracts=rules.contracts,
+                games=self.opt.check_games,
+                seed=seed,
+                workers=self.config.env_workers,
+            )
+        return float(np.mean([seat["diff"] for seat in result["seats"]]))
 
     def generation_calls(self) -> tuple[list[Call], list[Any], np.ndarray, int]:
         """The close calls of this generation's games and their search's values (each game's calls

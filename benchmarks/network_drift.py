@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from shanghai_env.agents.bots.search import relative_points
 from shanghai_env.agents.learned.players.net_search import BatchRollouts
-from shanghai_env.agents.learned.players.policy import PolicyAgent
+from shanghai_env.agents.learned.players.policy import PolicyAgent, check_policy
 from shanghai_env.cli import int_in
 from shanghai_env.engine import Game
 from shanghai_env.moves import MoveKind
@@ -60,11 +60,14 @@ def self_play(
         gap = torch.where(torch.isfinite(top[:, 1]), top[:, 0] - top[:, 1], torch.tensor(np.inf))
         out["value"].append((top[:, 0] * player.to_points).numpy())
         out["gap"].append(gap.numpy())
-        out["same"].append(
-            np.stack([(o.scores(batch, r)[0].argmax(1) == best).numpy() for o, r in zip(others, rows[1:])], 1)
-            if others
-            else np.ones((len(batch), 0), bool)
-        )
+        # the moves themselves are compared: another encoding numbers and orders the actions otherwise
+        chosen = [player.table.moves[int(idx[j, best[j]])] for j in range(len(batch))]
+        same = []
+        for o, r in zip(others, rows[1:]):
+            o_scores, o_idx, _ = o.scores(batch, r)
+            o_best = o_scores.argmax(1)
+            same.append([o.table.moves[int(o_idx[j, o_best[j]])] == m for j, m in enumerate(chosen)])
+        out["same"].append(np.array(same, bool).T.reshape(len(batch), len(others)))
         out["start"].append(
             np.array(
                 [
@@ -78,7 +81,7 @@ def self_play(
         out["deal"].append(np.array([len(g.deal_results) for g in batch]))
         still = []
         for j, i in enumerate(active):
-            state[i].apply(player.table.moves[int(idx[j, best[j]])])
+            state[i].apply(chosen[j])
             if not state[i].game_over:
                 still.append(i)
         active = still
@@ -107,9 +110,12 @@ def main(argv: list[str] | None = None) -> None:
     rules = Rules(num_players=args.players)
     names = [args.reference, *[n for n in args.networks.split(",") if n]]
     try:
-        nets = [BatchRollouts(PolicyAgent(n), rules) for n in names]
+        agents = [PolicyAgent(n) for n in names]
+        for agent in agents:
+            check_policy(agent.path, rules, where=f"--players {args.players}")
     except (OSError, ValueError) as err:
         parser.error(str(err))
+    nets = [BatchRollouts(agent, rules) for agent in agents]
     for name, net in zip(names, nets):
         if not net.q_values:
             parser.error(f"{name}: its scores are not move values (a dmc or exit network is needed)")

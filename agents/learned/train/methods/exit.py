@@ -161,7 +161,7 @@ class ExIt(NetMethod):
         train = [c for c, h in zip(labels, held) if not h]
         valid = [c for c, h in zip(labels, held) if h]
         searched_seconds = time.perf_counter() - start
-        before = copy.deepcopy(self.net.state_dict())
+        before = copy.deepcopy(self.net.state_dict()) if self.opt.check_games else {}
         epoch, gain, loss = self.fit(train, valid)
         out = {
             "env_steps": float(played),
@@ -174,9 +174,9 @@ class ExIt(NetMethod):
         if self.opt.check_games:
             # the held-out gain foretold the first generation's strength and none after it
             # (docs/benchmark.md): games decide whether a fit stays
-            diff = self.check(before) if epoch else 0.0
-            kept = diff < 0.0
-            if not kept:
+            diff = self.check(before) if epoch else 0.0  # no epoch kept: the network stands as it was
+            kept = epoch > 0 and diff < 0.0
+            if epoch and not kept:
                 self.net.load_state_dict(before)
             out |= {"check_diff": round(diff, 2), "kept": float(kept)}
         self.updates += 1

@@ -70,6 +70,9 @@ class ExItOptions(NetOptions):
     gate: float = option(
         0.02, "search where the two best moves' values differ by less (default 0.02)", type=number_in(0.0)
     )
+    alternatives: int = option(
+        1, "moves searched besides the network's best, in its order (default 1)", type=int_in(1)
+    )
     check_games: int = option(
         0,
         "games of a fit's network against the network before it; kept only when ahead (default 0: no check)",
@@ -115,6 +118,7 @@ class ExIt(NetMethod):
             round_worlds=min(self.opt.worlds, 16),
             horizon=self.opt.horizon,
             gate=self.opt.gate,
+            alternatives=self.opt.alternatives,
             decisions=frozenset(self.opt.decisions.split(",")),
             seed=self.config.seed,
         )

@@ -125,6 +125,32 @@ def test_exit_searches_the_kinds_of_decision_it_is_told(tmp_path, monkeypatch):
     assert {"draw", "buy", "play"} <= seen["buy,down_play,draw,play"]
 
 
+def test_exit_searches_as_many_alternatives_and_as_wide_a_gate_as_it_is_told(tmp_path, monkeypatch):
+    """--gate: a wider gate searches more of the same games' calls; --alternatives 2: a call holds up
+    to three candidates (the network's best first, in its order) and a label for each alternative."""
+    from shanghai_env.agents.learned.train.methods import exit as exit_method
+
+    fitted: list[list[exit_method.Call]] = []
+    real = exit_method.ExIt.fit
+
+    def spy(self, train, valid):
+        fitted.append(train + valid)
+        return real(self, train, valid)
+
+    monkeypatch.setattr(exit_method.ExIt, "fit", spy)
+    narrow = generations(str(tmp_path / "narrow"))
+    narrow.method_options["gate"] = 0.001  # an untrained network scores most moves alike
+    train(narrow)
+    wide = generations(str(tmp_path / "wide"))
+    wide.method_options["alternatives"] = 2
+    train(wide)
+    default, wide = fitted
+    assert max(len(c.positions) for c in default) == 2 and max(len(c.positions) for c in wide) == 3
+    assert all(len(c.points) == len(c.positions) - 1 == len(c.targets) for c in wide)
+    assert all(len(set(c.positions)) == len(c.positions) for c in wide)
+    assert len(wide) > len(default)  # the same games (greedy, same seed), more of their calls searched
+
+
 def test_generation_loss_on_padded_calls_equals_the_loss_call_by_call():
     """exit's generation loss on a padded minibatch: per call, the alternatives' differences to
     the prior against their targets, plus the anchor on every legal move; padding counts nowhere."""

@@ -369,11 +369,6 @@ class ScorerInfo:
             options["features_size"] = FACTS_SIZE
         return options
 
-    @property
-    def greedy_play(self) -> str:
-        """How the saved player itself plays these scores."""
-        return "the highest-scored legal move"
-
 
 class ScoredMoves(NamedTuple):
     """A :class:`ScorerModule`'s answer for a batch: one score per legal move of every row."""

@@ -73,9 +73,6 @@ class SearchPool:
         net = self.searcher.agent.net
         save_policy(os.path.join(self.folder, "net.pt"), net, rules, meta)
 
-    def measure(self, tasks: list[Task]) -> list[Values]:
-        return self.gather(self.submit(tasks))
-
     def submit(self, tasks: list[Task]) -> list[Any]:
         """Start measuring ``tasks`` (in the workers: the caller goes on while they search); what
         :meth:`gather` turns into their values, in order. Here (one worker) they are measured now."""

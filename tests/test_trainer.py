@@ -847,6 +847,8 @@ def test_exit_generations_fit_the_labels_of_whole_games(tmp_path):
     assert 0 < trained < searched  # the held-out game's calls are searched, not trained on
     assert float(row["fit_epoch"]) in (0.0, 1.0, 2.0)
     assert float(row["held_out_gain"]) <= 0.0  # epoch 0, the network as it was, gains 0
+    # no choice gains more than the best-measured candidate of every call, and some call had room
+    assert float(row["held_out_room"]) <= float(row["held_out_gain"]) and float(row["held_out_room"]) < 0
     check_player(os.path.join(out, "model.pt"), Rules(num_players=4, contracts=(1,)))
     with open(os.path.join(out, "model.json"), encoding="utf-8") as f:
         recipe = json.load(f)

@@ -173,6 +173,10 @@ class ExIt(NetMethod):
             "fit_epoch": float(epoch),
             "fit_loss": round(loss, 6),
             "held_out_gain": round(gain, 4),
+            # what a network choosing the search's best-measured move at every held-out call would
+            # gain by the same measure: the room a fit had (an upper bound: each minimum is taken
+            # over noisy estimates)
+            "held_out_room": round(held_out_room(valid), 4),
             "label_seconds": round(searched_seconds, 1),
         }
         if self.opt.check_games:
@@ -307,6 +311,11 @@ class ExIt(NetMethod):
     def export(self, path: str, meta: dict[str, Any]) -> None:
         # the saved player plays as a dmc player: its highest-valued move
         super().export(path, meta | {"method": "dmc", "trained_by": "exit"})
+
+
+def held_out_room(calls: list[Call]) -> float:
+    """Points a call the best-measured candidate of each call gains on its prior (at most 0)."""
+    return sum(min(0.0, *c.points) for c in calls) / max(1, len(calls))
 
 
 def fit_loss(

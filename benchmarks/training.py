@@ -12,7 +12,8 @@ so that a method's row compares with another's. Protocol ``budget-v1`` (:data:`P
   full_3p --players RUN/model.pt``: duplicate games against planners, agents/arena/tasks.py);
 - the row: each run's score (its mean game-score difference to the reference seats; lower is
   better) and their mean and range, with the training's wall time. ``--out`` keeps the runs,
-  their evaluations and ``protocol.json``.
+  their evaluations and ``protocol.json``; the same command into the same folder goes on where it
+  stopped.
 
 ``--size smoke`` runs the same steps at a toy size (512 decisions, 4 games, contract 1, six
 evaluation games against planners, rounded up to whole rounds of the seat design, instead of the
@@ -78,6 +79,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -296,6 +298,36 @@ PROTOCOL_PLAYERS = (3, 4, 6)  # the tables with a task (full_3p, full_4p, full_6
 METHOD_ARGUMENTS = ("budget", "seed", "players", "contracts", "out")  # what a method's function is given
 
 
+class FolderError(ValueError):
+    """``--out`` holds something other than this protocol's runs: a one-line error, not a traceback."""
+
+
+STARTED = "started.json"  # written first in --out: what a rerun with the same folder resumes
+
+
+def protocol_folder(out: str, started: dict[str, Any]) -> None:
+    """Make ``out`` the folder of the protocol run ``started`` describes: new or empty, or one that
+    the same protocol, method and table started (a rerun goes on where it stopped); FolderError
+    otherwise, before anything in it changes."""
+    import json
+
+    marker = os.path.join(out, STARTED)
+    if os.path.exists(marker):
+        try:
+            with open(marker, encoding="utf-8") as f:
+                had = json.load(f)
+        except (OSError, ValueError) as err:
+            raise FolderError(f"{out!r}: its {STARTED} cannot be read ({err}); give a new folder") from None
+        if had != started:
+            raise FolderError(f"{out!r} holds the protocol run {had}, not {started}; give a new folder")
+        return
+    if os.path.exists(out) and os.listdir(out):
+        raise FolderError(f"{out!r} is not empty and holds no protocol run to go on with; give a new folder")
+    os.makedirs(out, exist_ok=True)
+    with open(marker, "w", encoding="utf-8") as f:
+        json.dump(started, f)
+
+
 class MethodError(ValueError):
     """``--method package.module:function`` names no usable method, or its function returned no
     player: a one-line error of the command line, not a traceback."""
@@ -349,6 +381,15 @@ def method_player(method: str, returned: object, rules: Rules) -> str:
         raise MethodError(f"method {method!r}: {name}() returned {spec!r}: {err}") from None
 
 
+def last_wall_seconds(folder: str) -> float:
+    """The wall seconds of a run folder's last progress row (a resumed run's count them all)."""
+    import csv
+
+    with open(os.path.join(folder, "progress.csv"), encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return float(rows[-1]["wall_seconds"])
+
+
 def run_protocol(
     method: str, players: int, size: str = "full", out: str | None = None, workers: int = 1
 ) -> dict[str, Any]:
@@ -356,7 +397,11 @@ def run_protocol(
     written to ``out/protocol.json`` when ``out`` is given).
 
     ``method``: one of :data:`PROTOCOL_METHODS`, or ``package.module:function`` for one's own
-    (the module docstring gives the function's form); a bad one raises :class:`MethodError`."""
+    (the module docstring gives the function's form); a bad one raises :class:`MethodError`.
+    ``out`` started by the same protocol, method and table is gone on with: each seed's finished
+    run (its ``run.json``) is kept, an unfinished run of the project's methods resumes from its
+    checkpoint, and one's own method is called again on an emptied folder; any other non-empty
+    ``out`` raises :class:`FolderError`."""
     import json
 
     import torch
@@ -379,14 +424,23 @@ def run_protocol(
     task = task_named(f"full_{players}p")
     contracts = tuple(spec.contracts or task.contracts)
     rules = Rules(num_players=players, contracts=contracts)
+    if out:
+        protocol_folder(out, {"protocol": spec.name, "method": method, "players": players})
     torch.set_num_threads(1)
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as scratch:
         base = out or scratch
         for seed in spec.seeds:
             folder = os.path.join(base, f"{label}_{players}p_s{seed}")
+            finished = os.path.join(folder, "run.json")
+            if os.path.exists(finished):  # a rerun of the same folder: this seed is done
+                with open(finished, encoding="utf-8") as f:
+                    runs.append(json.load(f))
+                print(f"{spec.name} {label} {players}p seed {seed}: kept from {finished}", flush=True)
+                continue
             start = time.perf_counter()
             if function is not None:
+                shutil.rmtree(folder, ignore_errors=True)  # one's own method has no resume: anew
                 os.makedirs(folder)
                 arguments = dict(zip(METHOD_ARGUMENTS, (spec.decisions, seed, players, contracts, folder)))
                 returned = function(**arguments)
@@ -405,8 +459,8 @@ def run_protocol(
                     eval_games=0,
                     progress=False,
                 )
-                loop.train(config)
-                seconds = time.perf_counter() - start
+                loop.train(config)  # resumes the folder's checkpoint, if a rerun finds one
+                seconds = last_wall_seconds(folder)  # the run's own, over every session of it
                 player = os.path.join(folder, "model.zip" if method == "sb3" else "model.pt")
             where = ["--workers", str(workers), "--no-progress", "--out", os.path.join(folder, "eval")]
             if spec.eval_games:
@@ -429,6 +483,9 @@ def run_protocol(
                     "train_seconds": seconds,
                 }
             )
+            if out:
+                with open(finished, "w", encoding="utf-8") as f:
+                    json.dump(runs[-1], f, indent=1)
             print(
                 f"{spec.name} {label} {players}p seed {seed}: {score:+.1f} points a game against the "
                 f"reference seats over {summary.games} games ({seconds:,.0f} s of training)",
@@ -480,14 +537,14 @@ def protocol_main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("argument --workers: at least 1")
-    if args.out and os.path.exists(args.out) and os.listdir(args.out):
-        parser.error(f"argument --out: {args.out!r} is not empty; give a new folder")
     try:
         if args.method not in PROTOCOL_METHODS:
             method_function(args.method)  # before any training
         run_protocol(args.method, args.players, args.size, args.out, args.workers)
     except MethodError as err:  # (a ValueError of the method's own training is its traceback)
         parser.error(f"argument --method: {err}")
+    except FolderError as err:
+        parser.error(f"argument --out: {err}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -185,3 +185,27 @@ def test_a_folder_in_use_is_refused(tmp_path):
         timeout=120,
     )
     assert done.returncode == 2 and "not empty" in done.stderr and (tmp_path / "kept.txt").is_file()
+
+
+def test_a_rerun_into_its_own_folder_goes_on_where_it_stopped(tmp_path, capsys):
+    """The same protocol, method and table into the same --out: finished seeds are kept, the others
+    trained on from their checkpoints and evaluated, to the record an uninterrupted run wrote; any
+    other protocol run into that folder is refused before anything in it changes."""
+    out = tmp_path / "protocol"
+    first = training.run_protocol("ppo", 3, "smoke", str(out))
+    # stopped during seed 2's evaluation: seeds 2 and 3 have no run.json, and no protocol.json yet
+    for seed in (2, 3):
+        (out / f"ppo_3p_s{seed}" / "run.json").unlink()
+    (out / "protocol.json").unlink()
+    capsys.readouterr()
+    again = training.run_protocol("ppo", 3, "smoke", str(out))
+    printed = capsys.readouterr().out
+    assert "seed 1: kept from" in printed and "seed 2: kept" not in printed
+    assert [r["score"] for r in again["runs"]] == [r["score"] for r in first["runs"]]
+    assert json.loads((out / "protocol.json").read_text()) == json.loads(json.dumps(again))
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(training.FolderError, match="not"):
+        training.run_protocol("dmc", 3, "smoke", str(out))
+    with pytest.raises(training.FolderError, match="not"):
+        training.run_protocol("ppo", 3, "full", str(out))
+    assert sorted(p.name for p in out.iterdir()) == before

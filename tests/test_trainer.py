@@ -151,6 +151,34 @@ def test_exit_searches_as_many_alternatives_and_as_wide_a_gate_as_it_is_told(tmp
     assert len(wide) > len(default)  # the same games (greedy, same seed), more of their calls searched
 
 
+def test_exit_label_se_leaves_the_labels_it_cannot_tell_from_zero_out_of_the_fit(tmp_path, monkeypatch):
+    """--label-se K: an alternative's target is NaN (left out of the fit) unless its measured
+    difference is K standard errors or more from the prior; the points that measure the held-out
+    choices stay whole. K 0 keeps every label."""
+    import math
+
+    from shanghai_env.agents.learned.train.methods import exit as exit_method
+
+    fitted: dict[float, list[exit_method.Call]] = {}
+    real = exit_method.ExIt.fit
+
+    def spy(self, train, valid):
+        fitted[self.opt.label_se] = train + valid
+        return real(self, train, valid)
+
+    monkeypatch.setattr(exit_method.ExIt, "fit", spy)
+    for k in (0.0, 1.0, 1e9):
+        config = generations(str(tmp_path / f"se{k}"))
+        config.method_options["label_se"] = k
+        train(config)
+    kept = {k: sum(not math.isnan(t) for c in calls for t in c.targets) for k, calls in fitted.items()}
+    total = sum(len(c.targets) for c in fitted[0.0])
+    # K 1e9 keeps only the exact labels: no spread over the worlds (the same result in each)
+    assert kept[0.0] == total and kept[1e9] < kept[1.0] < total
+    assert all(math.isfinite(p) for c in fitted[1e9] for p in c.points)
+    assert [c.points for c in fitted[1e9]] == [c.points for c in fitted[0.0]]  # the same searches
+
+
 def test_generation_loss_on_padded_calls_equals_the_loss_call_by_call():
     """exit's generation loss on a padded minibatch: per call, the alternatives' differences to
     the prior against their targets, plus the anchor on every legal move; padding counts nowhere."""

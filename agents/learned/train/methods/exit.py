@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import math
 import os
 import tempfile
 import time
@@ -73,6 +74,11 @@ class ExItOptions(NetOptions):
     alternatives: int = option(
         1, "moves searched besides the network's best, in its order (default 1)", type=int_in(1)
     )
+    label_se: float = option(
+        0.0,
+        "fit only labels this many standard errors or more from 0 (default 0: all)",
+        type=number_in(0.0),
+    )
     check_games: int = option(
         0,
         "games of a fit's network against the network before it; kept only when ahead (default 0: no check)",
@@ -89,7 +95,8 @@ class ExItOptions(NetOptions):
 class Call:
     """A close call of a generation: its inputs in the run's encoding, the candidates' places in
     ``legal`` (the prior first), and once searched each alternative's measured difference to the
-    prior, in points (``points``, lower is better) and in the network's units (``targets``)."""
+    prior, in points (``points``, lower is better) and in the network's units (``targets``; NaN
+    where the fit leaves it out: under ``--label-se``)."""
 
     rules: Rules
     obs: np.ndarray
@@ -156,8 +163,13 @@ class ExIt(NetMethod):
         labels = []
         for call, measured in zip(calls, values):
             to_value = self.searcher.rollouts_for(call.rules).to_points
-            diffs = [paired_difference(v, measured[0][: len(v)])[0] for v in measured[1:]]
-            labels.append(replace(call, points=diffs, targets=[d / to_value for d in diffs]))
+            pairs = [paired_difference(v, measured[0][: len(v)]) for v in measured[1:]]
+            diffs = [d for d, _ in pairs]
+            # the noise of the labels the search could not tell from zero is left out of the fit (a
+            # difference with no spread over the worlds is exact, and kept)
+            k = self.opt.label_se
+            targets = [d / to_value if not k or abs(d) >= k * se else math.nan for d, se in pairs]
+            labels.append(replace(call, points=diffs, targets=targets))
             self.searched += 1
             self.switched += int(self.searcher.choose(measured) != 0)
         n = self.opt.generation_games
@@ -259,8 +271,9 @@ class ExIt(NetMethod):
         legal = torch.zeros(n, width, dtype=torch.bool)
         for k, c in enumerate(train):
             positions[k, : len(c.positions)] = torch.tensor(c.positions)
-            targets[k, : len(c.targets)] = torch.tensor(c.targets)
-            labelled[k, : len(c.targets)] = True
+            given = torch.tensor(c.targets)
+            targets[k, : len(c.targets)] = torch.nan_to_num(given)
+            labelled[k, : len(c.targets)] = ~torch.isnan(given)
             legal[k, : len(c.legal)] = True
         for i in range(0, n, 512):
             block = self.scores(train[i : i + 512])

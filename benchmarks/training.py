@@ -311,6 +311,8 @@ def protocol_folder(out: str, started: dict[str, Any]) -> None:
     otherwise, before anything in it changes."""
     import json
 
+    from shanghai_env.cli import write_atomically
+
     marker = os.path.join(out, STARTED)
     if os.path.exists(marker):
         try:
@@ -324,8 +326,7 @@ def protocol_folder(out: str, started: dict[str, Any]) -> None:
     if os.path.exists(out) and os.listdir(out):
         raise FolderError(f"{out!r} is not empty and holds no protocol run to go on with; give a new folder")
     os.makedirs(out, exist_ok=True)
-    with open(marker, "w", encoding="utf-8") as f:
-        json.dump(started, f)
+    write_atomically(marker, json.dumps(started))
 
 
 class MethodError(ValueError):
@@ -410,6 +411,7 @@ def run_protocol(
     from shanghai_env.agents.arena.tasks import task_named
     from shanghai_env.agents.learned.train import loop
     from shanghai_env.agents.learned.train.run import RunConfig
+    from shanghai_env.cli import write_atomically
     from shanghai_env.rules import Rules
 
     function = None if method in PROTOCOL_METHODS else method_function(method)
@@ -483,9 +485,8 @@ def run_protocol(
                     "train_seconds": seconds,
                 }
             )
-            if out:
-                with open(finished, "w", encoding="utf-8") as f:
-                    json.dump(runs[-1], f, indent=1)
+            if out:  # whole or not at all: a rerun trusts it
+                write_atomically(finished, json.dumps(runs[-1], indent=1))
             print(
                 f"{spec.name} {label} {players}p seed {seed}: {score:+.1f} points a game against the "
                 f"reference seats over {summary.games} games ({seconds:,.0f} s of training)",
@@ -512,8 +513,7 @@ def run_protocol(
         flush=True,
     )
     if out:
-        with open(os.path.join(out, "protocol.json"), "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=1)
+        write_atomically(os.path.join(out, "protocol.json"), json.dumps(record, indent=1))
     return record
 
 

@@ -89,14 +89,33 @@ class ExItOptions(NetOptions):
         "decisions searched: draw, buy, play, down_play (default all four)",
         type=decision_kinds,
     )
+    fit: str = option(
+        "differences",
+        "what a fit matches: the measured differences, or the search's choices by a margin "
+        "(default differences)",
+        choices=("differences", "choices"),
+    )
+    margin: float = option(
+        0.02,
+        "under --fit choices: the score the chosen move is fitted to lead by (default 0.02)",
+        type=number_in(0.0, low_open=True),
+    )
+    keep_calls: bool = option(False, "write each generation's searched calls to OUT/calls_G.npz")
+    calls: str = option(
+        "",
+        "the first generation fits these searched calls (a calls_G.npz; its games count as the run's) "
+        "instead of playing and searching",
+        type=str,
+    )
 
 
 @dataclass
 class Call:
     """A close call of a generation: its inputs in the run's encoding, the candidates' places in
     ``legal`` (the prior first), and once searched each alternative's measured difference to the
-    prior, in points (``points``, lower is better) and in the network's units (``targets``; NaN
-    where the fit leaves it out: under ``--label-se``)."""
+    prior in points (``points``, lower is better) with its standard error (``ses``), the search's
+    choice (``chosen``, 0: the prior), and the fit's targets in the network's units (``targets``;
+    NaN where the fit leaves it out: under ``--label-se``)."""
 
     rules: Rules
     obs: np.ndarray
@@ -104,7 +123,85 @@ class Call:
     facts: np.ndarray | None
     positions: list[int]
     points: list[float] = field(default_factory=list)
+    ses: list[float] = field(default_factory=list)
+    chosen: int = 0
     targets: list[float] = field(default_factory=list)
+
+
+def with_targets(call: Call, to_value: float, label_se: float) -> Call:
+    """``call`` with its targets: each difference in the network's units, NaN unless it lies
+    ``label_se`` standard errors or more from 0 (a difference with no spread is exact, and kept)."""
+    k = label_se
+    pairs = zip(call.points, call.ses)
+    return replace(call, targets=[d / to_value if not k or abs(d) >= k * se else math.nan for d, se in pairs])
+
+
+def save_calls(path: str, calls: list[Call], games_of: np.ndarray, games: int, played: int) -> None:
+    """A generation's searched calls as one ``.npz`` (arrays only: read back without pickle), with
+    its ``games`` and the moves ``played`` in them."""
+
+    def offsets(lists: list[list[Any]]) -> np.ndarray:
+        return np.cumsum([0] + [len(x) for x in lists]).astype(np.int64)
+
+    arrays: dict[str, np.ndarray] = {
+        "games": np.array(games, np.int64),
+        "played": np.array(played, np.int64),
+        "games_of": games_of.astype(np.int64),
+        "players": np.array([c.rules.num_players for c in calls], np.int64),
+        "obs": np.stack([c.obs for c in calls]),
+        "legal": np.concatenate([c.legal for c in calls]).astype(np.int64),
+        "legal_at": offsets([c.legal for c in calls]),
+        "positions": np.concatenate([c.positions for c in calls]).astype(np.int64),
+        "positions_at": offsets([c.positions for c in calls]),
+        "points": np.concatenate([c.points for c in calls]).astype(np.float64),
+        "ses": np.concatenate([c.ses for c in calls]).astype(np.float64),
+        "chosen": np.array([c.chosen for c in calls], np.int64),
+    }
+    if calls[0].facts is not None:
+        arrays["facts"] = np.stack([c.facts for c in calls if c.facts is not None])
+    with open(path + ".part", "wb") as f:
+        save: Any = np.savez_compressed  # numpy's stubs read ``**arrays`` as its allow_pickle flag
+        save(f, **arrays)
+    os.replace(path + ".part", path)
+
+
+def load_calls(path: str, rules: Rules, width: int, facts: bool) -> tuple[list[Call], np.ndarray, int, int]:
+    """The calls :func:`save_calls` wrote, at ``rules``' table sizes; the game of each; the games;
+    the moves played in them.
+    ValueError where the file cannot be read or was not made for a network of this input
+    (``width`` observation entries, ``facts`` or not)."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            a = {k: f[k] for k in f.files}
+        obs, legal_at, pos_at = a["obs"], a["legal_at"], a["positions_at"]
+        n = len(obs)
+        if obs.ndim != 2 or len(legal_at) != n + 1 or len(pos_at) != n + 1:
+            raise ValueError("its arrays disagree in length")
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(f"--calls {path}: not a generation's calls (calls_G.npz): {err}") from None
+    if obs.shape[1] != width or ("facts" in a) != facts:
+        raise ValueError(
+            f"--calls {path}: made for another network's input ({obs.shape[1]} entries"
+            f"{', facts' if 'facts' in a else ''}); this run's network reads {width}"
+            f"{', facts' if facts else ''}"
+        )
+    calls = []
+    for i in range(n):
+        p, q = int(pos_at[i]), int(pos_at[i + 1])
+        calls.append(
+            Call(
+                rules=replace(rules, num_players=int(a["players"][i])),
+                obs=obs[i],
+                legal=a["legal"][legal_at[i] : legal_at[i + 1]].tolist(),
+                facts=a["facts"][i] if facts else None,
+                positions=a["positions"][p:q].tolist(),
+                # an alternative's difference and error sit in its place after the prior's
+                points=a["points"][p - i : q - i - 1].tolist(),
+                ses=a["ses"][p - i : q - i - 1].tolist(),
+                chosen=int(a["chosen"][i]),
+            )
+        )
+    return calls, a["games_of"], int(a["games"]), int(a["played"])
 
 
 class ExIt(NetMethod):
@@ -158,21 +255,22 @@ class ExIt(NetMethod):
         """Play ``generation_games`` games of the network in every seat (greedy); search every close
         call; fit the network to the labels, keeping the epoch whose held-out labels gain most."""
         start = time.perf_counter()
-        self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
-        calls, values, games_of, played = self.generation_calls()
-        labels = []
-        for call, measured in zip(calls, values):
-            to_value = self.searcher.rollouts_for(call.rules).to_points
-            pairs = [paired_difference(v, measured[0][: len(v)]) for v in measured[1:]]
-            diffs = [d for d, _ in pairs]
-            # the noise of the labels the search could not tell from zero is left out of the fit (a
-            # difference with no spread over the worlds is exact, and kept)
-            k = self.opt.label_se
-            targets = [d / to_value if not k or abs(d) >= k * se else math.nan for d, se in pairs]
-            labels.append(replace(call, points=diffs, targets=targets))
-            self.searched += 1
-            self.switched += int(self.searcher.choose(measured) != 0)
-        n = self.opt.generation_games
+        played, n = 0, self.opt.generation_games
+        if self.opt.calls and self.updates == 0:
+            width, facts = int(self.net.inv_scale.shape[0]), self.net.extra_size > 0
+            # the file's games count as this run's moves: its network learns from them
+            measured, games_of, n, played = load_calls(self.opt.calls, self.config.rules, width, facts)
+        else:
+            self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
+            calls, values, games_of, played = self.generation_calls()
+            measured = [self.measured(call, v) for call, v in zip(calls, values)]
+            self.searched += len(measured)
+            self.switched += sum(c.chosen != 0 for c in measured)
+            if self.opt.keep_calls:
+                path = os.path.join(self.config.out, f"calls_{self.updates + 1}.npz")
+                save_calls(path, measured, games_of, n, played)
+        to_value = {c.rules: self.searcher.rollouts_for(c.rules).to_points for c in measured}
+        labels = [with_targets(c, to_value[c.rules], self.opt.label_se) for c in measured]
         held = games_of >= n - (max(1, round(self.opt.holdout * n)) if n > 1 else 0)
         train = [c for c, h in zip(labels, held) if not h]
         valid = [c for c, h in zip(labels, held) if h]
@@ -201,6 +299,12 @@ class ExIt(NetMethod):
             out |= {"check_diff": round(diff, 2), "kept": float(kept)}
         self.updates += 1
         return out
+
+    def measured(self, call: Call, values: list[list[float]]) -> Call:
+        """``call`` with what the search measured (``values``: each candidate's, the prior's first)."""
+        pairs = [paired_difference(v, values[0][: len(v)]) for v in values[1:]]
+        points, ses = [d for d, _ in pairs], [se for _, se in pairs]
+        return replace(call, points=points, ses=ses, chosen=self.searcher.choose(values))
 
     def check(self, before: dict[str, Any]) -> float:
         """The fitted network's mean paired difference over the seats of the network as it was
@@ -267,6 +371,7 @@ class ExIt(NetMethod):
         positions = torch.zeros(n, most, dtype=torch.int64)
         targets = torch.zeros(n, most - 1)
         labelled = torch.zeros(n, most - 1, dtype=torch.bool)
+        chosen = torch.tensor([c.chosen for c in train], dtype=torch.int64)
         held = torch.zeros(n, width)
         legal = torch.zeros(n, width, dtype=torch.bool)
         for k, c in enumerate(train):
@@ -275,6 +380,14 @@ class ExIt(NetMethod):
             targets[k, : len(c.targets)] = torch.nan_to_num(given)
             labelled[k, : len(c.targets)] = ~torch.isnan(given)
             legal[k, : len(c.legal)] = True
+        if self.opt.fit == "choices":
+            # a call's choice is fitted where the search switched, or where it kept the prior and
+            # every alternative's label stands (all of them, without --label-se); its candidates
+            # are the real entries of ``labelled``, the prior's place before them
+            counts = torch.tensor([len(c.targets) for c in train])
+            stands = labelled.sum(1) == counts
+            candidates = torch.arange(most - 1)[None, :] < counts[:, None]
+            labelled = candidates & ((chosen != 0) | stands)[:, None]
         for i in range(0, n, 512):
             block = self.scores(train[i : i + 512])
             held[i : i + 512, : block.shape[1]] = torch.where(torch.isfinite(block), block, 0.0)
@@ -289,7 +402,11 @@ class ExIt(NetMethod):
                 scores = self.scores([train[k] for k in mb.tolist()], grad=True)
                 k = scores.shape[1]
                 pads = (positions[mb], targets[mb], labelled[mb], held[mb, :k], legal[mb, :k])
-                loss = fit_loss(scores, *pads, self.opt.anchor)
+                if self.opt.fit == "choices":
+                    margin = self.opt.margin
+                    loss = choice_loss(scores, positions[mb], chosen[mb], *pads[2:], self.opt.anchor, margin)
+                else:
+                    loss = fit_loss(scores, *pads, self.opt.anchor)
                 self.optim.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.opt.max_grad_norm)
@@ -346,5 +463,29 @@ def fit_loss(
     averaged over the calls; the padding (``labelled``, ``legal`` False) counts nowhere."""
     diff = scores.gather(1, positions[:, 1:]) - scores.gather(1, positions[:, :1])
     label = torch.where(labelled, diff - targets, 0.0).pow(2).sum(1)
+    moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
+    return label.mean() + anchor * moved.mean()
+
+
+def choice_loss(
+    scores: torch.Tensor,
+    positions: torch.Tensor,
+    chosen: torch.Tensor,
+    labelled: torch.Tensor,
+    held: torch.Tensor,
+    legal: torch.Tensor,
+    anchor: float,
+    margin: float,
+) -> torch.Tensor:
+    """``--fit choices``: per call, the squared shortfall of the search's choice (``chosen``, a place
+    in ``positions``; 0: the prior) from leading each other candidate by ``margin``, summed over
+    the candidates (``labelled`` marks a labelled call's alternatives); plus ``anchor`` times the
+    mean squared move of its legal moves' scores from ``held``, as :func:`fit_loss`."""
+    cand = scores.gather(1, positions)
+    lead = cand.gather(1, chosen[:, None]) - cand
+    # the candidates: the prior where the call is labelled, the alternatives where labelled
+    real = torch.cat([labelled.any(1, keepdim=True), labelled], 1)
+    others = real & (torch.arange(cand.shape[1])[None, :] != chosen[:, None])
+    label = torch.where(others, torch.relu(margin - lead), 0.0).pow(2).sum(1)
     moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
     return label.mean() + anchor * moved.mean()

@@ -308,6 +308,9 @@ def test_a_new_column_widens_the_header_and_a_resume_keeps_the_rows(tmp_path):
         (["ppo", "--opponents", "nobody"], "--opponents"),
         (["exit", "--opponents", "greedy"], "every seat"),
         (["exit", "--generation-games", "0"], "--generation-games"),
+        (["exit", "--calls", "no_such_calls.npz"], "--calls"),
+        (["exit", "--fit", "values"], "--fit"),
+        (["exit", "--margin", "0"], "--margin"),
         (["ppo", "--eval-opponents", "self"], "--eval-opponents"),
         (["ppo", "--lr", "-1"], "--lr"),
         (["ppo", "--lr", "0"], "--lr"),
@@ -857,6 +860,57 @@ def test_the_commands_help_reads_as_plain_text(capsys):
     assert "``" not in out and ":mod:" not in out and "shanghai-train demo" in out
 
 
+def test_choice_loss_on_padded_calls_equals_the_loss_call_by_call():
+    """--fit choices: per labelled call, the squared shortfall of the search's choice from leading
+    every other candidate by the margin, plus the anchor; unlabelled calls and padding count
+    nowhere but in the anchor, and a choice that leads by the margin costs nothing."""
+    import torch
+
+    from shanghai_env.agents.learned.train.methods.exit import choice_loss
+
+    gen = torch.Generator().manual_seed(6)
+    # three calls: 4 legal moves with 3 candidates (the second chosen), 2 with 2 (the prior kept),
+    # 5 with 2 (a switch, but the call is not labelled)
+    legal_sizes, places, chosen = [4, 2, 5], [[2, 0, 3], [1, 0], [3, 4]], [1, 0, 1]
+    labelled_calls = [True, True, False]
+    scores = torch.randn(3, 5, generator=gen).requires_grad_(True)
+    held = torch.randn(3, 5, generator=gen)
+    pos = torch.zeros(3, 3, dtype=torch.int64)
+    lab = torch.zeros(3, 2, dtype=torch.bool)
+    legal = torch.zeros(3, 5, dtype=torch.bool)
+    for k in range(3):
+        pos[k, : len(places[k])] = torch.tensor(places[k])
+        lab[k, : len(places[k]) - 1] = labelled_calls[k]
+        legal[k, : legal_sizes[k]] = True
+    padded = torch.where(legal, scores, float("-inf"))
+    margin = 0.3
+    got = choice_loss(padded, pos, torch.tensor(chosen), lab, held, legal, 0.1, margin)
+    label, moved = [], []
+    for k in range(3):
+        p, c = places[k], places[k][chosen[k]]
+        short = [torch.relu(margin - (scores[k, c] - scores[k, a])) ** 2 for a in p if a != c]
+        label.append(sum(short) if labelled_calls[k] else torch.tensor(0.0))
+        n = legal_sizes[k]
+        moved.append(((scores[k, :n] - held[k, :n]) ** 2).mean())
+    want = torch.stack(label).mean() + 0.1 * torch.stack(moved).mean()
+    assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-6)
+    got.backward()
+    assert torch.isfinite(scores.grad).all() and scores.grad[1, 2:].abs().sum() == 0  # padding
+    # a chosen move ahead of the others by the margin, and no anchor: nothing to fit; the other
+    # chosen, its shortfall (0.5 + 0.5) squared
+    ahead = torch.tensor([[1.0, 0.0, 0.5, 0.0, 0.0]])
+    one = (
+        torch.tensor([[2, 0]]),
+        torch.tensor([0]),
+        torch.tensor([[True]]),
+        ahead,
+        torch.ones(1, 5, dtype=torch.bool),
+    )
+    # (the prior, move 2, scores 0.5; the alternative, move 0, 1.0: it leads by 0.5)
+    assert float(choice_loss(ahead, one[0], torch.tensor([1]), *one[2:], 0.0, 0.5)) == 0.0
+    assert float(choice_loss(ahead, one[0], one[1], *one[2:], 0.0, 0.5)) == pytest.approx(1.0)
+
+
 def generations(out: str, timesteps: int = 1, **kw) -> RunConfig:
     """exit by generations: each update two whole games searched at every close call, then a fit."""
     return tiny("exit", out, timesteps=timesteps, **kw)
@@ -949,3 +1003,43 @@ def test_exit_check_games_keep_a_fit_only_when_it_is_ahead_in_games(tmp_path, mo
     behind, ahead = (weights(str(tmp_path / x / "model.pt")) for x in ("behind", "ahead"))
     assert all(torch.equal(a[k], behind[k]) for k in a)
     assert not all(torch.equal(a[k], ahead[k]) for k in a)
+
+
+def test_exit_kept_calls_fitted_again_give_the_network_of_the_searching_run(tmp_path):
+    """--keep-calls writes a generation's searched calls (arrays only); --calls fits them again
+    without playing or searching: the same weights as the run that searched them, its games counted
+    as the run's; --fit choices fits the same calls to another network. A file of another network's
+    input, or no calls file at all, is refused by name before anything is fitted."""
+    import csv
+
+    def row(out: str) -> dict[str, str]:
+        with open(os.path.join(out, "progress.csv"), encoding="utf-8") as f:
+            return list(csv.DictReader(f))[-1]
+
+    searched = str(tmp_path / "searched")
+    config = generations(searched)
+    config.method_options["keep_calls"] = True
+    train(config)
+    path = os.path.join(searched, "calls_1.npz")
+    with np.load(path, allow_pickle=False) as f:
+        assert len(f["obs"]) == float(row(searched)["searched"]) > 0
+    again, choices = str(tmp_path / "again"), str(tmp_path / "choices")
+    for out, fit in ((again, "differences"), (choices, "choices")):
+        config = generations(out)
+        config.method_options |= {"calls": path, "fit": fit}
+        train(config)
+    assert float(row(again)["searched"]) == 0 and row(again)["env_steps"] == row(searched)["env_steps"]
+    a, b, c = (weights(os.path.join(x, "model.pt")) for x in (searched, again, choices))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert float(row(choices)["fit_epoch"]) > 0 and not all(torch.equal(a[k], c[k]) for k in a)
+
+    wider = generations(str(tmp_path / "wider"), facts=True)  # the facts block: another input
+    wider.method_options["calls"] = path
+    with pytest.raises(ValueError, match="made for another network's input"):
+        train(wider)
+    notes = tmp_path / "notes.npz"
+    notes.write_text("not arrays")
+    bad = generations(str(tmp_path / "bad"))
+    bad.method_options["calls"] = str(notes)
+    with pytest.raises(ValueError, match="not a generation's calls"):
+        train(bad)

@@ -41,6 +41,13 @@ def decision_kinds(text: str) -> str:
     return text
 
 
+def calls_file(text: str) -> str:
+    """``--calls``: a file of searched calls (a ``calls_G.npz`` of ``--keep-calls``); "": none."""
+    if text and not (text.endswith(".npz") and os.path.isfile(text)):
+        raise argparse.ArgumentTypeError(f"{text!r} is no file of searched calls (a calls_G.npz)")
+    return text
+
+
 @dataclass
 class ExItOptions(NetOptions):
     lr: float = 1e-4
@@ -91,21 +98,19 @@ class ExItOptions(NetOptions):
     )
     fit: str = option(
         "differences",
-        "what a fit matches: the measured differences, or the search's choices by a margin "
-        "(default differences)",
+        "fit the measured differences (default), or the search's choices",
         choices=("differences", "choices"),
     )
     margin: float = option(
         0.02,
-        "under --fit choices: the score the chosen move is fitted to lead by (default 0.02)",
+        "--fit choices: the lead fitted to the chosen move (default 0.02)",
         type=number_in(0.0, low_open=True),
     )
-    keep_calls: bool = option(False, "write each generation's searched calls to OUT/calls_G.npz")
+    keep_calls: bool = option(False, "write generation G's searched calls to OUT/calls_G.npz")
     calls: str = option(
         "",
-        "the first generation fits these searched calls (a calls_G.npz; its games count as the run's) "
-        "instead of playing and searching",
-        type=str,
+        "the first generation fits these calls (a calls_G.npz) instead of searching",
+        type=calls_file,
     )
 
 
@@ -228,6 +233,12 @@ class ExIt(NetMethod):
         )
         self.searched = 0
         self.switched = 0
+        # the calls to fit first, read now: a file that does not fit this network is refused
+        # before the run begins
+        self.loaded = None
+        if self.opt.calls:
+            width, facts = int(self.net.inv_scale.shape[0]), self.net.extra_size > 0
+            self.loaded = load_calls(self.opt.calls, self.config.rules, width, facts)
         self.pool = SearchPool(self.searcher, self.config.env_workers)
 
     def extra_state(self) -> dict[str, Any]:
@@ -256,10 +267,10 @@ class ExIt(NetMethod):
         call; fit the network to the labels, keeping the epoch whose held-out labels gain most."""
         start = time.perf_counter()
         played, n = 0, self.opt.generation_games
-        if self.opt.calls and self.updates == 0:
-            width, facts = int(self.net.inv_scale.shape[0]), self.net.extra_size > 0
+        if self.loaded is not None and self.updates == 0:
             # the file's games count as this run's moves: its network learns from them
-            measured, games_of, n, played = load_calls(self.opt.calls, self.config.rules, width, facts)
+            measured, games_of, n, played = self.loaded
+            self.loaded = None
         else:
             self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
             calls, values, games_of, played = self.generation_calls()

@@ -1008,8 +1008,9 @@ def test_exit_check_games_keep_a_fit_only_when_it_is_ahead_in_games(tmp_path, mo
 def test_exit_kept_calls_fitted_again_give_the_network_of_the_searching_run(tmp_path):
     """--keep-calls writes a generation's searched calls (arrays only); --calls fits them again
     without playing or searching: the same weights as the run that searched them, its games counted
-    as the run's; --fit choices fits the same calls to another network. A file of another network's
-    input, or no calls file at all, is refused by name before anything is fitted."""
+    as the run's; --fit choices fits the same calls to another network; two files fit together. A
+    file of another network's input, or no calls file at all, is refused by name before anything is
+    fitted."""
     import csv
 
     def row(out: str) -> dict[str, str]:
@@ -1032,6 +1033,14 @@ def test_exit_kept_calls_fitted_again_give_the_network_of_the_searching_run(tmp_
     a, b, c = (weights(os.path.join(x, "model.pt")) for x in (searched, again, choices))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert float(row(choices)["fit_epoch"]) > 0 and not all(torch.equal(a[k], c[k]) for k in a)
+    # two files: their calls together, each file's own games held out, their moves counted
+    twice = generations(str(tmp_path / "twice"))
+    twice.method_options["calls"] = f"{path},{path}"
+    train(twice)
+    assert float(row(str(tmp_path / "twice"))["trained_decisions"]) == 2 * float(
+        row(again)["trained_decisions"]
+    )
+    assert int(row(str(tmp_path / "twice"))["env_steps"]) == 2 * int(row(again)["env_steps"])
 
     wider = generations(str(tmp_path / "wider"), facts=True)  # the facts block: another input
     wider.method_options["calls"] = path

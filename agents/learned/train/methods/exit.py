@@ -41,10 +41,12 @@ def decision_kinds(text: str) -> str:
     return text
 
 
-def calls_file(text: str) -> str:
-    """``--calls``: a file of searched calls (a ``calls_G.npz`` of ``--keep-calls``); "": none."""
-    if text and not (text.endswith(".npz") and os.path.isfile(text)):
-        raise argparse.ArgumentTypeError(f"{text!r} is no file of searched calls (a calls_G.npz)")
+def calls_files(text: str) -> str:
+    """``--calls``: comma-separated files of searched calls (``calls_G.npz`` of ``--keep-calls``);
+    "": none."""
+    for path in filter(None, text.split(",")):
+        if not (path.endswith(".npz") and os.path.isfile(path)):
+            raise argparse.ArgumentTypeError(f"{path!r} is no file of searched calls (a calls_G.npz)")
     return text
 
 
@@ -109,8 +111,8 @@ class ExItOptions(NetOptions):
     keep_calls: bool = option(False, "write generation G's searched calls to OUT/calls_G.npz")
     calls: str = option(
         "",
-        "the first generation fits these calls (a calls_G.npz) instead of searching",
-        type=calls_file,
+        "the first generation fits these calls (calls_G.npz, comma-separated), unsearched",
+        type=calls_files,
     )
 
 
@@ -235,10 +237,16 @@ class ExIt(NetMethod):
         self.switched = 0
         # the calls to fit first, read now: a file that does not fit this network is refused
         # before the run begins
-        self.loaded = None
+        self.loaded: tuple[list[Call], np.ndarray, int] | None = None
         if self.opt.calls:
             width, facts = int(self.net.inv_scale.shape[0]), self.net.extra_size > 0
-            self.loaded = load_calls(self.opt.calls, self.config.rules, width, facts)
+            measured, held, played = [], [], 0
+            for path in self.opt.calls.split(","):
+                calls, games_of, n, moves = load_calls(path, self.config.rules, width, facts)
+                measured += calls
+                held.append(self.held_out(games_of, n))  # each file's own games held out
+                played += moves
+            self.loaded = (measured, np.concatenate(held), played)
         self.pool = SearchPool(self.searcher, self.config.env_workers)
 
     def extra_state(self) -> dict[str, Any]:
@@ -266,10 +274,9 @@ class ExIt(NetMethod):
         """Play ``generation_games`` games of the network in every seat (greedy); search every close
         call; fit the network to the labels, keeping the epoch whose held-out labels gain most."""
         start = time.perf_counter()
-        played, n = 0, self.opt.generation_games
         if self.loaded is not None and self.updates == 0:
-            # the file's games count as this run's moves: its network learns from them
-            measured, games_of, n, played = self.loaded
+            # the files' games count as this run's moves: its network learns from them
+            measured, held, played = self.loaded
             self.loaded = None
         else:
             self.pool.publish(self.updates, self.config.rules, {"method": "dmc"})
@@ -277,12 +284,13 @@ class ExIt(NetMethod):
             measured = [self.measured(call, v) for call, v in zip(calls, values)]
             self.searched += len(measured)
             self.switched += sum(c.chosen != 0 for c in measured)
+            n = self.opt.generation_games
+            held = self.held_out(games_of, n)
             if self.opt.keep_calls:
                 path = os.path.join(self.config.out, f"calls_{self.updates + 1}.npz")
                 save_calls(path, measured, games_of, n, played)
         to_value = {c.rules: self.searcher.rollouts_for(c.rules).to_points for c in measured}
         labels = [with_targets(c, to_value[c.rules], self.opt.label_se) for c in measured]
-        held = games_of >= n - (max(1, round(self.opt.holdout * n)) if n > 1 else 0)
         train = [c for c, h in zip(labels, held) if not h]
         valid = [c for c, h in zip(labels, held) if h]
         searched_seconds = time.perf_counter() - start
@@ -310,6 +318,11 @@ class ExIt(NetMethod):
             out |= {"check_diff": round(diff, 2), "kept": float(kept)}
         self.updates += 1
         return out
+
+    def held_out(self, games_of: np.ndarray, n: int) -> np.ndarray:
+        """Which calls of a generation of ``n`` games (``games_of``: each call's game) are held out:
+        those of its last ``holdout`` share of games (none of a one-game generation)."""
+        return games_of >= n - (max(1, round(self.opt.holdout * n)) if n > 1 else 0)
 
     def measured(self, call: Call, values: list[list[float]]) -> Call:
         """``call`` with what the search measured (``values``: each candidate's, the prior's first)."""

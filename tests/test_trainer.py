@@ -202,16 +202,21 @@ def test_generation_loss_on_padded_calls_equals_the_loss_call_by_call():
         legal[k, : legal_sizes[k]] = True
     padded = torch.where(legal, scores, float("-inf"))  # as the network's scores come
     got = fit_loss(padded, pos, tgt, lab, held, legal, 0.1)
-    label, moved = [], []
+    label = []
     for k in range(3):
         p = places[k]
         label.append(sum((scores[k, a] - scores[k, p[0]] - t) ** 2 for a, t in zip(p[1:], targets[k])))
-        n = legal_sizes[k]
-        moved.append(((scores[k, :n] - held[k, :n]) ** 2).mean())
+    equals_call_by_call(got, label, scores, held, legal_sizes)
+
+
+def equals_call_by_call(got, label, scores, held, legal_sizes) -> None:
+    """A generation loss ``got`` (anchor 0.1) against its calls' ``label`` terms, each call's anchor
+    term over its legal moves, averaged; its gradient finite and none in the padding (call 1's)."""
+    moved = [((scores[k, :n] - held[k, :n]) ** 2).mean() for k, n in enumerate(legal_sizes)]
     want = torch.stack(label).mean() + 0.1 * torch.stack(moved).mean()
     assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-6)
     got.backward()
-    assert torch.isfinite(scores.grad).all() and scores.grad[1, 2:].abs().sum() == 0  # padding
+    assert torch.isfinite(scores.grad).all() and scores.grad[1, 2:].abs().sum() == 0
 
 
 def test_resuming_with_evaluations_starts_evaluating(tmp_path):
@@ -885,17 +890,12 @@ def test_choice_loss_on_padded_calls_equals_the_loss_call_by_call():
     padded = torch.where(legal, scores, float("-inf"))
     margin = 0.3
     got = choice_loss(padded, pos, torch.tensor(chosen), lab, held, legal, 0.1, margin)
-    label, moved = [], []
+    label = []
     for k in range(3):
         p, c = places[k], places[k][chosen[k]]
         short = [torch.relu(margin - (scores[k, c] - scores[k, a])) ** 2 for a in p if a != c]
         label.append(sum(short) if labelled_calls[k] else torch.tensor(0.0))
-        n = legal_sizes[k]
-        moved.append(((scores[k, :n] - held[k, :n]) ** 2).mean())
-    want = torch.stack(label).mean() + 0.1 * torch.stack(moved).mean()
-    assert float(got.detach()) == pytest.approx(float(want.detach()), rel=1e-6)
-    got.backward()
-    assert torch.isfinite(scores.grad).all() and scores.grad[1, 2:].abs().sum() == 0  # padding
+    equals_call_by_call(got, label, scores, held, legal_sizes)
     # a chosen move ahead of the others by the margin, and no anchor: nothing to fit; the other
     # chosen, its shortfall (0.5 + 0.5) squared
     ahead = torch.tensor([[1.0, 0.0, 0.5, 0.0, 0.0]])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import io
 import math
 import os
 import tempfile
@@ -26,7 +27,7 @@ from shanghai_env.agents.learned.train.options import NetOptions, option
 from shanghai_env.agents.learned.train.search_pool import SearchPool, Task
 from shanghai_env.any_table import encoding_tables
 from shanghai_env.batched import BatchedEnv
-from shanghai_env.cli import int_in, number_in
+from shanghai_env.cli import int_in, number_in, write_atomically
 from shanghai_env.decision import apply_action, decision_for
 from shanghai_env.engine import Game
 from shanghai_env.rules import Rules
@@ -166,10 +167,10 @@ def save_calls(path: str, calls: list[Call], games_of: np.ndarray, games: int, p
     }
     if calls[0].facts is not None:
         arrays["facts"] = np.stack([c.facts for c in calls if c.facts is not None])
-    with open(path + ".part", "wb") as f:
-        save: Any = np.savez_compressed  # numpy's stubs read ``**arrays`` as its allow_pickle flag
-        save(f, **arrays)
-    os.replace(path + ".part", path)
+    buffer = io.BytesIO()
+    save: Any = np.savez_compressed  # numpy's stubs read ``**arrays`` as its allow_pickle flag
+    save(buffer, **arrays)
+    write_atomically(path, buffer.getvalue())
 
 
 def load_calls(path: str, rules: Rules, width: int, facts: bool) -> tuple[list[Call], np.ndarray, int, int]:
@@ -487,8 +488,12 @@ def fit_loss(
     averaged over the calls; the padding (``labelled``, ``legal`` False) counts nowhere."""
     diff = scores.gather(1, positions[:, 1:]) - scores.gather(1, positions[:, :1])
     label = torch.where(labelled, diff - targets, 0.0).pow(2).sum(1)
-    moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
-    return label.mean() + anchor * moved.mean()
+    return label.mean() + anchor * anchor_term(scores, held, legal)
+
+
+def anchor_term(scores: torch.Tensor, held: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The mean over calls of the mean squared move of each call's legal moves' scores from ``held``."""
+    return (torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)).mean()
 
 
 def choice_loss(
@@ -511,5 +516,4 @@ def choice_loss(
     real = torch.cat([labelled.any(1, keepdim=True), labelled], 1)
     others = real & (torch.arange(cand.shape[1])[None, :] != chosen[:, None])
     label = torch.where(others, torch.relu(margin - lead), 0.0).pow(2).sum(1)
-    moved = torch.where(legal, scores - held, 0.0).pow(2).sum(1) / legal.sum(1)
-    return label.mean() + anchor * moved.mean()
+    return label.mean() + anchor * anchor_term(scores, held, legal)

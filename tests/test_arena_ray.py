@@ -58,6 +58,15 @@ def test_ray_tasks_give_the_local_results(local_ray: None) -> None:
     assert key(run_tournament(fresh, workers=2, backend="ray")) == key(run_tournament(fresh, workers=1))
 
 
+def test_ray_tasks_play_only_the_games_not_played_yet(local_ray: None) -> None:
+    config = TournamentConfig(players=("planner", "greedy", "random"), games=12, seed=5, contracts=(1,))
+    local = run_tournament(config, workers=1)
+    batches: list[list[GameResult]] = []
+    on_ray = run_tournament(config, backend="ray", played=local[:6], on_games=batches.append)
+    assert key(on_ray) == key(local)
+    assert sorted(r.index for b in batches for r in b) == list(range(6, 12))
+
+
 def test_evaluate_with_ray_writes_the_local_summary(local_ray: None, tmp_path: Path) -> None:
     common = ["--players", "greedy,random,random", "--games", "6", "--seed", "1", "--contracts", "1"]
     common += ["--no-progress", "--quiet"]

@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from shanghai_env.agents.arena.played import PlayedGames
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.arena.report import (
     CHART_FILE,
@@ -219,10 +220,11 @@ def rounding_notice(config: TournamentConfig, asked: str) -> str | None:
 
 
 def _play(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, config: TournamentConfig
+    parser: argparse.ArgumentParser, args: argparse.Namespace, config: TournamentConfig, played: PlayedGames
 ) -> tuple[list[Any], float, int]:
-    """Play the tournament (local processes, or Ray tasks with ``--ray``): the results, the
-    seconds it took and the workers it used."""
+    """Play the games ``played`` does not hold yet (local processes, or Ray tasks with ``--ray``),
+    adding each batch to it as it finishes: every game, the wall seconds all sittings took and
+    the workers this one used."""
     started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
     try:
         backend = "processes" if args.ray is None else "ray"
@@ -234,15 +236,24 @@ def _play(
         else:
             workers = args.workers or os.cpu_count() or 1
         run_workers = args.workers if backend == "ray" else workers
-        start = time.perf_counter()
+        last = [time.perf_counter()]
+
+        def keep(games: list[Any]) -> None:
+            now = time.perf_counter()
+            played.add(games, now - last[0])
+            last[0] = now
+
+        kwargs: dict[str, Any] = {"workers": run_workers, "backend": backend}
+        kwargs |= {"played": list(played.games), "on_games": keep}
         if args.progress:
             from tqdm import tqdm
 
-            with tqdm(total=config.total_games, unit="game", desc="games") as bar:
-                results = run_tournament(config, workers=run_workers, progress=bar.update, backend=backend)
+            done = len(played.games)
+            with tqdm(total=config.total_games, initial=done, unit="game", desc="games") as bar:
+                results = run_tournament(config, progress=bar.update, **kwargs)
         else:
-            results = run_tournament(config, workers=run_workers, backend=backend)
-        seconds = time.perf_counter() - start
+            results = run_tournament(config, **kwargs)
+        seconds = played.seconds + time.perf_counter() - last[0]
     finally:
         if started_ray:
             import ray
@@ -256,7 +267,9 @@ def main(argv: Sequence[str] | None = None) -> Summary:
 
     Everything is checked before the first game (models are opened, factories called, the output
     folder created and its output paths checked): a bad argument exits with status 2 and one line
-    saying what is wrong. The outputs are written when the games are done, ``summary.json`` last
+    saying what is wrong. Each batch of games is kept as it finishes
+    (:mod:`shanghai_env.agents.arena.played`): the same command after a stop plays only the games
+    not kept, to the same outputs. The outputs are written when the games are done, ``summary.json`` last
     (:func:`shanghai_env.agents.arena.report.write_outputs`): an ``INCOMPLETE`` file says an
     evaluation's outputs are not whole. An evaluation into a folder that holds another replaces
     nothing of it: its outputs are ``summary-2.json``, ``games-2.csv``, ``scores-2.png`` and
@@ -299,8 +312,28 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     )
     if notice and not args.quiet:
         print(notice, file=sys.stderr)
-    results, seconds, workers = _play(parser, args, config)
-    return _summarize_and_write(args, argv, task, config, results, seconds, workers)
+    try:
+        played = PlayedGames.open(args.out, config, [player_pin(p) for p in config.players])
+    except (OSError, ValueError) as err:
+        parser.error(f"argument --out: {err}")
+    if played.games and not args.quiet:
+        print(
+            f"resuming: {len(played.games)} of {config.total_games} games were played already "
+            f"({played.path})",
+            file=sys.stderr,
+        )
+    try:
+        results, seconds, workers = _play(parser, args, config, played)
+    except KeyboardInterrupt:
+        print(
+            f"\n{len(played.games)} of {config.total_games} games are kept in {played.path}: "
+            "the same command plays the others",
+            file=sys.stderr,
+        )
+        raise
+    summary = _summarize_and_write(args, argv, task, config, results, seconds, workers)
+    played.remove()
+    return summary
 
 
 def _summarize_and_write(

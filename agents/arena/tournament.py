@@ -372,8 +372,14 @@ def run_tournament(
     progress: Callable[[int], None] | None = None,
     backend: str = "processes",
     ray_address: str | None = None,
+    played: Sequence[GameResult] = (),
+    on_games: Callable[[list[GameResult]], None] | None = None,
 ) -> list[GameResult]:
-    """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish.
+    """Play every scheduled game; ``progress(k)`` is called as ``k`` more games finish, and
+    ``on_games(results)`` with each batch of them (in this process, as they finish).
+
+    ``played``: games of this schedule played already (by an earlier sitting,
+    :mod:`shanghai_env.agents.arena.played`): they are kept and not played again.
 
     ``backend="processes"``: ``workers`` defaults to every core; 1 plays in this process.
     ``backend="ray"``: every block is a Ray task (:func:`run_on_ray`); ``workers``, if given,
@@ -385,19 +391,24 @@ def run_tournament(
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    if backend == "ray":
-        return run_on_ray(config, workers, progress, ray_address)
-    if ray_address is not None:
-        raise ValueError("ray_address is for backend='ray'")
-    tasks = schedule(config)
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    chunks = _chunks(config, tasks, workers)
-    results: list[GameResult] = []
+    tasks = _to_play(config, played)
+    results: list[GameResult] = list(played)
 
     def take(_: int, chunk_results: list[GameResult]) -> None:
         results.extend(chunk_results)
+        if on_games:
+            on_games(chunk_results)
         if progress:
             progress(len(chunk_results))
+
+    if backend == "ray":
+        run_on_ray(config, workers, take, ray_address, tasks)
+        results.sort(key=lambda r: r.index)
+        return results
+    if ray_address is not None:
+        raise ValueError("ray_address is for backend='ray'")
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    chunks = _chunks(config, tasks, workers)
 
     if workers == 1 or len(chunks) == 1:
         for chunk in chunks:
@@ -407,6 +418,15 @@ def run_tournament(
         run_in_workers([(_play_chunk, (config, c)) for c in chunks], workers, take)
     results.sort(key=lambda r: r.index)
     return results
+
+
+def _to_play(config: TournamentConfig, played: Sequence[GameResult]) -> list[GameTask]:
+    """The scheduled games not among ``played`` (each of which must be one of the schedule's)."""
+    tasks = schedule(config)
+    done = {r.index for r in played}
+    if len(done) != len(played) or not done <= set(range(len(tasks))):
+        raise ValueError(f"played must hold distinct games of the {len(tasks)} scheduled, by index")
+    return [t for t in tasks if t.index not in done]
 
 
 BATCH_GAMES = 64  # games a worker plays together when a network sits at the table
@@ -460,10 +480,12 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
 def run_on_ray(
     config: TournamentConfig,
     workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    take: Callable[[int, list[GameResult]], None] | None = None,
     ray_address: str | None = None,
+    tasks: Sequence[GameTask] | None = None,
 ) -> list[GameResult]:
-    """Play every block as a Ray task (one CPU each); results in schedule order.
+    """Play every block of ``tasks`` (default: the schedule) as a Ray task (one CPU each);
+    ``take(0, results)`` is called as each finishes. Results in schedule order.
 
     Uses the running Ray if there is one, else joins ``ray_address`` or starts a local Ray
     (and shuts down what it started). ``workers`` caps the tasks in flight (default: all
@@ -479,7 +501,7 @@ def run_on_ray(
         remote = ray.remote(num_cpus=1)(_play_chunk_of_run)
         run = uuid.uuid4().hex
         config_ref = ray.put(config)
-        chunks = _chunks(config, schedule(config))
+        chunks = _chunks(config, list(schedule(config) if tasks is None else tasks))
         limit = workers or len(chunks)
         waiting = list(reversed(chunks))
         pending: list[Any] = []
@@ -491,8 +513,8 @@ def run_on_ray(
                 done, pending = ray.wait(pending, num_returns=1)
                 for chunk_results in ray.get(done):
                     results.extend(chunk_results)
-                    if progress:
-                        progress(len(chunk_results))
+                    if take:
+                        take(0, chunk_results)
         except BaseException:  # Ctrl-C or a failed game: play no more
             for ref in pending:
                 ray.cancel(ref, force=True)

@@ -348,7 +348,7 @@ def test_stored_games_must_match_the_settings(finished: str, tmp_path) -> None:
     stored = json.loads(Path(config_path).read_text())
     with open(config_path, "w") as f:  # settings edited by hand to another seed
         json.dump({**stored, "seed": 1}, f)
-    with pytest.raises(ValueError, match="line 1: game 0 was not played on this ladder's decks"):
+    with pytest.raises(ValueError, match="line 1: game 0 was not played on these decks"):
         run_ladder(tiny(seed=1), out)
     with open(config_path, "w") as f:
         f.write("{cut")

@@ -12,6 +12,7 @@ Players are bot names (random, greedy, planner), paths of saved MaskablePPO mode
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -19,7 +20,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from shanghai_env.agents.arena.played import PlayedGames
 from shanghai_env.agents.arena.ray_address import connection_problem, ray_address_problem
 from shanghai_env.agents.arena.report import (
     CHART_FILE,
@@ -32,6 +32,7 @@ from shanghai_env.agents.arena.report import (
 )
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.stats import Summary, summarize_tournament
+from shanghai_env.agents.arena.stored_games import append_games, drop_cut_line, played_path, read_games
 from shanghai_env.agents.arena.tasks import Task, current_versions, describe_tasks, task_named, task_record
 from shanghai_env.agents.arena.tournament import (
     RAY_MISSING,
@@ -220,11 +221,15 @@ def rounding_notice(config: TournamentConfig, asked: str) -> str | None:
 
 
 def _play(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, config: TournamentConfig, played: PlayedGames
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    config: TournamentConfig,
+    played: list[Any],
+    path: str,
 ) -> tuple[list[Any], float, int]:
-    """Play the games ``played`` does not hold yet (local processes, or Ray tasks with ``--ray``),
-    adding each batch to it as it finishes: every game, the wall seconds all sittings took and
-    the workers this one used."""
+    """Play the games not ``played`` yet (local processes, or Ray tasks with ``--ray``), each
+    batch appended to the file ``path`` as it finishes: every game, the seconds this sitting
+    took and the workers it used."""
     started_ray = args.ray is not None and _start_ray(parser, args.ray, args.workers)
     try:
         backend = "processes" if args.ray is None else "ray"
@@ -236,24 +241,17 @@ def _play(
         else:
             workers = args.workers or os.cpu_count() or 1
         run_workers = args.workers if backend == "ray" else workers
-        last = [time.perf_counter()]
-
-        def keep(games: list[Any]) -> None:
-            now = time.perf_counter()
-            played.add(games, now - last[0])
-            last[0] = now
-
-        kwargs: dict[str, Any] = {"workers": run_workers, "backend": backend}
-        kwargs |= {"played": list(played.games), "on_games": keep}
+        start = time.perf_counter()
+        kwargs: dict[str, Any] = {"workers": run_workers, "backend": backend, "played": played}
+        kwargs["on_games"] = lambda games: append_games(path, games)
         if args.progress:
             from tqdm import tqdm
 
-            done = len(played.games)
-            with tqdm(total=config.total_games, initial=done, unit="game", desc="games") as bar:
+            with tqdm(total=config.total_games, initial=len(played), unit="game", desc="games") as bar:
                 results = run_tournament(config, progress=bar.update, **kwargs)
         else:
             results = run_tournament(config, **kwargs)
-        seconds = played.seconds + time.perf_counter() - last[0]
+        seconds = time.perf_counter() - start
     finally:
         if started_ray:
             import ray
@@ -268,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     Everything is checked before the first game (models are opened, factories called, the output
     folder created and its output paths checked): a bad argument exits with status 2 and one line
     saying what is wrong. Each batch of games is kept as it finishes
-    (:mod:`shanghai_env.agents.arena.played`): the same command after a stop plays only the games
+    (:mod:`shanghai_env.agents.arena.stored_games`): the same command after a stop plays only the games
     not kept, to the same outputs. The outputs are written when the games are done, ``summary.json`` last
     (:func:`shanghai_env.agents.arena.report.write_outputs`): an ``INCOMPLETE`` file says an
     evaluation's outputs are not whole. An evaluation into a folder that holds another replaces
@@ -312,27 +310,31 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     )
     if notice and not args.quiet:
         print(notice, file=sys.stderr)
+    path = played_path(args.out, config, [player_pin(p) for p in config.players])
     try:
-        played = PlayedGames.open(args.out, config, [player_pin(p) for p in config.players])
-    except (OSError, ValueError) as err:
+        played, cut = read_games(path, config)
+    except ValueError as err:
         parser.error(f"argument --out: {err}")
-    if played.games and not args.quiet:
+    if cut is not None:  # a stop cut the last batch short: its games play again
+        drop_cut_line(path, cut)
+    if played and not args.quiet:
         print(
-            f"resuming: {len(played.games)} of {config.total_games} games were played already "
-            f"({played.path})",
+            f"resuming: {len(played)} of {config.total_games} games were played already ({path})",
             file=sys.stderr,
         )
     try:
-        results, seconds, workers = _play(parser, args, config, played)
+        results, seconds, workers = _play(parser, args, config, played, path)
     except KeyboardInterrupt:
+        kept = len(read_games(path, config)[0])
         print(
-            f"\n{len(played.games)} of {config.total_games} games are kept in {played.path}: "
-            "the same command plays the others",
+            f"\nstopped; {kept} of {config.total_games} games are kept in {path}: "
+            "run the same command again to resume",
             file=sys.stderr,
         )
         raise
-    summary = _summarize_and_write(args, argv, task, config, results, seconds, workers)
-    played.remove()
+    summary = _summarize_and_write(args, argv, task, config, results, seconds, workers, len(played))
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)  # every game is in games.csv now
     return summary
 
 
@@ -344,15 +346,19 @@ def _summarize_and_write(
     results: list[Any],
     seconds: float,
     workers: int,
+    resumed: int = 0,
 ) -> Summary:
-    """The tournament's statistics, written to ``--out`` and (without ``--quiet``) printed."""
+    """The tournament's statistics, written to ``--out`` and (without ``--quiet``) printed;
+    ``seconds`` and ``workers`` are this sitting's, which played all but ``resumed`` games."""
     summary = summarize_tournament(config, results)
     for player in summary.players:
         player.pin = player_pin(player.spec)
     if task is not None:
         summary.task = task_record(task, args.task, summary)
     summary.seconds = seconds
-    summary.games_per_second = len(results) / seconds if seconds > 0 else 0.0
+    summary.games_per_second = (len(results) - resumed) / seconds if seconds > 0 else 0.0
+    if resumed:
+        summary.extra["resumed_games"] = resumed  # played by earlier sittings of the same command
     summary.workers = workers
     args_given = list(argv) if argv is not None else sys.argv[1:]
     summary.command = "python evaluate.py " + " ".join(shlex.quote(a) for a in args_given)

@@ -41,7 +41,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
@@ -51,6 +51,7 @@ from shanghai_env.agents.arena.report import RATING_NOTE, write_text_atomically
 from shanghai_env.agents.arena.runner import DEFAULT_MAX_MOVES_PER_DEAL
 from shanghai_env.agents.arena.seating import DESIGN_NAME
 from shanghai_env.agents.arena.stats import has_interval, t_interval, to_json_safe
+from shanghai_env.agents.arena.stored_games import append_games, drop_cut_line, is_int, read_games
 from shanghai_env.agents.arena.tournament import (
     ORDER_NAME,
     GameResult,
@@ -173,117 +174,11 @@ def _table_path(out_dir: str, k: int) -> str:
     return os.path.join(out_dir, f"table_{k}.jsonl")
 
 
-_DAMAGED = "move the file away to play its games again, or use another --out folder"
-_FIELDS = {f.name for f in fields(GameResult)}
-_OPTIONAL = {"seconds", "extra", "record"}
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _ints(value: object, length: int, low: int | None = None, high: int | None = None) -> bool:
-    """``value`` is a list of ``length`` ints, each in ``low..high`` where given."""
-    return (
-        isinstance(value, list)
-        and len(value) == length
-        and all(_is_int(v) and (low is None or v >= low) and (high is None or v <= high) for v in value)
-    )
-
-
-def _game_problem(data: object, config: TournamentConfig, tasks: dict[int, GameTask]) -> str | None:
-    """Why ``data`` (a stored line, parsed) is not a game of this table's schedule, or None."""
-    if not isinstance(data, dict):
-        return f"expected a game (a JSON object), got {type(data).__name__}"
-    missing = sorted(_FIELDS - _OPTIONAL - data.keys())
-    unknown = sorted(data.keys() - _FIELDS)
-    if missing:
-        return f"not a game: no {', '.join(missing)}"
-    if unknown:
-        return f"not a game: unknown fields {', '.join(unknown)}"
-    index = data["index"]
-    if not _is_int(index) or index not in tasks:
-        return f"game index {index!r} is not one of this table's games (0..{len(tasks) - 1})"
-    task = tasks[index]
-    n, deals = config.num_players, len(config.contracts)
-    stored = (data["block"], data["rotation"], data["game_seed"], data["seats"])
-    if not _ints(data["seats"], n) or stored != (task.block, task.rotation, task.game_seed, list(task.seats)):
-        return f"game {index} was not played on this ladder's decks and seats (another seed or schedule)"
-    if data["contracts"] != list(config.contracts):
-        return f"game {index} played contracts {data['contracts']!r}, this ladder {list(config.contracts)}"
-    scores, deal_scores = data["scores"], data["deal_scores"]
-    if not _ints(scores, n) or not (
-        isinstance(deal_scores, list) and len(deal_scores) == deals and all(_ints(r, n) for r in deal_scores)
-    ):
-        return f"game {index}: scores and deal_scores must be {n} integers (per deal, {deals} deals)"
-    if [sum(column) for column in zip(*deal_scores)] != scores:
-        return f"game {index}: the scores are not the sums of the deal scores"
-    flags_ok = all(
-        isinstance(data[k], list) and len(data[k]) == deals and all(isinstance(v, bool) for v in data[k])
-        for k in ("blind", "capped")
-    )
-    if not _ints(data["went_out"], deals, -1, n - 1) or not flags_ok:
-        return f"game {index}: went_out, blind and capped must give one value per deal"
-    if not _is_int(data["moves"]) or data["moves"] < 0:
-        return f"game {index}: moves must be a non-negative integer, got {data['moves']!r}"
-    seconds = data.get("seconds", 0.0)
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        return f"game {index}: seconds must be a number, got {seconds!r}"
-    if not isinstance(data.get("extra", {}), dict) or not isinstance(data.get("record"), (dict, type(None))):
-        return f"game {index}: extra must be an object and record an object or null"
-    return None
-
-
-def _read_table(path: str, config: TournamentConfig) -> tuple[list[GameResult], int | None]:
-    """The games stored in one table file, checked against the table's schedule, in index order,
-    and where a last line cut off by a stop begins (a byte offset), or None.
-
-    A stop can leave only the last line unfinished: every line is written whole with its newline,
-    so a last line without one is a cut-off line and is left out. Anything else that is not a game
-    of this schedule raises ValueError naming the file and line.
-    """
-    if not os.path.lexists(path):
-        return [], None
-    if os.path.isdir(path):
-        raise ValueError(f"{path} is a folder, where a ladder table file goes; {_DAMAGED}")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror or err}") from None
-    lines = data.split(b"\n")
-    cut = None if lines[-1] == b"" else len(data) - len(lines[-1])
-    tasks = {t.index: t for t in schedule(config)}
-    games: dict[int, GameResult] = {}
-    first_line: dict[int, int] = {}
-    for number, raw in enumerate(lines[:-1], start=1):
-        if not raw.strip():
-            continue
-        try:
-            parsed = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise ValueError(f"{path}, line {number}: not a stored game (not JSON); {_DAMAGED}") from None
-        problem = _game_problem(parsed, config, tasks)
-        if problem:
-            raise ValueError(f"{path}, line {number}: {problem}; {_DAMAGED}")
-        game = GameResult(**{**parsed, "seats": tuple(parsed["seats"])})
-        if game.index in games:
-            raise ValueError(
-                f"{path}, line {number}: game {game.index} is stored twice (also line "
-                f"{first_line[game.index]}); {_DAMAGED}"
-            )
-        games[game.index] = game
-        first_line[game.index] = number
-    return [games[i] for i in sorted(games)], cut
-
-
 def load_results(out_dir: str, config: LadderConfig) -> list[list[GameResult]]:
     """The games already played, per table (empty lists for a new ladder), each checked against
     the table's schedule; a last line cut off by a stop is left out. ValueError (naming the file
     and line) for anything else that is not a game of this ladder."""
-    return [
-        _read_table(_table_path(out_dir, k), config.tournament(t))[0] for k, t in enumerate(config.tables)
-    ]
+    return [read_games(_table_path(out_dir, k), config.tournament(t))[0] for k, t in enumerate(config.tables)]
 
 
 def _stored_config(out_dir: str, config: LadderConfig) -> dict[str, Any] | None:
@@ -350,7 +245,7 @@ def run_ladder(
     folder's settings and stored games (:func:`load_results`): ValueError says what is wrong. A last
     line cut off by a stop is then dropped from its file, and ``notice`` (default: stderr) says so.
     """
-    if not _is_int(workers) or workers < 1:
+    if not is_int(workers) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     check_players(config)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
@@ -359,7 +254,7 @@ def run_ladder(
     done: list[list[GameResult]] = []
     cuts: dict[int, int] = {}
     for k, table in enumerate(config.tables):
-        games, cut = _read_table(_table_path(out_dir, k), config.tournament(table))
+        games, cut = read_games(_table_path(out_dir, k), config.tournament(table))
         done.append(games)
         if cut is not None:
             cuts[k] = cut
@@ -367,8 +262,7 @@ def run_ladder(
     say = notice or (lambda text: print(text, file=sys.stderr))
     for k, cut in cuts.items():
         path = _table_path(out_dir, k)
-        with open(path, "r+b") as f:
-            f.truncate(cut)
+        drop_cut_line(path, cut)
         say(f"{path}: dropped its last line, cut off when the ladder stopped; its games play again")
     os.makedirs(out_dir, exist_ok=True)
     if found != config.to_json():
@@ -391,8 +285,7 @@ def run_ladder(
         progress(sum(len(d) for d in done))
 
     def save(k: int, results: list[GameResult]) -> None:
-        with open(_table_path(out_dir, k), "a", encoding="utf-8") as f:
-            f.write("".join(json.dumps(asdict(g)) + "\n" for g in results))
+        append_games(_table_path(out_dir, k), results)
         done[k].extend(results)
         if progress:
             progress(len(results))

@@ -379,7 +379,7 @@ def run_tournament(
     ``on_games(results)`` with each batch of them (in this process, as they finish).
 
     ``played``: games of this schedule played already (by an earlier sitting,
-    :mod:`shanghai_env.agents.arena.played`): they are kept and not played again.
+    :mod:`shanghai_env.agents.arena.stored_games`): they are kept and not played again.
 
     ``backend="processes"``: ``workers`` defaults to every core; 1 plays in this process.
     ``backend="ray"``: every block is a Ray task (:func:`run_on_ray`); ``workers``, if given,

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import processes
 import pytest
 
 from shanghai_env.agents.arena import evaluate_cli as evaluate
@@ -155,7 +156,10 @@ def test_ctrl_c_says_where_the_games_are_kept_and_the_same_command_resumes(tmp_p
     players = ("scratch", "planner", "planner")
     argv = [sys.executable, "evaluate.py", "--players", ",".join(players), "--games", "600", "--seed", "3"]
     argv += ["--workers", "1", "--no-progress", "--quiet", "--out", str(tmp_path)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal's foreground command has it (a test run in the background ignores SIGINT)
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=processes.default_ctrl_c
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not any(f.stat().st_size for f in played_files(tmp_path)):
         time.sleep(0.2)  # until the first batch is kept

@@ -402,20 +402,18 @@ def run_tournament(
             progress(len(chunk_results))
 
     if backend == "ray":
-        run_on_ray(config, workers, take, ray_address, tasks)
-        results.sort(key=lambda r: r.index)
-        return results
-    if ray_address is not None:
+        run_on_ray(config, tasks, take, workers, ray_address)
+    elif ray_address is not None:
         raise ValueError("ray_address is for backend='ray'")
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    chunks = _chunks(config, tasks, workers)
-
-    if workers == 1 or len(chunks) == 1:
-        for chunk in chunks:
-            take(0, _play_chunk(config, chunk))
     else:
-        # workers that end with this process, on Ctrl-C and when it is killed (agents/arena/workers.py)
-        run_in_workers([(_play_chunk, (config, c)) for c in chunks], workers, take)
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        chunks = _chunks(config, tasks, workers)
+        if workers == 1 or len(chunks) == 1:
+            for chunk in chunks:
+                take(0, _play_chunk(config, chunk))
+        else:
+            # workers that end with this process, on Ctrl-C and when it is killed (agents/arena/workers.py)
+            run_in_workers([(_play_chunk, (config, c)) for c in chunks], workers, take)
     results.sort(key=lambda r: r.index)
     return results
 
@@ -479,13 +477,13 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
 
 def run_on_ray(
     config: TournamentConfig,
+    tasks: Sequence[GameTask],
+    take: Callable[[int, list[GameResult]], None],
     workers: int | None = None,
-    take: Callable[[int, list[GameResult]], None] | None = None,
     ray_address: str | None = None,
-    tasks: Sequence[GameTask] | None = None,
-) -> list[GameResult]:
-    """Play every block of ``tasks`` (default: the schedule) as a Ray task (one CPU each);
-    ``take(0, results)`` is called as each finishes. Results in schedule order.
+) -> None:
+    """Play the blocks of ``tasks`` as Ray tasks (one CPU each); ``take(0, results)`` is called
+    in this process as each finishes (:func:`run_tournament` orders them).
 
     Uses the running Ray if there is one, else joins ``ray_address`` or starts a local Ray
     (and shuts down what it started). ``workers`` caps the tasks in flight (default: all
@@ -501,20 +499,17 @@ def run_on_ray(
         remote = ray.remote(num_cpus=1)(_play_chunk_of_run)
         run = uuid.uuid4().hex
         config_ref = ray.put(config)
-        chunks = _chunks(config, list(schedule(config) if tasks is None else tasks))
+        chunks = _chunks(config, list(tasks))
         limit = workers or len(chunks)
         waiting = list(reversed(chunks))
         pending: list[Any] = []
-        results: list[GameResult] = []
         try:
             while waiting or pending:
                 while waiting and len(pending) < limit:
                     pending.append(remote.remote(run, config_ref, waiting.pop()))
                 done, pending = ray.wait(pending, num_returns=1)
                 for chunk_results in ray.get(done):
-                    results.extend(chunk_results)
-                    if take:
-                        take(0, chunk_results)
+                    take(0, chunk_results)
         except BaseException:  # Ctrl-C or a failed game: play no more
             for ref in pending:
                 ray.cancel(ref, force=True)
@@ -522,8 +517,6 @@ def run_on_ray(
     finally:
         if started:
             ray.shutdown()
-    results.sort(key=lambda r: r.index)
-    return results
 
 
 def games_per_block(results: Sequence[GameResult]) -> dict[int, list[GameResult]]:

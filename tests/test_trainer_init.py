@@ -57,7 +57,7 @@ def test_a_run_starts_from_a_saved_pt(tmp_path):
     other = tiny(
         str(tmp_path / "third"), init=os.path.join(first, "model.pt"), method_options={"net_arch": (8,)}
     )
-    with pytest.raises(ValueError, match=r"--net-arch \(16,\) there, \(8,\) here"):
+    with pytest.raises(ValueError, match=r"--net-arch \(16,\) there is wider than \(8,\) here"):
         method_class("ppo")().setup(other, torch.device("cpu"))
 
 

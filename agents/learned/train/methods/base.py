@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from shanghai_env.agents.learned.nets.grow import grow_check, grow_into
 from shanghai_env.agents.learned.nets.policy import SparseObs, build_net, padded, padded_rows, to_any_table
 from shanghai_env.agents.learned.players.policy import load_policy, save_policy
 from shanghai_env.agents.learned.train.opponents import make_games
@@ -59,8 +60,9 @@ class NetMethod:
         return make_games(config)
 
     def _start_from(self, path: str) -> None:
-        """Copy the weights of a saved player of the same shape (``--init`` a .pt); an any_table run
-        starts from a native player of its contracts converted (:func:`to_any_table`, any size)."""
+        """Copy the weights of a saved player of the same shape (``--init`` a .pt), or grow it into
+        this run's wider layers (:func:`.grow_into`); an any_table run starts from a native player
+        of its contracts converted (:func:`to_any_table`, any size)."""
         net, rules, _ = load_policy(path)
         native = net.encoding == "table" and rules.contracts == tuple(self.config.contracts)
         if native and self.net.encoding == "any_table":  # the same moves at its own size, any size now
@@ -71,12 +73,16 @@ class NetMethod:
         shapes = [  # (the option, the saved player's, this run's)
             ("--players", players, c.players),
             ("--contracts", tuple(rules.contracts), tuple(c.contracts)),
-            ("--net-arch", net.hidden, mine.hidden),
             ("facts version (--facts)", net.facts_version, mine.facts_version),
-            ("--move-net", net.move_net, mine.move_net),
             ("--encoding", net.encoding, mine.encoding),
         ]
         differ = [f"{name} {a!r} there, {b!r} here" for name, a, b in shapes if a != b]
+        grow = (net.hidden, net.move_net) != (mine.hidden, mine.move_net)
+        if grow and not differ:  # a wider --net-arch or --move-net grows the saved network
+            differ = [
+                f"{why} (a network grows into wider layers, never fewer or narrower)"
+                for why in grow_check(net, mine)
+            ]
         if differ:
             hint = ""
             if net.encoding == "table" and mine.encoding == "any_table":
@@ -84,7 +90,10 @@ class NetMethod:
                     " (an any_table run starts from a native player of its own contracts, at any --players)"
                 )
             raise ValueError(f"--init {path!r} was made with other options: {'; '.join(differ)}{hint}")
-        self.net.load_state_dict(net.state_dict())
+        if grow:
+            grow_into(net, self.net)
+        else:
+            self.net.load_state_dict(net.state_dict())
 
     def extra_inputs(self, extra: np.ndarray) -> torch.Tensor | None:
         """The facts block as a tensor on the device (None when the network reads none)."""

@@ -84,8 +84,8 @@ class RunConfig:
     )
     init: str = option(
         "",
-        "start from this player's network: a .pt of shanghai-train, or (sb3) a MaskablePPO .zip of "
-        "shanghai-train sb3",
+        "start from this player's network: a .pt of shanghai-train (grown into wider --net-arch or "
+        "--move-net layers), or (sb3) a MaskablePPO .zip of shanghai-train sb3",
         type=init_arg,
     )
     reward: str = option(

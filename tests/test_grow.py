@@ -141,6 +141,13 @@ def test_what_cannot_grow_is_refused_naming_it(hidden, move_net, facts, why):
         grow_into("scratch", wide)  # type: ignore[arg-type]
 
 
+def test_networks_on_two_devices_are_refused():
+    small = load_policy(SCRATCH)[0]
+    elsewhere = build_net(Rules(num_players=3), (256, 256), True, None, (128,), "any_table").to("meta")
+    with pytest.raises(ValueError, match="small is on cpu, wide on meta: move one"):
+        grow_into(small, elsewhere)
+
+
 def test_a_dmc_run_grows_a_saved_player_and_trains_on(tmp_path):
     options = {**TINY["dmc"], "net_arch": (16,), "move_net": (8,)}
     first = str(tmp_path / "first")

@@ -51,10 +51,12 @@ def grow_into(small: PolicyNet, wide: PolicyNet) -> None:
     for name, net in (("small", small), ("wide", wide)):
         if not isinstance(net, PolicyNet):
             raise TypeError(f"{name} must be a PolicyNet, got {type(net).__name__}")
+    if small.pi.weight.device != wide.pi.weight.device:
+        raise ValueError(f"small is on {small.pi.weight.device}, wide on {wide.pi.weight.device}: move one")
     problems = grow_check(small, wide)
     if problems:
         raise ValueError(f"cannot grow the network into this one: {'; '.join(problems)}")
-    src = {name: t.detach().to(wide.pi.weight.device) for name, t in small.state_dict().items()}
+    src = small.state_dict()
 
     def copy_linear(old: nn.Linear, new: nn.Linear, blocks: list[tuple[int, int, int]]) -> None:
         """``blocks``: (start in old inputs, start in new inputs, width in old) of each input block;

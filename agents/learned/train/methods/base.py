@@ -67,6 +67,7 @@ class NetMethod:
         native = net.encoding == "table" and rules.contracts == tuple(self.config.contracts)
         if native and self.net.encoding == "any_table":  # the same moves at its own size, any size now
             net = to_any_table(net, rules)
+        net = net.to(self.device)
         # an any_table network's weights fit every table size: the players may differ
         players = rules.num_players if net.encoding == "table" else self.config.players
         c, mine = self.config, self.net

@@ -54,16 +54,16 @@ def decisions(rules: Rules, count: int, seed: int) -> list[Decision]:
 
 
 def outputs(net, ds: list[Decision], sparse: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """The legal moves' scores ``(B, K)`` and the values ``(B,)`` of the decisions."""
+    """The legal moves' scores ``(B, K)`` (``-inf`` elsewhere) and the values ``(B,)`` of the
+    decisions, with a gradient."""
     obs = np.stack([d.observation for d in ds])
     idx, valid = padded([d.legal_actions for d in ds])
     facts = [view_facts(d.view, d.rules.same_suit_run_gap, net.facts_version) for d in ds]
     extra = torch.from_numpy(np.stack(facts))
     t_obs = torch.from_numpy(obs.copy())
-    with torch.no_grad():
-        h = net.features(SparseObs.of(obs) if sparse else t_obs, extra)
-        logits = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), extra, t_obs)
-        return logits, net.value(h)
+    h = net.features(SparseObs.of(obs) if sparse else t_obs, extra)
+    logits = net.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), extra, t_obs)
+    return logits, net.value(h)
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,9 @@ def test_a_grown_network_scores_and_values_as_the_small_one(sample, hidden, move
     wide = grown(small, hidden, move_net)
     assert wide.hidden == hidden and wide.move_net == move_net
     for sparse in (False, True):
-        small_scores, small_values = outputs(small, sample, sparse)
-        wide_scores, wide_values = outputs(wide, sample, sparse)
+        with torch.no_grad():
+            small_scores, small_values = outputs(small, sample, sparse)
+            wide_scores, wide_values = outputs(wide, sample, sparse)
         legal = torch.isfinite(small_scores)
         assert torch.equal(legal, torch.isfinite(wide_scores))
         assert torch.allclose(small_scores[legal], wide_scores[legal], atol=1e-4, rtol=1e-5)
@@ -102,13 +103,8 @@ def test_a_grown_network_scores_and_values_as_the_small_one(sample, hidden, move
 def test_the_new_units_are_trained(sample):
     small = load_policy(SCRATCH)[0]
     wide = grown(small, (256, 256), (192,))
-    obs = np.stack([d.observation for d in sample])
-    idx, valid = padded([d.legal_actions for d in sample])
-    facts = [view_facts(d.view, d.rules.same_suit_run_gap, wide.facts_version) for d in sample]
-    extra, t_obs = torch.from_numpy(np.stack(facts)), torch.from_numpy(obs.copy())
-    h = wide.features(t_obs, extra)
-    logits = wide.logits(h, torch.from_numpy(idx), torch.from_numpy(valid), extra, t_obs)
-    loss = logits.masked_fill(~torch.from_numpy(valid), 0).pow(2).sum() + wide.value(h).pow(2).sum()
+    logits, values = outputs(wide, sample)
+    loss = logits.masked_fill(~torch.isfinite(logits), 0).pow(2).sum() + values.pow(2).sum()
     loss.backward()
     last = [m for m in wide.trunk if isinstance(m, torch.nn.Linear)][-1]
     mlp_last = [m for m in wide.move_mlp if isinstance(m, torch.nn.Linear)][-1]
@@ -161,7 +157,8 @@ def test_a_dmc_run_grows_a_saved_player_and_trains_on(tmp_path):
     method.setup(second, torch.device("cpu"))
     assert method.net.hidden == (32,) and method.net.move_net == (12,)
     contract1 = decisions(Rules(num_players=3, contracts=(1,)), 40, 13)
-    a, b = outputs(small, contract1)[0], outputs(method.net, contract1)[0]
+    with torch.no_grad():
+        a, b = outputs(small, contract1)[0], outputs(method.net, contract1)[0]
     legal = torch.isfinite(a)
     assert torch.allclose(a[legal], b[legal], atol=1e-5)
     train(second)

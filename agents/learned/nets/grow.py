@@ -56,7 +56,6 @@ def grow_into(small: PolicyNet, wide: PolicyNet) -> None:
     problems = grow_check(small, wide)
     if problems:
         raise ValueError(f"cannot grow the network into this one: {'; '.join(problems)}")
-    src = small.state_dict()
 
     def copy_linear(old: nn.Linear, new: nn.Linear, blocks: list[tuple[int, int, int]]) -> None:
         """``blocks``: (start in old inputs, start in new inputs, width in old) of each input block;
@@ -71,8 +70,7 @@ def grow_into(small: PolicyNet, wide: PolicyNet) -> None:
         new.weight[:h_old, ~kept] = 0.0  # the old units do not read new inputs
 
     trunk_old, trunk_new = _linears(small.trunk), _linears(wide.trunk)
-    width_in = small.inv_scale.shape[0] + small.extra_size
-    prev = width_in
+    prev = small.inv_scale.shape[0] + small.extra_size  # the trunk's inputs
     for old, new in zip(trunk_old, trunk_new):
         copy_linear(old, new, [(0, 0, prev)])
         prev = old.out_features
@@ -87,9 +85,9 @@ def grow_into(small: PolicyNet, wide: PolicyNet) -> None:
         for name in ("kind_rows", "card_rows", "place_rows"):
             rows = getattr(wide, name)
             rows.zero_()
-            rows[:, :h_old] = src[name]
+            rows[:, :h_old] = getattr(small, name)
         if small.extra_size:
-            wide.move_weights.copy_(src["move_weights"])
+            wide.move_weights.copy_(small.move_weights)
     mlp_old, mlp_new = _linears(small.move_mlp), _linears(wide.move_mlp)
     if mlp_old:
         # the first layer reads (features, the move's row, its two facts): three blocks
